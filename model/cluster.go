@@ -1,0 +1,357 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Judge judges every lock of a cluster. The lock engine provides it; the model
+// only stores what it returns. It must not change the cluster.
+type Judge func(c *Cluster, now time.Time) []LockStatus
+
+// Options are the operator's settings that change derivation.
+type Options struct {
+	// TargetOS, when set, is the OS image or kernel the fleet upgrades to;
+	// empty means the newest seen.
+	TargetOS string
+}
+
+// BootSeen records when a boot id was first observed on a node.
+type BootSeen struct {
+	BootID    string
+	FirstSeen time.Time
+}
+
+// Span is the time a node spent in one phase; End is zero while it lasts.
+type Span struct {
+	Phase Phase
+	Start time.Time
+	End   time.Time
+}
+
+// Duration returns the span's length, up to now when it is still open.
+func (s Span) Duration(now time.Time) time.Duration {
+	end := s.End
+	if end.IsZero() {
+		end = now
+	}
+	if d := end.Sub(s.Start); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// Track is what the model remembers about a node across events.
+type Track struct {
+	Phase Phase
+	// Since is when the node entered Phase (as observed by rebootwatch).
+	Since time.Time
+	// Boots are the boot ids seen, oldest first (the last few only).
+	Boots []BootSeen
+	// Spans is the node's current or most recent progress run
+	// (pending → draining → rebooting → recovering → done).
+	Spans []Span
+	// InCycle is true between taking the lock and reaching done.
+	InCycle bool
+	// CycleBoot is the boot id when the cycle started.
+	CycleBoot string
+	// Rebooted is true once the node rebooted in the current cycle.
+	Rebooted bool
+	// CycleStart is when the current cycle started (the lock was seen taken).
+	CycleStart time.Time
+	// LockKind is the kind of lock the node holds or held in this cycle.
+	LockKind LockKind
+}
+
+// maxBoots is how many boot ids a track remembers.
+const maxBoots = 8
+
+// maxTimeline is how many timeline entries the cluster keeps.
+const maxTimeline = 2000
+
+// maxCycles is how many finished cycle durations feed the ETA.
+const maxCycles = 64
+
+// Cluster is the live state of one cluster. It is not safe for concurrent
+// use: one owner applies events and reads derived state.
+type Cluster struct {
+	// Context is the kubeconfig context (or "demo").
+	Context string
+	Options Options
+	// Judge is injected by the wiring; without it every lock is unknown.
+	Judge Judge
+
+	nodes    map[string]*Node
+	locks    map[LockRef]*LockObject
+	volumes  map[string]*Volume
+	reboot   map[string]bool
+	rebootOK bool // a RebootRequiredSet has been applied
+	sources  map[SourceName]SourceHealth
+	tracks   map[string]*Track
+	statuses []LockStatus
+	cycles   []time.Duration
+	timeline []TimelineEntry
+	seq      uint64
+	names    []string // sorted node names; nil when stale
+	now      time.Time
+}
+
+// NewCluster returns an empty cluster for a context.
+func NewCluster(context string, opts Options) *Cluster {
+	return &Cluster{
+		Context: context,
+		Options: opts,
+		nodes:   map[string]*Node{},
+		locks:   map[LockRef]*LockObject{},
+		volumes: map[string]*Volume{},
+		reboot:  map[string]bool{},
+		sources: map[SourceName]SourceHealth{},
+		tracks:  map[string]*Track{},
+	}
+}
+
+// Apply applies one event observed at now. Derived state (phases, verdicts)
+// changes only on Recompute, so a batch of events costs one derivation.
+func (c *Cluster) Apply(ev Event, now time.Time) {
+	c.now = now
+	switch e := ev.(type) {
+	case Batch:
+		for _, x := range e {
+			c.Apply(x, now)
+		}
+	case NodeUpserted:
+		n := e.Node
+		if _, ok := c.nodes[n.Name]; !ok {
+			c.names = nil
+		}
+		c.nodes[n.Name] = &n
+		t := c.track(n.Name)
+		if n.BootID != "" && (len(t.Boots) == 0 || t.Boots[len(t.Boots)-1].BootID != n.BootID) {
+			if len(t.Boots) > 0 {
+				c.log(now, KindNode, n.Name, fmt.Sprintf("%s booted (boot id %s → %s)", n.Name, short(t.Boots[len(t.Boots)-1].BootID), short(n.BootID)))
+			}
+			t.Boots = append(t.Boots, BootSeen{BootID: n.BootID, FirstSeen: now})
+			if len(t.Boots) > maxBoots {
+				t.Boots = t.Boots[len(t.Boots)-maxBoots:]
+			}
+		}
+	case NodeDeleted:
+		if _, ok := c.nodes[e.Name]; ok {
+			delete(c.nodes, e.Name)
+			delete(c.tracks, e.Name)
+			c.names = nil
+			c.log(now, KindNode, e.Name, e.Name+" deleted")
+		}
+	case LockUpserted:
+		l := e.Lock
+		c.locks[l.LockRef] = &l
+	case LockDeleted:
+		delete(c.locks, e.Ref)
+	case VolumeUpserted:
+		v := e.Volume
+		if old, ok := c.volumes[v.Key()]; ok && old.Robustness != v.Robustness {
+			c.log(now, KindVolume, v.Node, fmt.Sprintf("volume %s %s → %s", v.Name, old.Robustness, v.Robustness))
+		}
+		c.volumes[v.Key()] = &v
+	case VolumeDeleted:
+		delete(c.volumes, e.Namespace+"/"+e.Name)
+	case RebootRequiredSet:
+		c.reboot = make(map[string]bool, len(e.Values))
+		for k, v := range e.Values {
+			c.reboot[k] = v
+		}
+		c.rebootOK = true
+	case SourceChanged:
+		old, had := c.sources[e.Health.Name]
+		c.sources[e.Health.Name] = e.Health
+		if had && old.Status != e.Health.Status {
+			msg := fmt.Sprintf("source %s %s → %s", e.Health.Name, old.Status, e.Health.Status)
+			if e.Health.Message != "" {
+				msg += ": " + e.Health.Message
+			}
+			c.log(now, KindSource, "", msg)
+		}
+	case ActionRecorded:
+		msg := fmt.Sprintf("%s %s (holder %s): %s", e.Action, e.Lock, e.Holder, e.Outcome)
+		if e.Message != "" {
+			msg += " — " + e.Message
+		}
+		c.log(now, KindAction, "", msg)
+	}
+}
+
+func (c *Cluster) track(name string) *Track {
+	t, ok := c.tracks[name]
+	if !ok {
+		t = &Track{}
+		c.tracks[name] = t
+	}
+	return t
+}
+
+// Recompute judges the locks and advances every node's phase to now.
+func (c *Cluster) Recompute(now time.Time) {
+	c.now = now
+	prev := c.statuses
+	if c.Judge != nil {
+		c.statuses = c.Judge(c, now)
+	} else {
+		c.statuses = unjudged(c)
+	}
+	c.logLocks(now, prev, c.statuses)
+
+	holds := map[string]LockStatus{}
+	for _, s := range c.statuses {
+		if n := s.HolderNode(); n != "" && s.Holder != "" {
+			holds[n] = s
+		}
+	}
+	for _, name := range c.NodeNames() {
+		n := c.nodes[name]
+		t := c.track(name)
+		s, held := holds[name]
+		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.RebootRequired(name)}
+		from := t.Phase
+		finished := Advance(t, n, in, now)
+		if finished > 0 {
+			c.cycles = append(c.cycles, finished)
+			if len(c.cycles) > maxCycles {
+				c.cycles = c.cycles[len(c.cycles)-maxCycles:]
+			}
+		}
+		if from != "" && from != t.Phase {
+			c.log(now, KindPhase, name, fmt.Sprintf("%s %s → %s", name, from, t.Phase))
+		}
+	}
+}
+
+// unjudged is the lock list when no engine is wired: every lock unknown.
+func unjudged(c *Cluster) []LockStatus {
+	var out []LockStatus
+	for _, l := range c.Locks() {
+		out = append(out, LockStatus{LockRef: l.LockRef, UID: l.UID, ResourceVersion: l.ResourceVersion,
+			Holder: l.Holder, Verdict: VerdictUnknown, Reason: "lock engine not wired: no verdict"})
+	}
+	return out
+}
+
+// NodeNames returns every node name, sorted.
+func (c *Cluster) NodeNames() []string {
+	if c.names == nil {
+		c.names = sortedKeys(c.nodes)
+	}
+	return c.names
+}
+
+// Node returns a node by name.
+func (c *Cluster) Node(name string) (*Node, bool) {
+	n, ok := c.nodes[name]
+	return n, ok
+}
+
+// NodeCount returns the number of nodes.
+func (c *Cluster) NodeCount() int { return len(c.nodes) }
+
+// Track returns what the model remembers of a node (nil if unknown).
+func (c *Cluster) Track(name string) *Track { return c.tracks[name] }
+
+// Phase returns a node's current phase.
+func (c *Cluster) Phase(name string) Phase {
+	if t := c.tracks[name]; t != nil && t.Phase != "" {
+		return t.Phase
+	}
+	return PhaseUnknown
+}
+
+// Locks returns every lock object, sorted by kind, namespace and name.
+func (c *Cluster) Locks() []*LockObject {
+	out := make([]*LockObject, 0, len(c.locks))
+	for _, l := range c.locks {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LockRef.String() < out[j].LockRef.String() })
+	return out
+}
+
+// Lock returns one lock object.
+func (c *Cluster) Lock(ref LockRef) (*LockObject, bool) {
+	l, ok := c.locks[ref]
+	return l, ok
+}
+
+// LockStatuses returns the verdicts of the last Recompute.
+func (c *Cluster) LockStatuses() []LockStatus { return c.statuses }
+
+// Volumes returns every Longhorn volume, sorted by namespace/name.
+func (c *Cluster) Volumes() []*Volume {
+	out := make([]*Volume, 0, len(c.volumes))
+	for _, k := range sortedKeys(c.volumes) {
+		out = append(out, c.volumes[k])
+	}
+	return out
+}
+
+// VolumeCount returns the number of volumes.
+func (c *Cluster) VolumeCount() int { return len(c.volumes) }
+
+// LonghornPresent reports whether Longhorn is installed as far as its source knows.
+func (c *Cluster) LonghornPresent() bool {
+	h, ok := c.sources[SourceLonghorn]
+	if !ok {
+		return len(c.volumes) > 0
+	}
+	return h.Status != StatusNotInstalled && h.Status != StatusDisabled
+}
+
+// RebootRequired returns a node's reboot-required signal (kured_reboot_required),
+// or nil when unknown.
+func (c *Cluster) RebootRequired(name string) *bool {
+	if v, ok := c.reboot[name]; ok {
+		return &v
+	}
+	return nil
+}
+
+// Source returns the last health of a source; ok is false when never reported.
+func (c *Cluster) Source(name SourceName) (SourceHealth, bool) {
+	h, ok := c.sources[name]
+	return h, ok
+}
+
+// Sources returns the health of every reported source in display order.
+func (c *Cluster) Sources() []SourceHealth {
+	var out []SourceHealth
+	for _, n := range AllSources {
+		if h, ok := c.sources[n]; ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// NodesFresh reports whether the node list is complete and current enough
+// to judge from (DESIGN §6 rule 1).
+func (c *Cluster) NodesFresh() bool {
+	h, ok := c.sources[SourceNodes]
+	return ok && h.Status == StatusOK
+}
+
+// CycleDurations returns the durations of finished cycles, oldest first.
+func (c *Cluster) CycleDurations() []time.Duration { return c.cycles }
+
+// Now returns the time of the last Apply or Recompute.
+func (c *Cluster) Now() time.Time { return c.now }
+
+// Kured node annotations (set by kured with --annotate-nodes).
+const (
+	AnnotationRebootInProgress = "weave.works/kured-reboot-in-progress"
+	AnnotationRebootNeeded     = "weave.works/kured-most-recent-reboot-needed"
+)
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -1,0 +1,54 @@
+package model
+
+// Event is one change a source reports. Sources send events; the owner of a
+// Cluster applies them in order with Apply. Events carry values, never
+// pointers into a source's cache.
+type Event interface{ isEvent() }
+
+// NodeUpserted adds or replaces a node.
+type NodeUpserted struct{ Node Node }
+
+// NodeDeleted removes a node.
+type NodeDeleted struct{ Name string }
+
+// LockUpserted adds or replaces a lock object.
+type LockUpserted struct{ Lock LockObject }
+
+// LockDeleted removes a lock object (the DaemonSet or Lease is gone).
+type LockDeleted struct{ Ref LockRef }
+
+// VolumeUpserted adds or replaces a Longhorn volume.
+type VolumeUpserted struct{ Volume Volume }
+
+// VolumeDeleted removes a Longhorn volume.
+type VolumeDeleted struct{ Namespace, Name string }
+
+// RebootRequiredSet replaces the reboot-required signal of every node
+// (kured_reboot_required from Prometheus). Nodes absent from Values are unknown.
+type RebootRequiredSet struct{ Values map[string]bool }
+
+// SourceChanged reports the health of one source.
+type SourceChanged struct{ Health SourceHealth }
+
+// ActionRecorded puts an action's outcome on the timeline.
+type ActionRecorded struct {
+	Lock    LockRef
+	Holder  string
+	Action  Action
+	Outcome string // done, dry-run, refused, conflict, forbidden, error
+	Message string
+}
+
+// Batch applies several events as one.
+type Batch []Event
+
+func (NodeUpserted) isEvent()      {}
+func (NodeDeleted) isEvent()       {}
+func (LockUpserted) isEvent()      {}
+func (LockDeleted) isEvent()       {}
+func (VolumeUpserted) isEvent()    {}
+func (VolumeDeleted) isEvent()     {}
+func (RebootRequiredSet) isEvent() {}
+func (SourceChanged) isEvent()     {}
+func (ActionRecorded) isEvent()    {}
+func (Batch) isEvent()             {}

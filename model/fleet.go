@@ -1,0 +1,290 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Fleet is the cluster-wide progress of a reboot cycle.
+type Fleet struct {
+	Nodes    int
+	Upgraded int
+	Target   OS
+	Phases   map[Phase]int
+	// ETA is the estimated time left, nil when it cannot be estimated.
+	ETA *time.Duration
+}
+
+// TargetOS returns the OS the fleet upgrades to: the operator's --target-os,
+// else the newest image/kernel pair seen on any node.
+func (c *Cluster) TargetOS() OS {
+	if c.Options.TargetOS != "" {
+		return OS{Image: c.Options.TargetOS}
+	}
+	var best OS
+	for _, name := range c.NodeNames() {
+		n := c.nodes[name]
+		o := OS{Image: n.OSImage, Kernel: n.KernelVersion}
+		if best == (OS{}) || compareOS(o, best) > 0 {
+			best = o
+		}
+	}
+	return best
+}
+
+// Upgraded reports whether a node runs the target OS.
+func (c *Cluster) Upgraded(n *Node, target OS) bool {
+	if c.Options.TargetOS != "" {
+		return n.OSImage == c.Options.TargetOS || n.KernelVersion == c.Options.TargetOS ||
+			strings.Contains(n.OSImage, c.Options.TargetOS)
+	}
+	return target != (OS{}) && n.OSImage == target.Image && n.KernelVersion == target.Kernel
+}
+
+// Fleet derives fleet progress at now.
+func (c *Cluster) Fleet(now time.Time) Fleet {
+	f := Fleet{Nodes: len(c.nodes), Target: c.TargetOS(), Phases: map[Phase]int{}}
+	for _, p := range AllPhases {
+		f.Phases[p] = 0
+	}
+	var inCycle []*Track
+	for _, name := range c.NodeNames() {
+		n := c.nodes[name]
+		if c.Upgraded(n, f.Target) {
+			f.Upgraded++
+		}
+		t := c.tracks[name]
+		p := PhaseUnknown
+		if t != nil && t.Phase != "" {
+			p = t.Phase
+		}
+		f.Phases[p]++
+		if t != nil && p.InCycle() {
+			inCycle = append(inCycle, t)
+		}
+	}
+	f.ETA = eta(c.cycles, f.Phases[PhasePending], inCycle, now)
+	return f
+}
+
+// eta is the median finished cycle times the nodes still pending, plus what
+// is left of the cycles under way. Nil without a finished cycle or work left.
+func eta(cycles []time.Duration, pending int, inCycle []*Track, now time.Time) *time.Duration {
+	if len(cycles) == 0 || (pending == 0 && len(inCycle) == 0) {
+		return nil
+	}
+	m := median(cycles)
+	left := time.Duration(pending) * m
+	for _, t := range inCycle {
+		if rest := m - now.Sub(t.CycleStart); rest > 0 {
+			left += rest
+		}
+	}
+	return &left
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// compareOS orders OS pairs by image, then kernel, comparing digit runs as numbers.
+func compareOS(a, b OS) int {
+	if c := naturalCompare(a.Image, b.Image); c != 0 {
+		return c
+	}
+	return naturalCompare(a.Kernel, b.Kernel)
+}
+
+// naturalCompare compares strings so that "5.15.0-105" > "5.15.0-99".
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			na, ra := digitRun(a)
+			nb, rb := digitRun(b)
+			na, nb = strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
+			if len(na) != len(nb) {
+				return sign(len(na) - len(nb))
+			}
+			if na != nb {
+				return strings.Compare(na, nb)
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return sign(int(a[0]) - int(b[0]))
+		}
+		a, b = a[1:], b[1:]
+	}
+	return sign(len(a) - len(b))
+}
+
+func isDigit(c byte) bool { return c < 128 && unicode.IsDigit(rune(c)) }
+
+func digitRun(s string) (string, string) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func sign(x int) int {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// Severity ranks attention items.
+type Severity string
+
+// Attention severities.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityWarning  Severity = "warning"
+)
+
+// Attention is one thing an operator should look at.
+type Attention struct {
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+// VolumeSummary counts Longhorn volumes by robustness.
+type VolumeSummary struct {
+	Total      int      `json:"total"`
+	Healthy    int      `json:"healthy"`
+	Degraded   int      `json:"degraded"`
+	Faulted    int      `json:"faulted"`
+	Unknown    int      `json:"unknown"`
+	NotHealthy []string `json:"notHealthy"`
+}
+
+// Volumes summarises the Longhorn volumes; nil when Longhorn is absent.
+func (c *Cluster) VolumeSummary() *VolumeSummary {
+	if !c.LonghornPresent() {
+		return nil
+	}
+	s := &VolumeSummary{NotHealthy: []string{}}
+	for _, k := range sortedKeys(c.volumes) {
+		v := c.volumes[k]
+		s.Total++
+		switch v.Robustness {
+		case RobustnessHealthy:
+			s.Healthy++
+			continue
+		case RobustnessDegraded:
+			s.Degraded++
+		case RobustnessFaulted:
+			s.Faulted++
+		default:
+			s.Unknown++
+		}
+		s.NotHealthy = append(s.NotHealthy, k)
+	}
+	return s
+}
+
+// Attention lists what needs an operator, critical first.
+func (c *Cluster) Attention(now time.Time) []Attention {
+	var crit, warn []Attention
+	for _, s := range c.statuses {
+		switch {
+		case s.Verdict.NeedsAttention():
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s lock %s/%s held by %s is %s: %s", s.Kind, s.Namespace, s.Name, holderLabel(s), s.Verdict, s.Reason)})
+		case s.Verdict == VerdictUnknown:
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s cannot be judged: %s", s.Kind, s.Namespace, s.Name, s.Reason)})
+		}
+	}
+	for _, name := range c.NodeNames() {
+		if t := c.tracks[name]; t != nil && t.Phase == PhaseDown {
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("node %s is NotReady outside a reboot cycle (down for %s)", name, HumanDuration(now.Sub(t.Since)))})
+		}
+	}
+	if vs := c.VolumeSummary(); vs != nil {
+		if vs.Faulted > 0 {
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%d Longhorn volume(s) faulted", vs.Faulted)})
+		}
+		if vs.Degraded > 0 {
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%d Longhorn volume(s) degraded: releasing a lock now lets the next node drain", vs.Degraded)})
+		}
+	}
+	for _, h := range c.Sources() {
+		switch h.Status {
+		case StatusError, StatusForbidden, StatusStale:
+			msg := fmt.Sprintf("source %s is %s", h.Name, h.Status)
+			if h.Message != "" {
+				msg += ": " + h.Message
+			}
+			warn = append(warn, Attention{SeverityWarning, msg})
+		}
+	}
+	return append(crit, warn...)
+}
+
+// Readable reports whether the cluster could be read at all: the node
+// source has delivered a complete list at least once.
+func (c *Cluster) Readable() bool {
+	h, ok := c.sources[SourceNodes]
+	if !ok {
+		return len(c.nodes) > 0
+	}
+	return h.Status == StatusOK || h.Status == StatusStale || !h.LastSync.IsZero()
+}
+
+// ExitCode is the exit code of --snapshot and watch (DESIGN §7): 1 when the
+// cluster could not be read at all, 2 when something needs attention, else 0.
+func (c *Cluster) ExitCode(now time.Time) int {
+	if !c.Readable() {
+		return 1
+	}
+	for _, a := range c.Attention(now) {
+		if a.Severity == SeverityCritical {
+			return 2
+		}
+	}
+	return 0
+}
+
+// HumanDuration renders a duration the way an operator reads it: 45s, 12m, 3h4m, 2d3h.
+func HumanDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		m := int(d / time.Minute)
+		s := int((d % time.Minute) / time.Second)
+		if s == 0 || m >= 10 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm%ds", m, s)
+	case d < 48*time.Hour:
+		h := int(d / time.Hour)
+		m := int((d % time.Hour) / time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	}
+	days := int(d / (24 * time.Hour))
+	h := int((d % (24 * time.Hour)) / time.Hour)
+	if h == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, h)
+}

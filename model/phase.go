@@ -1,0 +1,113 @@
+package model
+
+import "time"
+
+// PhaseInput is what a node's next phase depends on besides the node itself.
+type PhaseInput struct {
+	// Holds is true when the node holds a reboot lock.
+	Holds    bool
+	LockKind LockKind
+	// LockCreated is when that lock was taken, when known.
+	LockCreated time.Time
+	// RebootRequired is kured_reboot_required for the node, nil when unknown.
+	RebootRequired *bool
+}
+
+// Advance moves a node's track to its phase at now (DESIGN §4) and returns
+// the duration of the cycle it finished, if this step finished one.
+//
+// A cycle starts when the node is seen holding a lock and ends at done. The
+// node "rebooted" in a cycle when its boot id changed; a node first seen
+// mid-cycle is taken as rebooted when it turned Ready after the lock was
+// taken (a lock time in the future — clock skew — proves nothing).
+func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Duration) {
+	first := t.Phase == ""
+	ready, known, readySince := n.Ready()
+	if !known {
+		t.set(PhaseUnknown, now, false)
+		return 0
+	}
+	if in.Holds && !t.InCycle {
+		t.InCycle = true
+		t.CycleBoot = n.BootID
+		t.CycleStart = now
+		t.LockKind = in.LockKind
+		t.Rebooted = false
+		if first && !in.LockCreated.IsZero() && !in.LockCreated.After(now) && ready && readySince.After(in.LockCreated) {
+			t.Rebooted = true
+			t.CycleStart = in.LockCreated
+		}
+		if len(t.Spans) == 0 || t.Phase != PhasePending {
+			t.Spans = nil
+		}
+	}
+	if t.InCycle {
+		if n.BootID != "" && t.CycleBoot != "" && n.BootID != t.CycleBoot {
+			t.Rebooted = true
+		}
+		switch {
+		case !ready:
+			t.set(PhaseRebooting, now, true)
+			return 0
+		case !t.Rebooted && in.Holds:
+			t.set(PhaseDraining, now, true)
+			return 0
+		case t.Rebooted && (in.Holds || n.Unschedulable):
+			t.set(PhaseRecovering, now, true)
+			return 0
+		case t.Rebooted:
+			t.InCycle = false
+			t.set(PhaseDone, now, true)
+			if d := now.Sub(t.CycleStart); d > 0 {
+				return d
+			}
+			return 0
+		default:
+			// The lock went away before any reboot: the cycle was abandoned.
+			t.InCycle = false
+		}
+	}
+	req := in.RebootRequired != nil && *in.RebootRequired
+	switch {
+	case !ready:
+		t.set(PhaseDown, now, false)
+	case req:
+		t.set(PhasePending, now, t.Phase == PhasePending)
+	case t.Phase == PhaseDone:
+		// Stays done until it needs another reboot or takes a lock again.
+	default:
+		t.set(PhaseIdle, now, false)
+	}
+	return 0
+}
+
+// set moves the track to p. keep says whether p continues the current
+// progress run (its spans); otherwise the run starts afresh.
+func (t *Track) set(p Phase, now time.Time, keep bool) {
+	if t.Phase == p {
+		return
+	}
+	if len(t.Spans) > 0 && t.Spans[len(t.Spans)-1].End.IsZero() {
+		t.Spans[len(t.Spans)-1].End = now
+	}
+	if p.Step() < 0 {
+		// idle, down, unknown: not part of a run; keep the last run's
+		// spans for the detail view until a new run starts.
+	} else {
+		if !keep && p == PhasePending {
+			t.Spans = nil
+		}
+		t.Spans = append(t.Spans, Span{Phase: p, Start: now})
+	}
+	t.Phase = p
+	t.Since = now
+}
+
+// PhaseDurations returns the time spent in each step of the current run.
+func (t *Track) PhaseDurations(now time.Time) map[Phase]time.Duration {
+	out := map[Phase]time.Duration{}
+	for _, s := range t.Spans {
+		out[s.Phase] += s.Duration(now)
+	}
+	return out
+}

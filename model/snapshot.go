@@ -1,0 +1,119 @@
+package model
+
+import (
+	"time"
+)
+
+// SnapshotSchema is the schema id of the snapshot document.
+const SnapshotSchema = "rebootwatch.snapshot/v1"
+
+// Snapshot is the `--snapshot -o json` document (DESIGN §7). Its field names
+// and enum values are a public interface: change them only with the schema.
+type Snapshot struct {
+	Schema      string           `json:"schema"`
+	GeneratedAt string           `json:"generatedAt"`
+	Context     string           `json:"context"`
+	Sources     []SnapshotSource `json:"sources"`
+	Fleet       SnapshotFleet    `json:"fleet"`
+	Locks       []SnapshotLock   `json:"locks"`
+	Nodes       []SnapshotNode   `json:"nodes"`
+	Volumes     *VolumeSummary   `json:"volumes"`
+	Attention   []Attention      `json:"attention"`
+	// ExitCode is the exit code the snapshot implies; not part of the JSON.
+	ExitCode int `json:"-"`
+}
+
+// SnapshotSource is one entry of sources.
+type SnapshotSource struct {
+	Name    SourceName   `json:"name"`
+	Status  SourceStatus `json:"status"`
+	Message string       `json:"message"`
+}
+
+// SnapshotFleet is the fleet object.
+type SnapshotFleet struct {
+	Nodes    int           `json:"nodes"`
+	Upgraded int           `json:"upgraded"`
+	TargetOS string        `json:"targetOS"`
+	Phases   map[Phase]int `json:"phases"`
+	ETA      *string       `json:"eta"`
+}
+
+// SnapshotLock is one entry of locks.
+type SnapshotLock struct {
+	Kind        LockKind `json:"kind"`
+	Namespace   string   `json:"namespace"`
+	Name        string   `json:"name"`
+	Holder      string   `json:"holder"`
+	HolderNode  *string  `json:"holderNode"`
+	Verdict     Verdict  `json:"verdict"`
+	Reason      string   `json:"reason"`
+	HeldSeconds *int64   `json:"heldSeconds"`
+	Actions     []Action `json:"actions"`
+}
+
+// SnapshotNode is one entry of nodes.
+type SnapshotNode struct {
+	Name           string    `json:"name"`
+	Phase          Phase     `json:"phase"`
+	Ready          bool      `json:"ready"`
+	Schedulable    bool      `json:"schedulable"`
+	OSImage        string    `json:"osImage"`
+	Kernel         string    `json:"kernel"`
+	BootID         string    `json:"bootID"`
+	RebootRequired *bool     `json:"rebootRequired"`
+	HoldsLock      *LockKind `json:"holdsLock"`
+}
+
+// Snapshot derives the snapshot document at now.
+func (c *Cluster) Snapshot(now time.Time) Snapshot {
+	s := Snapshot{
+		Schema:      SnapshotSchema,
+		GeneratedAt: now.UTC().Format(time.RFC3339),
+		Context:     c.Context,
+		Sources:     []SnapshotSource{},
+		Locks:       []SnapshotLock{},
+		Nodes:       []SnapshotNode{},
+		Attention:   []Attention{},
+	}
+	for _, h := range c.Sources() {
+		s.Sources = append(s.Sources, SnapshotSource{Name: h.Name, Status: h.Status, Message: h.Message})
+	}
+	f := c.Fleet(now)
+	s.Fleet = SnapshotFleet{Nodes: f.Nodes, Upgraded: f.Upgraded, TargetOS: f.Target.String(), Phases: f.Phases}
+	if f.ETA != nil {
+		e := HumanDuration(*f.ETA)
+		s.Fleet.ETA = &e
+	}
+	holds := map[string]LockKind{}
+	for _, l := range c.statuses {
+		sl := SnapshotLock{Kind: l.Kind, Namespace: l.Namespace, Name: l.Name, Holder: l.Holder,
+			Verdict: l.Verdict, Reason: l.Reason, Actions: []Action{}}
+		if n := l.HolderNode(); n != "" {
+			sl.HolderNode = &n
+			if l.Holder != "" {
+				holds[n] = l.Kind
+			}
+		}
+		if d, ok := l.HeldFor(now); ok {
+			sec := int64(d / time.Second)
+			sl.HeldSeconds = &sec
+		}
+		sl.Actions = append(sl.Actions, l.Actions...)
+		s.Locks = append(s.Locks, sl)
+	}
+	for _, name := range c.NodeNames() {
+		n := c.nodes[name]
+		ready, _, _ := n.Ready()
+		sn := SnapshotNode{Name: name, Phase: c.Phase(name), Ready: ready, Schedulable: !n.Unschedulable,
+			OSImage: n.OSImage, Kernel: n.KernelVersion, BootID: n.BootID, RebootRequired: c.RebootRequired(name)}
+		if k, ok := holds[name]; ok {
+			sn.HoldsLock = &k
+		}
+		s.Nodes = append(s.Nodes, sn)
+	}
+	s.Volumes = c.VolumeSummary()
+	s.Attention = append(s.Attention, c.Attention(now)...)
+	s.ExitCode = c.ExitCode(now)
+	return s
+}

@@ -1,0 +1,85 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// TimelineKind says what a timeline entry is about.
+type TimelineKind string
+
+// Timeline entry kinds.
+const (
+	KindPhase  TimelineKind = "phase"
+	KindLock   TimelineKind = "lock"
+	KindAction TimelineKind = "action"
+	KindSource TimelineKind = "source"
+	KindVolume TimelineKind = "volume"
+	KindNode   TimelineKind = "node"
+)
+
+// TimelineEntry is one change that matters, as rebootwatch observed it.
+type TimelineEntry struct {
+	// Seq increases by one per entry; readers remember the last they saw.
+	Seq     uint64
+	Time    time.Time
+	Kind    TimelineKind
+	Node    string
+	Message string
+}
+
+func (c *Cluster) log(now time.Time, kind TimelineKind, node, msg string) {
+	c.seq++
+	c.timeline = append(c.timeline, TimelineEntry{Seq: c.seq, Time: now, Kind: kind, Node: node, Message: msg})
+	if len(c.timeline) > maxTimeline {
+		c.timeline = append(c.timeline[:0:0], c.timeline[len(c.timeline)-maxTimeline:]...)
+	}
+}
+
+// Timeline returns the entries, oldest first.
+func (c *Cluster) Timeline() []TimelineEntry { return c.timeline }
+
+// TimelineSince returns the entries with Seq greater than seq, oldest first.
+func (c *Cluster) TimelineSince(seq uint64) []TimelineEntry {
+	for i, e := range c.timeline {
+		if e.Seq > seq {
+			return c.timeline[i:]
+		}
+	}
+	return nil
+}
+
+// lockKey identifies one judged lock (one entry of a multi-lock).
+func lockKey(s LockStatus) string { return s.LockRef.String() + "#" + s.Holder }
+
+// logLocks records locks taken, released and verdict changes.
+func (c *Cluster) logLocks(now time.Time, prev, next []LockStatus) {
+	old := make(map[string]LockStatus, len(prev))
+	for _, s := range prev {
+		old[lockKey(s)] = s
+	}
+	seen := make(map[string]bool, len(next))
+	for _, s := range next {
+		k := lockKey(s)
+		seen[k] = true
+		o, had := old[k]
+		switch {
+		case !had && s.Holder != "":
+			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s taken by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
+		case had && o.Verdict != s.Verdict && s.Holder != "":
+			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s held by %s judged %s: %s", s.LockRef, holderLabel(s), s.Verdict, s.Reason))
+		}
+	}
+	for _, o := range prev {
+		if !seen[lockKey(o)] && o.Holder != "" {
+			c.log(now, KindLock, o.HolderNode(), fmt.Sprintf("%s released by %s", o.LockRef, holderLabel(o)))
+		}
+	}
+}
+
+func holderLabel(s LockStatus) string {
+	if n := s.HolderNode(); n != "" && n != s.Holder {
+		return n + " (" + s.Holder + ")"
+	}
+	return s.Holder
+}

@@ -1,0 +1,321 @@
+package model
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Phase is where a node stands in a reboot cycle (DESIGN §4).
+type Phase string
+
+// The node phases. Their string values are a public interface (snapshot JSON).
+const (
+	PhaseIdle       Phase = "idle"
+	PhasePending    Phase = "pending"
+	PhaseDraining   Phase = "draining"
+	PhaseRebooting  Phase = "rebooting"
+	PhaseRecovering Phase = "recovering"
+	PhaseDone       Phase = "done"
+	PhaseDown       Phase = "down"
+	PhaseUnknown    Phase = "unknown"
+)
+
+// AllPhases lists every phase in display order.
+var AllPhases = []Phase{PhaseIdle, PhasePending, PhaseDraining, PhaseRebooting, PhaseRecovering, PhaseDone, PhaseDown, PhaseUnknown}
+
+// CycleSteps is the per-node progress of a reboot cycle, in order.
+var CycleSteps = []Phase{PhasePending, PhaseDraining, PhaseRebooting, PhaseRecovering, PhaseDone}
+
+// InCycle reports whether a node in this phase holds or is working through the lock.
+func (p Phase) InCycle() bool {
+	return p == PhaseDraining || p == PhaseRebooting || p == PhaseRecovering
+}
+
+// Step returns the index of p in CycleSteps, or -1.
+func (p Phase) Step() int {
+	for i, s := range CycleSteps {
+		if s == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// Verdict is the lock engine's judgement of one lock (DESIGN §5).
+type Verdict string
+
+// The lock verdicts. Their string values are a public interface.
+const (
+	VerdictFree      Verdict = "free"
+	VerdictHeld      Verdict = "held"
+	VerdictGhost     Verdict = "ghost"
+	VerdictOrphaned  Verdict = "orphaned"
+	VerdictExpired   Verdict = "expired"
+	VerdictAmbiguous Verdict = "ambiguous"
+	VerdictUnknown   Verdict = "unknown"
+)
+
+// NeedsAttention reports whether a lock with this verdict stalls the fleet
+// and makes --snapshot and watch exit 2.
+func (v Verdict) NeedsAttention() bool {
+	return v == VerdictGhost || v == VerdictOrphaned || v == VerdictExpired || v == VerdictAmbiguous
+}
+
+// LockKind names the reboot coordinator that owns a lock.
+type LockKind string
+
+// The lock kinds.
+const (
+	LockKured     LockKind = "kured"
+	LockFleetlock LockKind = "fleetlock"
+)
+
+// Action is something an operator or the agent may do to a lock.
+type Action string
+
+// The lock actions.
+const (
+	ActionRelease Action = "release"
+	ActionReap    Action = "reap"
+)
+
+// SourceName identifies one input of the model.
+type SourceName string
+
+// The sources, in display order.
+const (
+	SourceNodes      SourceName = "nodes"
+	SourceKured      SourceName = "kured"
+	SourceFleetlock  SourceName = "fleetlock"
+	SourceLonghorn   SourceName = "longhorn"
+	SourcePrometheus SourceName = "prometheus"
+)
+
+// AllSources lists the sources in display order.
+var AllSources = []SourceName{SourceNodes, SourceKured, SourceFleetlock, SourceLonghorn, SourcePrometheus}
+
+// SourceStatus is the health of one source.
+type SourceStatus string
+
+// The source statuses. Their string values are a public interface.
+const (
+	StatusOK           SourceStatus = "ok"
+	StatusStale        SourceStatus = "stale"
+	StatusError        SourceStatus = "error"
+	StatusForbidden    SourceStatus = "forbidden"
+	StatusNotInstalled SourceStatus = "not-installed"
+	StatusDisabled     SourceStatus = "disabled"
+)
+
+// SourceHealth is what a source last said about itself.
+type SourceHealth struct {
+	Name    SourceName
+	Status  SourceStatus
+	Message string
+	// LastSync is when the source last synced successfully (zero: never).
+	LastSync time.Time
+	// Interval is how often the source expects to sync; 0 for watches.
+	Interval time.Duration
+}
+
+// Usable reports whether the data of this source may be trusted.
+func (h SourceHealth) Usable() bool { return h.Status == StatusOK }
+
+// Condition is one node condition.
+type Condition struct {
+	Type           string
+	Status         string // "True", "False", "Unknown"
+	Reason         string
+	Message        string
+	LastTransition time.Time
+}
+
+// Node is the part of a Kubernetes Node that rebootwatch needs.
+type Node struct {
+	Name          string
+	UID           string
+	Roles         []string
+	Unschedulable bool
+	Conditions    []Condition
+	BootID        string
+	MachineID     string
+	OSImage       string
+	KernelVersion string
+	// Annotations holds only the kured annotations (weave.works/kured-*).
+	Annotations map[string]string
+	Created     time.Time
+}
+
+// Condition returns the condition of that type, if the node has it.
+func (n *Node) Condition(t string) (Condition, bool) {
+	for _, c := range n.Conditions {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return Condition{}, false
+}
+
+// Ready returns whether the node is Ready, whether that is known, and since when.
+func (n *Node) Ready() (ready, known bool, since time.Time) {
+	c, ok := n.Condition("Ready")
+	if !ok || c.Status == "" {
+		return false, false, time.Time{}
+	}
+	return c.Status == "True", c.Status == "True" || c.Status == "False" || c.Status == "Unknown", c.LastTransition
+}
+
+// Role returns a short role for display: "control-plane" or the first role, else "worker".
+func (n *Node) Role() string {
+	for _, r := range n.Roles {
+		if r == "control-plane" || r == "master" {
+			return "control-plane"
+		}
+	}
+	if len(n.Roles) > 0 {
+		return n.Roles[0]
+	}
+	return "worker"
+}
+
+// OS is an OS image and kernel pair.
+type OS struct {
+	Image  string `json:"image"`
+	Kernel string `json:"kernel"`
+}
+
+// String renders the pair for humans.
+func (o OS) String() string {
+	switch {
+	case o.Image == "" && o.Kernel == "":
+		return ""
+	case o.Kernel == "":
+		return o.Image
+	case o.Image == "":
+		return o.Kernel
+	}
+	return o.Image + " (" + o.Kernel + ")"
+}
+
+// LockRef names one lock object.
+type LockRef struct {
+	Kind      LockKind
+	Namespace string
+	Name      string
+}
+
+// String renders kind:namespace/name.
+func (r LockRef) String() string { return string(r.Kind) + ":" + r.Namespace + "/" + r.Name }
+
+// LockObject is a lock as read from the API: kured's DaemonSet annotation or a
+// fleetlock Lease. Parsing and judging it is the lock engine's job.
+type LockObject struct {
+	LockRef
+	UID             string
+	ResourceVersion string
+	// Kured: Annotation is the raw value of weave.works/kured-node-lock and
+	// Present says whether the key exists at all.
+	Annotation string
+	Present    bool
+	// Fleetlock: Holder is spec.holderIdentity ("" when free).
+	Holder           string
+	AcquireTime      time.Time
+	RenewTime        time.Time
+	LeaseTransitions int32
+}
+
+// Evidence is one fact a verdict rests on.
+type Evidence struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// LockStatus is the lock engine's judgement of one lock (one per kured
+// multi-lock entry). It is filled by the Judge the wiring injects.
+type LockStatus struct {
+	LockRef
+	UID             string
+	ResourceVersion string
+	// Holder is the raw holder id ("" when free).
+	Holder string
+	// HolderNodes are the nodes the holder maps to: none (ghost or free),
+	// one, or several (ambiguous).
+	HolderNodes []string
+	Verdict     Verdict
+	Reason      string
+	Evidence    []Evidence
+	// Created is when the lock was taken, when known.
+	Created time.Time
+	// TTL is kured's lock TTL (0 = never expires).
+	TTL time.Duration
+	// Actions are the actions the engine would allow now (verdict and gates).
+	Actions []Action
+}
+
+// HolderNode returns the one node the holder maps to, or "".
+func (s LockStatus) HolderNode() string {
+	if len(s.HolderNodes) == 1 && s.Verdict != VerdictAmbiguous {
+		return s.HolderNodes[0]
+	}
+	return ""
+}
+
+// HeldFor is how long the lock has been held, when known.
+func (s LockStatus) HeldFor(now time.Time) (time.Duration, bool) {
+	if s.Holder == "" || s.Created.IsZero() {
+		return 0, false
+	}
+	d := now.Sub(s.Created)
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}
+
+// Robustness is a Longhorn volume's status.robustness.
+type Robustness string
+
+// Longhorn robustness values.
+const (
+	RobustnessHealthy  Robustness = "healthy"
+	RobustnessDegraded Robustness = "degraded"
+	RobustnessFaulted  Robustness = "faulted"
+	RobustnessUnknown  Robustness = "unknown"
+)
+
+// Volume is the part of a Longhorn Volume rebootwatch needs.
+type Volume struct {
+	Namespace  string
+	Name       string
+	Robustness Robustness
+	State      string
+	Replicas   int
+	// Node is the node the volume is attached to ("" when detached).
+	Node string
+}
+
+// Key returns namespace/name.
+func (v *Volume) Key() string { return v.Namespace + "/" + v.Name }
+
+// NormalRobustness maps any string to one of the four known values.
+func NormalRobustness(s string) Robustness {
+	switch Robustness(strings.ToLower(s)) {
+	case RobustnessHealthy:
+		return RobustnessHealthy
+	case RobustnessDegraded:
+		return RobustnessDegraded
+	case RobustnessFaulted:
+		return RobustnessFaulted
+	}
+	return RobustnessUnknown
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
