@@ -1,0 +1,16 @@
+// Package lock is rebootwatch's lock engine: the one place that reads, judges
+// and changes reboot locks (kured's DaemonSet annotation and fleetlock's
+// Lease), shared by the TUI, the CLI and the agent.
+//
+// It parses lock objects the sources put in the model, maps holders to nodes
+// (kured nodeID = Node name; fleetlock holder = Zincati app-specific id of the
+// node's machine id), judges every lock (DESIGN §5), evaluates the safety
+// gates before any release or reap (DESIGN §6.3), and performs the one write
+// an action needs with a resourceVersion + UID precondition, recording a
+// Kubernetes Event and a log line.
+//
+// It must never: judge a holder a ghost from a node list that is not fresh
+// and complete; write without the judged resourceVersion and UID as a
+// precondition; retry a write after a conflict; let the agent override a
+// gate; import the TUI or start goroutines of its own.
+package lock

@@ -1,0 +1,402 @@
+package lock
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// DefaultOrphanGrace is how long a holder must be steady (Ready, schedulable,
+// rebooted) before its lock is judged orphaned.
+const DefaultOrphanGrace = 10 * time.Minute
+
+// Options configure the engine.
+type Options struct {
+	// OrphanGrace is --orphan-grace; 0 means DefaultOrphanGrace.
+	OrphanGrace time.Duration
+	// Unattended is set by the agent: release is then allowed only for
+	// orphaned locks (never for a held lock an operator asks about), and no
+	// failed gate can ever be overridden.
+	Unattended bool
+}
+
+// Engine judges locks and plans actions. It remembers a little across
+// judgements (when it first saw each lock, when it last saw each node
+// cordoned, the Zincati ids of machine ids); it is safe for concurrent use.
+type Engine struct {
+	opts Options
+
+	mu         sync.Mutex
+	firstSeen  map[string]time.Time // lock key -> first judged
+	cordonSeen map[string]time.Time // node -> last seen unschedulable
+	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
+}
+
+// New returns an engine.
+func New(opts Options) *Engine {
+	if opts.OrphanGrace <= 0 {
+		opts.OrphanGrace = DefaultOrphanGrace
+	}
+	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordonSeen: map[string]time.Time{}, appIDs: map[string]string{}}
+}
+
+// Options returns the engine's options (defaults filled in).
+func (e *Engine) Options() Options { return e.opts }
+
+// judged is one lock status with what the engine needs to plan on it.
+type judged struct {
+	status  model.LockStatus
+	obj     *model.LockObject
+	entry   *KuredEntry // kured only
+	parsed  *KuredLock  // kured only, nil on parse error
+	mapping Mapping
+	// holderWasCordoned: kured metadata says the node was cordoned before
+	// the lock, so kured leaves it cordoned after the reboot.
+	holderWasCordoned bool
+}
+
+// Judge judges every lock of a cluster at now: one status per lock, one per
+// kured multi-lock entry. It is a model.Judge; it does not change c.
+func (e *Engine) Judge(c *model.Cluster, now time.Time) []model.LockStatus {
+	js, ctx := e.judgeAll(c, now)
+	out := make([]model.LockStatus, 0, len(js))
+	for i := range js {
+		s := js[i].status
+		s.Actions = e.actions(ctx, js, i)
+		out = append(out, s)
+	}
+	return out
+}
+
+// actions lists the actions the engine recommends on judged lock i: those
+// whose gates all pass under the strict (verdict-driven) rule. An operator's
+// release of a held lock is possible through Plan but never listed here.
+func (e *Engine) actions(ctx *judgeCtx, js []judged, i int) []model.Action {
+	var out []model.Action
+	for _, a := range []model.Action{model.ActionRelease, model.ActionReap} {
+		if allGatesPass(e.gates(ctx, js, i, a, true)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// judgeCtx is what every lock's judgement and gates share.
+type judgeCtx struct {
+	c   *model.Cluster
+	now time.Time
+	// busy are nodes that are NotReady, of unknown readiness or mid-cycle,
+	// with the reason (lock holding is added per lock by the gates).
+	busy map[string]string
+}
+
+func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+
+	names := c.NodeNames()
+	nodes := make([]*model.Node, 0, len(names))
+	ctx := &judgeCtx{c: c, now: now, busy: map[string]string{}}
+	present := make(map[string]bool, len(names))
+	for _, name := range names {
+		n, _ := c.Node(name)
+		nodes = append(nodes, n)
+		present[name] = true
+		if n.Unschedulable {
+			e.cordonSeen[name] = now
+		}
+		if why := busyReason(c, n); why != "" {
+			ctx.busy[name] = why
+		}
+	}
+	for name := range e.cordonSeen {
+		if !present[name] {
+			delete(e.cordonSeen, name)
+		}
+	}
+	ix := NewIndex(nodes, e.appIDs)
+
+	var js []judged
+	seenKeys := map[string]bool{}
+	for _, obj := range c.Locks() {
+		for _, j := range e.judgeLock(c, ix, obj, now) {
+			k := j.status.LockRef.String() + "#" + j.status.Holder
+			seenKeys[k] = true
+			js = append(js, j)
+		}
+	}
+	for k := range e.firstSeen {
+		if !seenKeys[k] {
+			delete(e.firstSeen, k)
+		}
+	}
+	return js, ctx
+}
+
+// busyReason says why a node blocks actions on other nodes' locks: it is
+// NotReady, its readiness is unknown, or it is mid-cycle.
+func busyReason(c *model.Cluster, n *model.Node) string {
+	ready, known, since := n.Ready()
+	switch {
+	case !known:
+		return "readiness unknown"
+	case !ready:
+		return "NotReady since " + since.UTC().Format(time.RFC3339)
+	}
+	p := c.Phase(n.Name)
+	if t := c.Track(n.Name); t == nil || t.Phase == "" {
+		// Phase not derived yet: judge from the node itself.
+		if n.Unschedulable {
+			return "cordoned (phase not yet known)"
+		}
+		return ""
+	}
+	if p.InCycle() {
+		return "mid-cycle (" + string(p) + ")"
+	}
+	if p == model.PhaseUnknown || p == model.PhaseDown {
+		return "phase " + string(p)
+	}
+	return ""
+}
+
+// judgeLock returns the judgements of one lock object.
+func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, now time.Time) []judged {
+	base := model.LockStatus{LockRef: obj.LockRef, UID: obj.UID, ResourceVersion: obj.ResourceVersion}
+	switch obj.Kind {
+	case model.LockKured:
+		if !obj.Present {
+			s := base
+			s.Verdict, s.Reason = model.VerdictFree, "no "+KuredAnnotation+" annotation: the lock is free"
+			return []judged{{status: s, obj: obj}}
+		}
+		kl, err := ParseKured(obj.Annotation)
+		if err != nil {
+			s := base
+			s.Verdict, s.Reason = model.VerdictUnknown, "malformed kured lock annotation: "+err.Error()
+			s.Evidence = []model.Evidence{{Key: "annotation", Value: clip(obj.Annotation)}}
+			return []judged{{status: s, obj: obj}}
+		}
+		if len(kl.Entries) == 0 {
+			s := base
+			s.Verdict, s.Reason = model.VerdictFree, fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners)
+			return []judged{{status: s, obj: obj, parsed: &kl}}
+		}
+		out := make([]judged, 0, len(kl.Entries))
+		for i := range kl.Entries {
+			ent := kl.Entries[i]
+			s := base
+			s.Holder = ent.NodeID
+			s.TTL = ent.TTL
+			if ent.HasCreated {
+				s.Created = ent.Created
+			}
+			j := judged{status: s, obj: obj, entry: &ent, parsed: &kl, holderWasCordoned: ent.Unschedulable}
+			e.judgeHeld(c, ix, &j, now)
+			out = append(out, j)
+		}
+		return out
+	case model.LockFleetlock:
+		s := base
+		s.Holder = obj.Holder
+		if obj.Holder == "" {
+			s.Verdict, s.Reason = model.VerdictFree, "lease has no holder: the lock is free"
+			return []judged{{status: s, obj: obj}}
+		}
+		if !obj.AcquireTime.IsZero() {
+			s.Created = obj.AcquireTime
+		}
+		j := judged{status: s, obj: obj}
+		e.judgeHeld(c, ix, &j, now)
+		return []judged{j}
+	}
+	s := base
+	s.Verdict, s.Reason = model.VerdictUnknown, fmt.Sprintf("unknown lock kind %q", obj.Kind)
+	return []judged{{status: s, obj: obj}}
+}
+
+// judgeHeld judges one held lock (or multi-lock entry).
+func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time) {
+	s := &j.status
+	key := s.LockRef.String() + "#" + s.Holder
+	first, ok := e.firstSeen[key]
+	if !ok || first.After(now) {
+		first = now
+		e.firstSeen[key] = now
+	}
+	ev := func(k, v string) { s.Evidence = append(s.Evidence, model.Evidence{Key: k, Value: v}) }
+	set := func(v model.Verdict, format string, a ...any) {
+		s.Verdict, s.Reason = v, fmt.Sprintf(format, a...)
+	}
+
+	// When the lock was taken: its own created/acquire time when sane,
+	// else when this engine first saw it.
+	lockTime, fromLock := first, false
+	switch {
+	case s.Created.IsZero():
+		ev("created", "unknown (not recorded in the lock)")
+	case s.Created.After(now):
+		ev("created", fmt.Sprintf("%s — %s in the future (clock skew?); using first seen %s",
+			s.Created.UTC().Format(time.RFC3339), model.HumanDuration(s.Created.Sub(now)), first.UTC().Format(time.RFC3339)))
+	default:
+		lockTime, fromLock = s.Created, true
+		ev("held for", model.HumanDuration(now.Sub(s.Created))+" (since "+s.Created.UTC().Format(time.RFC3339)+")")
+	}
+	if s.TTL > 0 {
+		ev("ttl", s.TTL.String())
+	}
+
+	// Rule 1: sources must be fresh before anything is judged from them.
+	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() {
+		set(model.VerdictUnknown, "%s source is %s%s: the lock data may be out of date", h.Name, h.Status, msgSuffix(h.Message))
+		return
+	}
+	if !c.NodesFresh() {
+		h, ok := c.Source(model.SourceNodes)
+		st := "not synced"
+		if ok {
+			st = string(h.Status) + msgSuffix(h.Message)
+		}
+		set(model.VerdictUnknown, "node list is %s: cannot tell whether holder %s is a live node", st, s.Holder)
+		return
+	}
+
+	j.mapping = ix.Resolve(s.Kind, s.Holder)
+	m := j.mapping
+	ev("holder mapping", m.How)
+	switch m.Kind {
+	case MatchManual:
+		set(model.VerdictHeld, "manual lock set by an operator: kured reboots are paused until it is removed")
+		return
+	case MatchInconclusive:
+		set(model.VerdictUnknown, "cannot map holder to a node: %s", m.How)
+		return
+	case MatchSeveral:
+		s.HolderNodes = m.Nodes
+		set(model.VerdictAmbiguous, "holder %s maps to %d nodes (%s): they share one machine id", s.Holder, len(m.Nodes), list(m.Nodes, 4))
+		return
+	}
+	if j.entry != nil && j.entry.Expired(now) {
+		if len(m.Nodes) == 1 {
+			s.HolderNodes = m.Nodes
+		}
+		if !j.entry.HasCreated {
+			set(model.VerdictExpired, "TTL %s is set but the lock has no created time: kured treats it as expired", s.TTL)
+		} else {
+			set(model.VerdictExpired, "TTL %s passed %s ago", s.TTL, model.HumanDuration(now.Sub(s.Created.Add(s.TTL))))
+		}
+		return
+	}
+	if m.Kind == MatchNone {
+		set(model.VerdictGhost, "holder %s matches none of the %d current nodes", s.Holder, c.NodeCount())
+		return
+	}
+
+	name := m.Nodes[0]
+	s.HolderNodes = []string{name}
+	n, _ := c.Node(name)
+	ready, known, readySince := n.Ready()
+	switch {
+	case !known:
+		ev("ready", "unknown")
+	default:
+		ev("ready", fmt.Sprintf("%v since %s (%s)", ready, readySince.UTC().Format(time.RFC3339), model.HumanDuration(now.Sub(readySince))))
+	}
+	ev("schedulable", fmt.Sprint(!n.Unschedulable))
+	if n.BootID != "" {
+		ev("boot id", n.BootID)
+	}
+
+	// Rebooted since the lock was taken?
+	var rebootedAt time.Time
+	var rebootWhy string
+	if t := c.Track(name); t != nil {
+		var ids []string
+		for i, b := range t.Boots {
+			ids = append(ids, short8(b.BootID)+"@"+b.FirstSeen.UTC().Format(time.RFC3339))
+			if i > 0 && b.FirstSeen.After(lockTime) {
+				rebootedAt, rebootWhy = b.FirstSeen, "boot id changed "+short8(t.Boots[i-1].BootID)+" → "+short8(b.BootID)
+			}
+		}
+		if len(ids) > 1 {
+			ev("boot ids seen", strings.Join(ids, ", "))
+		}
+	}
+	if rebootWhy == "" && fromLock && known && ready && readySince.After(lockTime) {
+		rebootedAt, rebootWhy = readySince, "Ready since after the lock was taken"
+	}
+	cordonOK := !n.Unschedulable || j.holderWasCordoned
+	if n.Unschedulable && j.holderWasCordoned {
+		ev("cordon", "node was cordoned before kured took the lock; kured leaves it cordoned")
+	}
+	switch {
+	case !known:
+		set(model.VerdictHeld, "held by %s, whose readiness is unknown", name)
+		return
+	case !ready:
+		set(model.VerdictHeld, "held by %s, which is NotReady (rebooting?) for %s", name, model.HumanDuration(now.Sub(readySince)))
+		return
+	case rebootWhy == "":
+		if n.Unschedulable {
+			set(model.VerdictHeld, "held by %s, cordoned and not yet rebooted (draining)", name)
+		} else {
+			set(model.VerdictHeld, "held by %s, which has not rebooted since the lock was taken", name)
+		}
+		return
+	case !cordonOK:
+		set(model.VerdictHeld, "held by %s, rebooted (%s) and still cordoned (recovering)", name, rebootWhy)
+		return
+	}
+	ev("rebooted", rebootWhy)
+	steadySince := readySince
+	if rebootedAt.After(steadySince) {
+		steadySince = rebootedAt
+	}
+	if cs, ok := e.cordonSeen[name]; ok && !j.holderWasCordoned && cs.After(steadySince) {
+		steadySince = cs
+	}
+	steady := now.Sub(steadySince)
+	ev("steady for", model.HumanDuration(steady)+" (grace "+model.HumanDuration(e.opts.OrphanGrace)+")")
+	if steady < e.opts.OrphanGrace {
+		set(model.VerdictHeld, "held by %s, which rebooted and is Ready and schedulable for %s (orphaned after %s)", name, model.HumanDuration(steady), model.HumanDuration(e.opts.OrphanGrace))
+		return
+	}
+	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and schedulable for %s", name, rebootWhy, model.HumanDuration(steady))
+}
+
+func sourceOf(k model.LockKind) model.SourceName {
+	if k == model.LockFleetlock {
+		return model.SourceFleetlock
+	}
+	return model.SourceKured
+}
+
+func msgSuffix(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}
+
+func short8(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// sortedBusy lists busy nodes other than skip, sorted.
+func sortedBusy(busy map[string]string, skip map[string]bool) []string {
+	var out []string
+	for n, why := range busy {
+		if !skip[n] {
+			out = append(out, n+" ("+why+")")
+		}
+	}
+	sort.Strings(out)
+	return out
+}

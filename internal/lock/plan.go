@@ -1,0 +1,379 @@
+package lock
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Gate names.
+const (
+	GateFreshData  = "fresh-data"
+	GateVerdict    = "verdict"
+	GateHolder     = "holder"
+	GateOtherNodes = "other-nodes"
+	GateVolumes    = "volumes"
+)
+
+// Gate is one safety check before a release or reap (DESIGN §6.3).
+type Gate struct {
+	Name   string
+	Passed bool
+	Reason string
+}
+
+// Write operations.
+const (
+	// OpRemoveAnnotation removes kured's annotation (single lock).
+	OpRemoveAnnotation = "remove-annotation"
+	// OpSetAnnotation replaces kured's multi-lock annotation without one entry.
+	OpSetAnnotation = "set-annotation"
+	// OpClearHolder sets a Lease's spec.holderIdentity to "".
+	OpClearHolder = "clear-holder"
+)
+
+// Write is the exact write an action makes: one Update of the lock's object
+// carrying the judged UID and resourceVersion as preconditions.
+type Write struct {
+	Ref model.LockRef
+	// Object is the API object, e.g. "DaemonSet kube-system/kured".
+	Object string
+	// UID and ResourceVersion are the preconditions (what was judged).
+	UID             string
+	ResourceVersion string
+	// Op is one of the Op* constants; "" means there is nothing to write.
+	Op string
+	// Field is the field written.
+	Field string
+	// Holder is the holder whose lock goes away.
+	Holder string
+	// OldValue and NewValue are the field's value before and after
+	// (NewValue is "" for OpRemoveAnnotation and OpClearHolder).
+	OldValue string
+	NewValue string
+	// LeaseTransitions is kept unchanged on a Lease.
+	LeaseTransitions int32
+}
+
+// String describes the write in one line.
+func (w Write) String() string {
+	if w.Op == "" {
+		return "no write"
+	}
+	pre := fmt.Sprintf("update %s (precondition uid %s, resourceVersion %s): ", w.Object, w.UID, w.ResourceVersion)
+	switch w.Op {
+	case OpRemoveAnnotation:
+		if w.Holder == "" {
+			return pre + "remove annotation " + KuredAnnotation + " (malformed value " + clip(w.OldValue) + ")"
+		}
+		return pre + "remove annotation " + KuredAnnotation + " (lock held by " + w.Holder + ")"
+	case OpSetAnnotation:
+		return pre + "remove the entry of " + w.Holder + " from annotation " + KuredAnnotation + ", leaving " + w.NewValue
+	case OpClearHolder:
+		return pre + fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at %d)", w.Holder, w.LeaseTransitions)
+	}
+	return pre + w.Op
+}
+
+// Plan is what an action would do to one lock and whether it may.
+type Plan struct {
+	Status model.LockStatus
+	Action model.Action
+	Gates  []Gate
+	// Allowed is true when every gate passed.
+	Allowed bool
+	// Refusal names the failed gates and why, when not Allowed.
+	Refusal string
+	Write   Write
+	// Unattended is true when the plan came from an unattended (agent)
+	// engine: no gate may then be overridden.
+	Unattended bool
+}
+
+// FailedGates returns the gates that did not pass.
+func (p Plan) FailedGates() []Gate {
+	var out []Gate
+	for _, g := range p.Gates {
+		if !g.Passed {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Plan judges the cluster at now and plans action a on the lock ref held by
+// holder. holder may be the raw holder id or the node it maps to; it may be
+// empty when the lock has one status. The error is for a lock or holder that
+// does not exist (naming the candidates) or an unknown action.
+func (e *Engine) Plan(c *model.Cluster, ref model.LockRef, holder string, a model.Action, now time.Time) (Plan, error) {
+	if a != model.ActionRelease && a != model.ActionReap {
+		return Plan{}, fmt.Errorf("unknown action %q (want release or reap)", a)
+	}
+	js, ctx := e.judgeAll(c, now)
+	var cands []int
+	for i := range js {
+		if js[i].status.LockRef == ref {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return Plan{}, fmt.Errorf("no lock %s", ref)
+	}
+	idx := -1
+	switch {
+	case holder == "" && len(cands) == 1:
+		idx = cands[0]
+	case holder == "":
+		return Plan{}, fmt.Errorf("lock %s has %d holders (%s): say which with --holder", ref, len(cands), holdersOf(js, cands))
+	default:
+		for _, i := range cands {
+			if js[i].status.Holder == holder {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			var by []int
+			for _, i := range cands {
+				if hn := js[i].status.HolderNode(); hn != "" && hn == holder {
+					by = append(by, i)
+				}
+			}
+			if len(by) == 1 {
+				idx = by[0]
+			}
+		}
+		if idx < 0 {
+			return Plan{}, fmt.Errorf("lock %s has no holder %q (holders: %s)", ref, holder, holdersOf(js, cands))
+		}
+	}
+	gates := e.gates(ctx, js, idx, a, false)
+	p := Plan{Status: js[idx].status, Action: a, Gates: gates, Allowed: allGatesPass(gates), Unattended: e.opts.Unattended}
+	p.Status.Actions = e.actions(ctx, js, idx)
+	if !p.Allowed {
+		var why []string
+		for _, g := range p.FailedGates() {
+			why = append(why, g.Name+": "+g.Reason)
+		}
+		p.Refusal = fmt.Sprintf("%s refused: %s", a, strings.Join(why, "; "))
+	}
+	p.Write = writeFor(js[idx])
+	return p, nil
+}
+
+func holdersOf(js []judged, idx []int) string {
+	var hs []string
+	for _, i := range idx {
+		h := js[i].status.Holder
+		if h == "" {
+			h = `""`
+		}
+		if n := js[i].status.HolderNode(); n != "" && n != h {
+			h += " (" + n + ")"
+		}
+		hs = append(hs, h)
+	}
+	return strings.Join(hs, ", ")
+}
+
+// writeFor computes the write that frees one judged lock.
+func writeFor(j judged) Write {
+	s, obj := j.status, j.obj
+	w := Write{Ref: s.LockRef, UID: obj.UID, ResourceVersion: obj.ResourceVersion, Holder: s.Holder}
+	switch s.Kind {
+	case model.LockKured:
+		w.Object = "DaemonSet " + s.Namespace + "/" + s.Name
+		w.Field = "metadata.annotations[" + KuredAnnotation + "]"
+		w.OldValue = obj.Annotation
+		switch {
+		case !obj.Present:
+			return Write{}
+		case j.parsed == nil:
+			// Malformed: the only write is removing the whole annotation.
+			w.Op = OpRemoveAnnotation
+		case !j.parsed.Multi:
+			w.Op = OpRemoveAnnotation
+		case s.Holder == "":
+			return Write{}
+		default:
+			nv, err := RemoveKuredEntry(obj.Annotation, s.Holder)
+			if err != nil {
+				return Write{}
+			}
+			w.Op, w.NewValue = OpSetAnnotation, nv
+		}
+	case model.LockFleetlock:
+		if s.Holder == "" {
+			return Write{}
+		}
+		w.Object = "Lease " + s.Namespace + "/" + s.Name
+		w.Field = "spec.holderIdentity"
+		w.OldValue = obj.Holder
+		w.Op = OpClearHolder
+		w.LeaseTransitions = obj.LeaseTransitions
+	default:
+		return Write{}
+	}
+	return w
+}
+
+func allGatesPass(gs []Gate) bool {
+	for _, g := range gs {
+		if !g.Passed {
+			return false
+		}
+	}
+	return len(gs) > 0
+}
+
+// gates evaluates every gate for action a on judged lock i.
+//
+// strict applies the unattended rule (release only when orphaned); the
+// engine's own Options.Unattended forces it.
+func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict bool) []Gate {
+	strict = strict || e.opts.Unattended
+	j := js[i]
+	s := j.status
+	c := ctx.c
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
+
+	// fresh-data: rule 1 — the node list, the lock's source and (when
+	// Longhorn is present) the volume source are all current.
+	var stale []string
+	if !c.NodesFresh() {
+		st := "not synced"
+		if h, ok := c.Source(model.SourceNodes); ok {
+			st = string(h.Status)
+		}
+		stale = append(stale, "nodes "+st)
+	}
+	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() {
+		stale = append(stale, string(h.Name)+" "+string(h.Status))
+	}
+	if c.LonghornPresent() {
+		if h, ok := c.Source(model.SourceLonghorn); ok && !h.Usable() {
+			stale = append(stale, "longhorn "+string(h.Status))
+		}
+	}
+	if len(stale) > 0 {
+		add(GateFreshData, false, "data is not fresh: %s", strings.Join(stale, ", "))
+	} else {
+		add(GateFreshData, true, "nodes and lock data are fresh")
+	}
+
+	// verdict: the verdict allows the action.
+	switch a {
+	case model.ActionReap:
+		switch s.Verdict {
+		case model.VerdictGhost, model.VerdictExpired:
+			add(GateVerdict, true, "verdict %s allows reap", s.Verdict)
+		case model.VerdictOrphaned:
+			add(GateVerdict, false, "verdict orphaned: the holder is a live node — use release, not reap")
+		default:
+			add(GateVerdict, false, "verdict %s: reap needs ghost or expired", s.Verdict)
+		}
+	case model.ActionRelease:
+		switch {
+		case s.Verdict == model.VerdictOrphaned:
+			add(GateVerdict, true, "verdict orphaned allows release")
+		case s.Verdict == model.VerdictHeld && !strict && len(j.mapping.Nodes) == 1 && j.mapping.Kind == MatchOne && holderReadySchedulable(c, j):
+			add(GateVerdict, true, "verdict held, but holder %s is Ready and schedulable: an operator may release it", j.mapping.Nodes[0])
+		case s.Verdict == model.VerdictHeld && strict:
+			add(GateVerdict, false, "verdict held: the agent releases only orphaned locks")
+		case s.Verdict == model.VerdictGhost || s.Verdict == model.VerdictExpired:
+			add(GateVerdict, false, "verdict %s: the holder is not a finished node — use reap, not release", s.Verdict)
+		default:
+			add(GateVerdict, false, "verdict %s: release needs orphaned, or a held lock whose holder is Ready and schedulable", s.Verdict)
+		}
+	}
+
+	// holder: a live holder node must be Ready and not draining (else
+	// freeing its lock lets a second node go down while it is down).
+	holders := map[string]bool{}
+	for _, n := range s.HolderNodes {
+		holders[n] = true
+	}
+	switch {
+	case s.Holder == "":
+		add(GateHolder, false, "the lock has no holder")
+	case len(s.HolderNodes) == 0:
+		add(GateHolder, true, "holder %s is not a current node", s.Holder)
+	default:
+		var bad []string
+		for _, name := range s.HolderNodes {
+			n, ok := c.Node(name)
+			if !ok {
+				bad = append(bad, name+" (gone from the node list)")
+				continue
+			}
+			ready, known, _ := n.Ready()
+			switch {
+			case !known:
+				bad = append(bad, name+" (readiness unknown)")
+			case !ready:
+				bad = append(bad, name+" (NotReady)")
+			case n.Unschedulable && !j.holderWasCordoned:
+				bad = append(bad, name+" (cordoned)")
+			}
+		}
+		if len(bad) > 0 {
+			add(GateHolder, false, "holder node is not finished: %s", strings.Join(bad, ", "))
+		} else {
+			add(GateHolder, true, "holder node %s is Ready and schedulable", strings.Join(s.HolderNodes, ", "))
+		}
+	}
+
+	// other-nodes: no other node NotReady, of unknown readiness, mid-cycle
+	// or holding another lock.
+	others := sortedBusy(ctx.busy, holders)
+	for k := range js {
+		if k == i {
+			continue
+		}
+		o := js[k].status
+		if o.Holder == "" || o.Verdict == model.VerdictFree {
+			continue
+		}
+		for _, n := range o.HolderNodes {
+			if !holders[n] {
+				others = append(others, fmt.Sprintf("%s (holds %s)", n, o.LockRef))
+			}
+		}
+	}
+	if len(others) > 0 {
+		add(GateOtherNodes, false, "other nodes are not steady: %s", list(others, 5))
+	} else {
+		add(GateOtherNodes, true, "every other node is Ready and not mid-cycle")
+	}
+
+	// volumes: no Longhorn volume degraded or faulted.
+	if !c.LonghornPresent() {
+		add(GateVolumes, true, "Longhorn is not installed")
+	} else {
+		var bad []string
+		for _, v := range c.Volumes() {
+			if v.Robustness == model.RobustnessDegraded || v.Robustness == model.RobustnessFaulted {
+				bad = append(bad, v.Key()+" "+string(v.Robustness))
+			}
+		}
+		if len(bad) > 0 {
+			add(GateVolumes, false, "Longhorn volumes not healthy: %s", list(bad, 5))
+		} else {
+			add(GateVolumes, true, "no Longhorn volume is degraded or faulted")
+		}
+	}
+	return gs
+}
+
+func holderReadySchedulable(c *model.Cluster, j judged) bool {
+	n, ok := c.Node(j.mapping.Nodes[0])
+	if !ok {
+		return false
+	}
+	ready, known, _ := n.Ready()
+	return known && ready && (!n.Unschedulable || j.holderWasCordoned)
+}
