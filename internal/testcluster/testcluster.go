@@ -1,0 +1,453 @@
+// Package testcluster starts a real etcd and kube-apiserver on free loopback
+// ports for integration tests, and hands out admin and per-user client
+// configurations for it.
+//
+// The binaries come from bin/ (built by `make testcluster`): the directory
+// named by REBOOTWATCH_BIN_DIR, else the first bin/ found walking up from the
+// test's working directory. When they are missing a test is skipped, unless
+// REBOOTWATCH_INTEGRATION is set, in which case it fails (that is how `make
+// test` runs). In -short mode without REBOOTWATCH_INTEGRATION it skips too.
+//
+// It must only ever bind and contact 127.0.0.1, and it must not be imported by
+// non-test code.
+package testcluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// EnvIntegration, when set to a non-empty value, makes missing binaries a
+// test failure instead of a skip.
+const EnvIntegration = "REBOOTWATCH_INTEGRATION"
+
+// EnvBinDir names the directory holding kube-apiserver and etcd.
+const EnvBinDir = "REBOOTWATCH_BIN_DIR"
+
+// Users are the static-token users besides the admin: authenticated, with no
+// RBAC grants of their own.
+var Users = []string{"alice", "bob", "carol"}
+
+// startTimeout bounds how long Start waits for etcd and the apiserver.
+const startTimeout = 90 * time.Second
+
+// Cluster is a running etcd + kube-apiserver pair.
+type Cluster struct {
+	// URL is the apiserver's https URL.
+	URL string
+	// Admin is a client configuration for a static-token user in system:masters.
+	Admin *rest.Config
+	// Kubeconfig is the path of a kubeconfig file (context "testcluster") for the admin.
+	Kubeconfig string
+
+	dir    string
+	tokens map[string]string
+	procs  []*proc // started order: etcd, apiserver
+	once   sync.Once
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// Integration reports whether REBOOTWATCH_INTEGRATION is set.
+func Integration() bool { return os.Getenv(EnvIntegration) != "" }
+
+// Require skips or fails t when the integration binaries named are not
+// available, per the package rule, and returns the path of each.
+func Require(t testing.TB, names ...string) []string {
+	t.Helper()
+	if testing.Short() && !Integration() {
+		t.Skip("integration test: skipped in -short mode (set " + EnvIntegration + "=1 to run)")
+	}
+	dir, err := BinDir()
+	var paths []string
+	if err == nil {
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if st, serr := os.Stat(p); serr != nil || st.IsDir() {
+				err = fmt.Errorf("%s not found in %s (run `make testcluster`)", n, dir)
+				break
+			}
+			paths = append(paths, p)
+		}
+	}
+	if err != nil {
+		if Integration() {
+			t.Fatalf("integration binaries: %v", err)
+		}
+		t.Skipf("integration binaries missing (%v); set %s=1 to make this a failure", err, EnvIntegration)
+	}
+	return paths
+}
+
+// BinDir returns the directory that holds the integration binaries:
+// $REBOOTWATCH_BIN_DIR, else the first bin/ directory found walking up from
+// the working directory.
+func BinDir() (string, error) {
+	if d := os.Getenv(EnvBinDir); d != "" {
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; {
+		if st, err := os.Stat(filepath.Join(d, "bin")); err == nil && st.IsDir() {
+			return filepath.Join(d, "bin"), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no bin/ directory above %s and %s unset", wd, EnvBinDir)
+		}
+		d = parent
+	}
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start starts a fresh etcd and kube-apiserver on free loopback ports and
+// waits until the apiserver is ready. t.Cleanup stops both. It skips or fails
+// t per the package rule when the binaries are missing.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	bins := Require(t, "etcd", "kube-apiserver")
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		c, err := start(t, bins[0], bins[1])
+		if err == nil {
+			return c
+		}
+		lastErr = err
+		if !errors.Is(err, errPort) {
+			break
+		}
+		t.Logf("testcluster: %v; retrying with other ports", err)
+	}
+	t.Fatalf("testcluster: %v", lastErr)
+	return nil
+}
+
+var errPort = errors.New("address already in use")
+
+func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
+	dir, err := os.MkdirTemp("", "testcluster-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, tokens: map[string]string{}}
+	ok := false
+	defer func() {
+		if !ok {
+			c.dumpLogs(t)
+			c.Stop()
+			_ = os.RemoveAll(dir)
+		}
+	}()
+
+	// etcd.
+	clientPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	etcd, err := c.spawn("etcd", etcdBin,
+		"--name=testcluster",
+		"--data-dir="+filepath.Join(dir, "etcd-data"),
+		"--listen-client-urls="+etcdURL,
+		"--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=testcluster="+peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(etcd, startTimeout, func(cl *http.Client) bool {
+		resp, err := cl.Get(etcdURL + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		return nil, err
+	}
+
+	// kube-apiserver.
+	keyFile := filepath.Join(dir, "sa.key")
+	if err := writeRSAKey(keyFile); err != nil {
+		return nil, err
+	}
+	tokenFile := filepath.Join(dir, "tokens.csv")
+	var tokens bytes.Buffer
+	users := append([]string{"admin"}, Users...)
+	for i, u := range users {
+		tok := randomToken()
+		c.tokens[u] = tok
+		groups := ""
+		if u == "admin" {
+			groups = `,"system:masters"`
+		}
+		fmt.Fprintf(&tokens, "%s,%s,uid-%d%s\n", tok, u, i, groups)
+	}
+	if err := os.WriteFile(tokenFile, tokens.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
+	api, err := c.spawn("kube-apiserver", apiserverBin,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--cert-dir="+filepath.Join(dir, "certs"),
+		"--token-auth-file="+tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-key-file="+keyFile,
+		"--service-account-signing-key-file="+keyFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range=10.0.0.0/24",
+		// No controller-manager runs, so no default ServiceAccount appears
+		// in new namespaces: without this, creating a Pod would fail.
+		"--disable-admission-plugins=ServiceAccount",
+		"--v=1",
+	)
+	if err != nil {
+		return nil, err
+	}
+	c.Admin = c.config("admin")
+	if err := waitHTTP(api, startTimeout, func(*http.Client) bool {
+		cs, err := kubernetes.NewForConfig(c.Admin)
+		if err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil || strings.TrimSpace(string(body)) != "ok" {
+			return false
+		}
+		// The default namespace is created by a bootstrap controller just
+		// after start; tests expect it.
+		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err == nil
+	}); err != nil {
+		if b, _ := os.ReadFile(api.log); bytes.Contains(b, []byte("address already in use")) {
+			return nil, fmt.Errorf("kube-apiserver: %w", errPort)
+		}
+		return nil, err
+	}
+	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(c.Kubeconfig, []byte(c.kubeconfig()), 0o600); err != nil {
+		return nil, err
+	}
+	ok = true
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpLogs(t)
+		}
+		c.Stop()
+		_ = os.RemoveAll(dir)
+	})
+	return c, nil
+}
+
+func (c *Cluster) spawn(name, bin string, args ...string) (*proc, error) {
+	logPath := filepath.Join(c.dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// waitHTTP polls ready until it returns true, the process exits, or the timeout passes.
+func waitHTTP(p *proc, timeout time.Duration, ready func(*http.Client) bool) error {
+	cl := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	for {
+		if ready(cl) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was ready: %v", p.name, p.err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %s", p.name, timeout)
+		}
+	}
+}
+
+func (c *Cluster) config(user string) *rest.Config {
+	return &rest.Config{
+		Host:            c.URL,
+		BearerToken:     c.tokens[user],
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		QPS:             -1, // no client-side throttling against a test server
+		Timeout:         30 * time.Second,
+	}
+}
+
+// UserConfig returns a client configuration for one of the static-token users
+// ("alice", "bob", "carol"): authenticated, with no RBAC grants.
+func (c *Cluster) UserConfig(user string) *rest.Config {
+	if _, ok := c.tokens[user]; !ok || user == "admin" {
+		panic(fmt.Sprintf("testcluster: unknown user %q (want one of %v)", user, Users))
+	}
+	return c.config(user)
+}
+
+// Client returns a typed clientset for the admin.
+func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		t.Fatalf("testcluster: clientset: %v", err)
+	}
+	return cs
+}
+
+// Namespace creates a fresh namespace named prefix-<random> and returns its name.
+func (c *Cluster) Namespace(t testing.TB, prefix string) string {
+	t.Helper()
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.TrimSuffix(prefix, "-") + "-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("testcluster: create namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// Stop stops the apiserver and etcd now. It is idempotent.
+func (c *Cluster) Stop() {
+	c.once.Do(func() {
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			p := c.procs[i]
+			pgid := p.cmd.Process.Pid
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(5 * time.Second):
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				<-p.done
+			}
+		}
+	})
+}
+
+// Logs returns the log text of a process ("etcd" or "kube-apiserver").
+func (c *Cluster) Logs(name string) string {
+	b, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+	return string(b)
+}
+
+func (c *Cluster) dumpLogs(t testing.TB) {
+	for _, p := range c.procs {
+		b, _ := os.ReadFile(p.log)
+		const max = 16 << 10
+		if len(b) > max {
+			b = append([]byte("…\n"), b[len(b)-max:]...)
+		}
+		t.Logf("testcluster: %s log (%s):\n%s", p.name, p.log, b)
+	}
+}
+
+func (c *Cluster) kubeconfig() string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: testcluster
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: testcluster
+  context:
+    cluster: testcluster
+    user: admin
+current-context: testcluster
+`, c.URL, c.tokens["admin"])
+}
+
+func writeRSAKey(path string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	return os.WriteFile(path, b, 0o600)
+}
+
+func randomToken() string {
+	return rand.Text()
+}

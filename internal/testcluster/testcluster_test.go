@@ -1,0 +1,71 @@
+package testcluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func TestStart(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := c.Client(t)
+
+	ns := c.Namespace(t, "probe")
+	if _, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("namespace %s: %v", ns, err)
+	}
+
+	// The kubeconfig file works and points at the same server.
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != c.URL {
+		t.Fatalf("kubeconfig server %q, want %q", cfg.Host, c.URL)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("list nodes via kubeconfig: %v", err)
+	}
+
+	// Users are authenticated but have no grants.
+	alice, err := kubernetes.NewForConfig(c.UserConfig("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = alice.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("alice listing nodes: got %v, want forbidden", err)
+	}
+
+	// Service-account keys are set: TokenRequest works.
+	sa, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	if tr.Status.Token == "" {
+		t.Fatal("token request returned no token")
+	}
+
+	c.Stop()
+	c.Stop() // idempotent
+	if _, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		t.Fatal("apiserver still answers after Stop")
+	}
+}
