@@ -244,6 +244,7 @@ func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+filepath.Join(dir, "certs"),
 		"--token-auth-file="+tokenFile,
