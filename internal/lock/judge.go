@@ -32,7 +32,8 @@ type Engine struct {
 
 	mu         sync.Mutex
 	firstSeen  map[string]time.Time // lock key -> first judged
-	cordonSeen map[string]time.Time // node -> last seen unschedulable
+	cordoned   map[string]bool      // node -> unschedulable when last judged
+	uncordoned map[string]time.Time // node -> when first seen schedulable again after a cordon
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 }
 
@@ -41,7 +42,7 @@ func New(opts Options) *Engine {
 	if opts.OrphanGrace <= 0 {
 		opts.OrphanGrace = DefaultOrphanGrace
 	}
-	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordonSeen: map[string]time.Time{}, appIDs: map[string]string{}}
+	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordoned: map[string]bool{}, uncordoned: map[string]time.Time{}, appIDs: map[string]string{}}
 }
 
 // Options returns the engine's options (defaults filled in).
@@ -106,16 +107,18 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 		n, _ := c.Node(name)
 		nodes = append(nodes, n)
 		present[name] = true
-		if n.Unschedulable {
-			e.cordonSeen[name] = now
+		if !n.Unschedulable && e.cordoned[name] {
+			e.uncordoned[name] = now
 		}
+		e.cordoned[name] = n.Unschedulable
 		if why := busyReason(c, n); why != "" {
 			ctx.busy[name] = why
 		}
 	}
-	for name := range e.cordonSeen {
+	for name := range e.cordoned {
 		if !present[name] {
-			delete(e.cordonSeen, name)
+			delete(e.cordoned, name)
+			delete(e.uncordoned, name)
 		}
 	}
 	ix := NewIndex(nodes, e.appIDs)
@@ -356,8 +359,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	if rebootedAt.After(steadySince) {
 		steadySince = rebootedAt
 	}
-	if cs, ok := e.cordonSeen[name]; ok && !j.holderWasCordoned && cs.After(steadySince) {
-		steadySince = cs
+	if us, ok := e.uncordoned[name]; ok && !j.holderWasCordoned && us.After(steadySince) {
+		steadySince = us
+		ev("uncordoned", "seen schedulable again at "+us.UTC().Format(time.RFC3339))
 	}
 	steady := now.Sub(steadySince)
 	ev("steady for", model.HumanDuration(steady)+" (grace "+model.HumanDuration(e.opts.OrphanGrace)+")")

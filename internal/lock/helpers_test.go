@@ -1,0 +1,143 @@
+package lock
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// Machine ids for fleetlock tests; mid1's Zincati id is the DESIGN vector.
+const (
+	mid1 = "1c09ca98649c4c7abc779cd04c96812e"
+	zid1 = "978a225b3d7b40e9acd7ce9b62f68444"
+	mid2 = "2c09ca98649c4c7abc779cd04c96812e"
+	mid3 = "3c09ca98649c4c7abc779cd04c96812e"
+)
+
+func zid(t testing.TB, mid string) string {
+	t.Helper()
+	id, err := ZincatiNodeID(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+type nodeOpt func(*model.Node)
+
+// node returns a Ready, schedulable node, Ready since t0-24h, boot "<name>-b1".
+func node(name string, opts ...nodeOpt) model.Node {
+	n := model.Node{Name: name, UID: "uid-" + name, BootID: name + "-b1",
+		Conditions: []model.Condition{{Type: "Ready", Status: "True", LastTransition: at(-24 * time.Hour)}}}
+	for _, o := range opts {
+		o(&n)
+	}
+	return n
+}
+
+func readySince(t time.Time) nodeOpt {
+	return func(n *model.Node) {
+		n.Conditions = []model.Condition{{Type: "Ready", Status: "True", LastTransition: t}}
+	}
+}
+func notReady(t time.Time) nodeOpt {
+	return func(n *model.Node) {
+		n.Conditions = []model.Condition{{Type: "Ready", Status: "False", LastTransition: t}}
+	}
+}
+func noReady() nodeOpt                      { return func(n *model.Node) { n.Conditions = nil } }
+func cordoned() nodeOpt                     { return func(n *model.Node) { n.Unschedulable = true } }
+func boot(id string) nodeOpt                { return func(n *model.Node) { n.BootID = id } }
+func machine(id string) nodeOpt             { return func(n *model.Node) { n.MachineID = id } }
+func up(n model.Node) model.Event           { return model.NodeUpserted{Node: n} }
+func gone(name string) model.Event          { return model.NodeDeleted{Name: name} }
+func lockEv(l model.LockObject) model.Event { return model.LockUpserted{Lock: l} }
+
+var (
+	kuredRef = model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+	fleetRef = model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+)
+
+func kuredLock(annotation string) model.LockObject {
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Annotation: annotation, Present: true}
+}
+func kuredAbsent() model.LockObject {
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100"}
+}
+func fleet(holder string) model.LockObject {
+	return model.LockObject{LockRef: fleetRef, UID: "uid-lease", ResourceVersion: "200", Holder: holder, LeaseTransitions: 3}
+}
+
+// entry is one kured lock entry for building annotations.
+type entry struct {
+	NodeID   string         `json:"nodeID"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Created  *time.Time     `json:"created,omitempty"`
+	TTL      *int64         `json:"TTL,omitempty"`
+}
+
+func ent(nodeID string, created time.Time, ttl time.Duration) entry {
+	e := entry{NodeID: nodeID, Metadata: map[string]any{"unschedulable": false}}
+	if !created.IsZero() {
+		c := created
+		e.Created = &c
+	}
+	n := int64(ttl)
+	e.TTL = &n
+	return e
+}
+
+func single(e entry) string {
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+func multi(max int, es ...entry) string {
+	if es == nil {
+		es = []entry{}
+	}
+	b, _ := json.Marshal(map[string]any{"maxOwners": max, "locks": es})
+	return string(b)
+}
+
+func nodesOK() model.Event {
+	return model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}
+}
+func source(name model.SourceName, st model.SourceStatus) model.Event {
+	return model.SourceChanged{Health: model.SourceHealth{Name: name, Status: st, Message: "test"}}
+}
+
+// step applies events at a time, then recomputes.
+type step struct {
+	at time.Time
+	ev []model.Event
+}
+
+// build applies the steps to a fresh cluster judged by e.
+func build(e *Engine, steps ...step) *model.Cluster {
+	c := model.NewCluster("test", model.Options{})
+	c.Judge = e.Judge
+	for _, s := range steps {
+		for _, ev := range s.ev {
+			c.Apply(ev, s.at)
+		}
+		c.Recompute(s.at)
+	}
+	return c
+}
+
+func statusFor(ss []model.LockStatus, ref model.LockRef, holder string) (model.LockStatus, error) {
+	for _, s := range ss {
+		if s.LockRef == ref && s.Holder == holder {
+			return s, nil
+		}
+	}
+	return model.LockStatus{}, fmt.Errorf("no status for %s holder %q in %v", ref, holder, ss)
+}
