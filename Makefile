@@ -1,0 +1,56 @@
+# rebootwatch — build, test and demo. `make demo` and `make test` are the two
+# commands a fresh machine needs (README).
+GO        ?= go
+BIN       := $(CURDIR)/bin
+PKGS      := ./...
+TESTFLAGS ?= -count=1 -timeout 40m
+
+export REBOOTWATCH_BIN_DIR := $(BIN)
+
+.PHONY: all build demo test unit integration e2e bench lint fmt vet testcluster screenshots clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/rebootwatch ./cmd/rebootwatch
+	$(GO) build -o $(BIN)/rebootwatch-agent ./cmd/rebootwatch-agent
+
+demo: build
+	$(BIN)/rebootwatch --demo
+
+# kube-apiserver and etcd for the integration tests, built once from the
+# pinned module in hack/testcluster and cached in bin/.
+testcluster: $(BIN)/kube-apiserver $(BIN)/etcd
+
+$(BIN)/kube-apiserver: hack/testcluster/go.mod
+	cd hack/testcluster && $(GO) build -o $(BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+
+$(BIN)/etcd: hack/testcluster/go.mod
+	cd hack/testcluster && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
+
+unit:
+	$(GO) test $(TESTFLAGS) -short $(PKGS)
+
+# test runs everything: unit tests, integration tests against a real
+# kube-apiserver + etcd and Prometheus, and the tmux end-to-end script.
+test: build testcluster
+	REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(PKGS)
+	@if command -v tmux >/dev/null 2>&1; then bash hack/e2e-tmux.sh; else echo "tmux not installed: skipping the tmux end-to-end script"; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+screenshots: build
+	bash hack/screenshots.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+)
+
+// Exit codes (DESIGN §7).
+const (
+	ExitOK        = 0
+	ExitError     = 1
+	ExitAttention = 2
+)
+
+// Env is the process environment a command runs in; tests replace it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdoutTTY and StdinTTY say whether those are terminals.
+	StdoutTTY bool
+	StdinTTY  bool
+	Getenv    func(string) string
+	// Now is the wall clock (the demo has its own, in the session).
+	Now func() time.Time
+}
+
+// OSEnv returns the real process environment.
+func OSEnv() Env {
+	return Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		StdoutTTY: isTerminal(os.Stdout), StdinTTY: isTerminal(os.Stdin),
+		Getenv: os.Getenv, Now: time.Now,
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Common holds the flags every mode shares (DESIGN §9).
+type Common struct {
+	Kubeconfig         string
+	Context            string
+	AllContexts        bool
+	RequestTimeout     time.Duration
+	KuredDaemonSet     string
+	FleetlockNamespace string
+	PrometheusURL      string
+	PrometheusToken    string
+	PrometheusInsecure bool
+	PrometheusInterval time.Duration
+	PrometheusAlerts   string
+	OrphanGrace        time.Duration
+	TargetOS           string
+	SyncTimeout        time.Duration
+
+	Demo      bool
+	DemoSeed  int64
+	DemoSpeed float64
+	DemoAt    time.Duration
+
+	ReadOnly    bool
+	DryRun      bool
+	AllowUnsafe bool
+	Theme       string
+	Output      string
+	Bell        bool
+	Verbose     bool
+}
+
+// DefaultCommon returns the shared flags' defaults.
+func DefaultCommon() Common {
+	return Common{
+		RequestTimeout: 20 * time.Second, FleetlockNamespace: "default",
+		PrometheusInterval: 30 * time.Second, OrphanGrace: 10 * time.Minute,
+		SyncTimeout: 30 * time.Second, DemoSeed: 1, DemoSpeed: 10, Output: "text",
+	}
+}
+
+// Register adds the shared flags to fs, with c's current values as defaults,
+// so a subcommand's flag set keeps what was given before its name.
+func (c *Common) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "path to the kubeconfig file (default $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&c.Context, "context", c.Context, "kubeconfig context to use; a comma list watches several clusters")
+	fs.BoolVar(&c.AllContexts, "all-contexts", c.AllContexts, "watch every context of the kubeconfig")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of every API request")
+	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured's DaemonSet as ns/name (default: discovered)")
+	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of fleetlock's Leases")
+	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required (default: disabled)")
+	fs.StringVar(&c.PrometheusToken, "prometheus-token-file", c.PrometheusToken, "file holding a bearer token for Prometheus")
+	fs.BoolVar(&c.PrometheusInsecure, "prometheus-insecure-skip-verify", c.PrometheusInsecure, "skip TLS verification of Prometheus (lab clusters)")
+	fs.DurationVar(&c.PrometheusInterval, "prometheus-interval", c.PrometheusInterval, "how often to query Prometheus")
+	fs.StringVar(&c.PrometheusAlerts, "prometheus-alerts", c.PrometheusAlerts, "regexp of firing alert names that block reboots (kured's --alert-filter-regexp)")
+	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "how long a rebooted, Ready, schedulable holder must be steady before its lock is orphaned")
+	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image or kernel the fleet upgrades to (default: newest seen)")
+	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "how long to wait for the first sync of every source")
+	fs.BoolVar(&c.Demo, "demo", c.Demo, "use the embedded simulated cluster instead of a real one")
+	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "random seed of the demo cluster")
+	fs.Float64Var(&c.DemoSpeed, "speed", c.DemoSpeed, "how much faster than real time the demo runs")
+	fs.DurationVar(&c.DemoAt, "demo-at", c.DemoAt, "start the demo this far into its scenario")
+	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "hide every action")
+	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "show the writes actions would make without making them")
+	fs.BoolVar(&c.AllowUnsafe, "allow-unsafe", c.AllowUnsafe, "allow overriding failed gates after typing the holder's name (TTY only)")
+	fs.StringVar(&c.Theme, "theme", c.Theme, "theme name or theme file (default: $XDG_CONFIG_HOME/rebootwatch/theme.yaml, else by background)")
+	fs.StringVar(&c.Output, "o", c.Output, "output format: text or json")
+	fs.StringVar(&c.Output, "output", c.Output, "output format: text or json")
+	fs.BoolVar(&c.Bell, "bell", c.Bell, "ring the terminal bell when something needs attention")
+	fs.BoolVar(&c.Verbose, "v", c.Verbose, "log diagnostics to stderr")
+}
+
+// LiveOptions maps the flags to a session's options.
+func (c *Common) LiveOptions(env Env) live.Options {
+	return live.Options{
+		Kubeconfig: c.Kubeconfig, Context: c.Context, KubeconfigEnv: env.Getenv("KUBECONFIG"),
+		Home:           env.Getenv("HOME"),
+		RequestTimeout: c.RequestTimeout, KuredDaemonSet: c.KuredDaemonSet, FleetlockNamespace: c.FleetlockNamespace,
+		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
+		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
+		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS,
+		Demo: c.Demo, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
+	}
+}
+
+func (c *Common) validate() error {
+	switch c.Output {
+	case "text", "json":
+	default:
+		return fmt.Errorf("unknown output format %q: use -o text or -o json", c.Output)
+	}
+	if c.RequestTimeout <= 0 {
+		return errors.New("--request-timeout must be positive")
+	}
+	if c.OrphanGrace < 0 {
+		return errors.New("--orphan-grace must not be negative")
+	}
+	if c.DemoSpeed < 0 {
+		return errors.New("--speed must not be negative")
+	}
+	if c.KuredDaemonSet != "" && strings.Count(c.KuredDaemonSet, "/") != 1 {
+		return fmt.Errorf("--kured-daemonset %q: want namespace/name", c.KuredDaemonSet)
+	}
+	return nil
+}
+
+const usage = `rebootwatch — watch and fix Kubernetes node reboot cycles (kured, fleetlock, Longhorn)
+
+Usage:
+  rebootwatch [flags]                 the live dashboard
+  rebootwatch --snapshot [-o json]    a one-shot report (exit 0 ok, 1 unreadable, 2 needs attention)
+  rebootwatch watch [flags]           a streaming log for a maintenance window
+  rebootwatch release [flags]         release a lock left by a node that finished
+  rebootwatch reap [flags]            reap a lock held by a node that no longer exists
+  rebootwatch version
+
+Try it with no cluster:  rebootwatch --demo
+
+Flags:
+`
+
+// Main runs rebootwatch with args (without the program name) and returns the exit code.
+func Main(args []string, env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, env)
+}
+
+func run(ctx context.Context, args []string, env Env) int {
+	c := DefaultCommon()
+	var snapshot, version bool
+	fs := newFlagSet("rebootwatch", env, usage)
+	c.Register(fs)
+	fs.BoolVar(&snapshot, "snapshot", false, "print a one-shot report and exit")
+	fs.BoolVar(&version, "version", false, "print the version and exit")
+	if code, ok := parse(fs, args, env); !ok {
+		return code
+	}
+	rest := fs.Args()
+	sub := ""
+	if len(rest) > 0 {
+		sub, rest = rest[0], rest[1:]
+	}
+	if err := c.validate(); err != nil {
+		return fail(env, err)
+	}
+	switch sub {
+	case "":
+	case "version":
+		version = true
+	case "watch":
+		return runWatch(ctx, env, &c, rest)
+	case "release":
+		return runAction(ctx, env, &c, "release", rest)
+	case "reap":
+		return runAction(ctx, env, &c, "reap", rest)
+	case "help":
+		fs.Usage()
+		return ExitOK
+	default:
+		return fail(env, fmt.Errorf("unknown command %q (see rebootwatch --help)", sub))
+	}
+	if version {
+		fmt.Fprintln(env.Stdout, "rebootwatch", Version)
+		return ExitOK
+	}
+	if snapshot {
+		return runSnapshot(ctx, env, &c)
+	}
+	return runDashboard(ctx, env, &c)
+}
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
+var Version = "dev"
+
+// newFlagSet returns a flag set that reports errors itself (one line, no usage dump).
+func newFlagSet(name string, env Env, head string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stdout, head)
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses args; ok is false when the caller must return code.
+func parse(fs *flag.FlagSet, args []string, env Env) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return ExitOK, false
+	default:
+		return fail(env, err), false
+	}
+}
+
+// fail prints one clear line and returns ExitError.
+func fail(env Env, err error) int {
+	fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", err)
+	return ExitError
+}
+
+// ParseSub parses a subcommand's own flags after the shared ones: shared
+// flags may come before or after the subcommand's name.
+func ParseSub(name, head string, env Env, c *Common, args []string, extra func(fs *flag.FlagSet)) (code int, ok bool) {
+	fs := newFlagSet("rebootwatch "+name, env, head)
+	c.Register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if code, ok := parse(fs, args, env); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		return fail(env, fmt.Errorf("unexpected argument %q", fs.Arg(0))), false
+	}
+	if err := c.validate(); err != nil {
+		return fail(env, err), false
+	}
+	return 0, true
+}
