@@ -1,0 +1,180 @@
+// Package detail renders the node detail view: conditions, boot ids seen,
+// the current cycle's phase durations, the lock it holds with the engine's
+// evidence, kured's node annotations and the Longhorn volumes attached to
+// it. It is a pure function of the cluster.
+package detail
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/locks"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+// Lines returns the detail of one node as lines (not fitted; the caller
+// boxes, scrolls and fits them).
+func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
+	p := ctx.P
+	now := ctx.Now
+	n, ok := c.Node(name)
+	if !ok {
+		return []string{p.Paint(pctx.Warning, "node "+name+" is gone (deleted since it was selected)")}
+	}
+	var out []string
+	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 14))+v) }
+	section := func(s string) { out = append(out, "", p.Paint(pctx.Title, s)) }
+
+	ph := c.Phase(name)
+	t := c.Track(name)
+	phase := p.Phase(ph, string(ph))
+	if t != nil && !t.Since.IsZero() {
+		phase += p.Paint(pctx.Muted, " for "+model.HumanDuration(now.Sub(t.Since)))
+	}
+	kv("phase", phase)
+	kv("role", n.Role())
+	ready, known, since := n.Ready()
+	rs := p.Paint(pctx.Muted, "unknown")
+	if known && ready {
+		rs = p.Paint(pctx.OK, "Ready")
+	} else if known {
+		rs = p.Paint(pctx.Critical, "NotReady")
+	}
+	if !since.IsZero() {
+		rs += p.Paint(pctx.Muted, " since "+since.Format("15:04:05")+" ("+model.HumanDuration(now.Sub(since))+" ago)")
+	}
+	kv("ready", rs)
+	if n.Unschedulable {
+		kv("schedulable", p.Paint(pctx.Warning, "no (cordoned)"))
+	} else {
+		kv("schedulable", "yes")
+	}
+	target := c.TargetOS()
+	up := p.Paint(pctx.Warning, "not upgraded yet")
+	if c.Upgraded(n, target) {
+		up = p.Paint(pctx.OK, "upgraded")
+	}
+	kv("os", n.OSImage+p.Paint(pctx.Muted, " · kernel ")+n.KernelVersion)
+	kv("target", target.String()+" · "+up)
+	if rr := c.RebootRequired(name); rr != nil {
+		kv("reboot needed", fmt.Sprint(*rr))
+	} else {
+		kv("reboot needed", p.Paint(pctx.Muted, "unknown (no kured_reboot_required)"))
+	}
+	kv("machine id", n.MachineID)
+
+	section("Cycle")
+	if t == nil || len(t.Spans) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "no reboot cycle seen"))
+	} else {
+		if !t.CycleStart.IsZero() {
+			kv("started", t.CycleStart.Format("15:04:05")+p.Paint(pctx.Muted, " ("+model.HumanDuration(now.Sub(t.CycleStart))+" ago)"))
+		}
+		if t.LockKind != "" {
+			kv("lock kind", string(t.LockKind))
+		}
+		durs := t.PhaseDurations(now)
+		var steps []string
+		for _, s := range model.CycleSteps {
+			if d, ok := durs[s]; ok {
+				steps = append(steps, p.Phase(s, string(s))+" "+model.HumanDuration(d))
+			} else {
+				steps = append(steps, p.Paint(pctx.Muted, string(s)+" –"))
+			}
+		}
+		out = append(out, strings.Join(steps, p.Paint(pctx.Muted, " → ")))
+	}
+
+	section("Lock")
+	held := false
+	for _, s := range c.LockStatuses() {
+		if s.Holder == "" || !holds(s, name) {
+			continue
+		}
+		held = true
+		kv(string(s.Kind), s.Namespace+"/"+s.Name+" · holder "+locks.Holder(s)+" · held "+locks.Held(s, now))
+		kv("verdict", p.Verdict(s.Verdict, string(s.Verdict))+p.Paint(pctx.Muted, " — ")+s.Reason)
+		for _, e := range s.Evidence {
+			kv("  "+e.Key, e.Value)
+		}
+	}
+	if !held {
+		out = append(out, p.Paint(pctx.Muted, "holds no reboot lock"))
+	}
+
+	section("Conditions")
+	if len(n.Conditions) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "none reported"))
+	}
+	for _, cd := range n.Conditions {
+		role := pctx.Text
+		bad := (cd.Type == "Ready" && cd.Status != "True") || (cd.Type != "Ready" && cd.Status == "True")
+		if bad {
+			role = pctx.Warning
+		}
+		ago := ""
+		if !cd.LastTransition.IsZero() {
+			ago = model.HumanDuration(now.Sub(cd.LastTransition)) + " ago"
+		}
+		out = append(out, p.Paint(role, pctx.Fit(cd.Type, 22)+pctx.Fit(cd.Status, 8))+p.Paint(pctx.Muted, pctx.Fit(ago, 10)+cd.Reason+" "+cd.Message))
+	}
+
+	section("Boot ids seen")
+	if t == nil || len(t.Boots) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "none"))
+	} else {
+		for i := len(t.Boots) - 1; i >= 0; i-- {
+			b := t.Boots[i]
+			mark := "  "
+			if b.BootID == n.BootID {
+				mark = p.Paint(pctx.Accent, "▸ ")
+			}
+			out = append(out, mark+b.BootID+p.Paint(pctx.Muted, " first seen "+b.FirstSeen.Format("15:04:05")))
+		}
+	}
+
+	section("kured annotations")
+	if len(n.Annotations) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "none (kured runs without --annotate-nodes, or not here)"))
+	}
+	keys := make([]string, 0, len(n.Annotations))
+	for k := range n.Annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, p.Paint(pctx.Muted, k+" = ")+n.Annotations[k])
+	}
+
+	section("Longhorn volumes on this node")
+	count := 0
+	for _, v := range c.Volumes() {
+		if v.Node != name {
+			continue
+		}
+		count++
+		role := pctx.OK
+		switch v.Robustness {
+		case model.RobustnessDegraded, model.RobustnessUnknown:
+			role = pctx.Warning
+		case model.RobustnessFaulted:
+			role = pctx.Critical
+		}
+		out = append(out, p.Paint(role, pctx.Fit(string(v.Robustness), 10))+v.Key()+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d %s", v.Replicas, v.State)))
+	}
+	if count == 0 {
+		out = append(out, p.Paint(pctx.Muted, "none attached"))
+	}
+	return out
+}
+
+func holds(s model.LockStatus, name string) bool {
+	for _, h := range s.HolderNodes {
+		if h == name {
+			return true
+		}
+	}
+	return s.Holder == name
+}

@@ -1,0 +1,228 @@
+// Package dialog is the confirm dialog of a lock action: it shows the lock,
+// the verdict, every gate with pass/fail and the exact write, defaults to
+// "No", ignores keystrokes for IgnoreFor after opening (so a key meant for
+// the screen underneath never confirms), and asks for the holder's name
+// before overriding failed gates when --allow-unsafe is on.
+//
+// It holds no I/O: the root turns a Confirm result into a command.
+package dialog
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/locks"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+// IgnoreFor is how long keystrokes are ignored after the dialog opens.
+const IgnoreFor = 400 * time.Millisecond
+
+// Result is what a keystroke did.
+type Result int
+
+// Results.
+const (
+	None    Result = iota // still open
+	Cancel                // closed, nothing done
+	Confirm               // closed, run the action
+	Refused               // closed: the gates refuse and no override was given
+)
+
+// Dialog is an open confirm dialog.
+type Dialog struct {
+	Plan     lock.Plan
+	OpenedAt time.Time
+	// Yes is true when the "Yes" button has the focus (default false: No).
+	Yes bool
+	// Typed is what the operator typed to confirm an unsafe override.
+	Typed       string
+	DryRun      bool
+	AllowUnsafe bool
+}
+
+// New opens a dialog for a plan at now.
+func New(p lock.Plan, now time.Time, dryRun, allowUnsafe bool) *Dialog {
+	return &Dialog{Plan: p, OpenedAt: now, DryRun: dryRun, AllowUnsafe: allowUnsafe}
+}
+
+// Unsafe reports whether confirming overrides failed gates.
+func (d *Dialog) Unsafe() bool { return !d.Plan.Allowed }
+
+// overridable reports whether the failed gates may be overridden here.
+func (d *Dialog) overridable() bool {
+	return !d.Plan.Allowed && d.AllowUnsafe && !d.Plan.Unattended && d.Plan.Write.Op != ""
+}
+
+// Expected is the text to type to unlock an override: the holder's node
+// name when it maps to one, else the raw holder id.
+func (d *Dialog) Expected() string {
+	if n := d.Plan.Status.HolderNode(); n != "" {
+		return n
+	}
+	return d.Plan.Status.Holder
+}
+
+// canYes reports whether "Yes" may be chosen now.
+func (d *Dialog) canYes() bool {
+	if d.Plan.Allowed {
+		return true
+	}
+	return d.overridable() && d.Typed == d.Expected()
+}
+
+// Key handles one keystroke (its String() and typed Text) at now.
+func (d *Dialog) Key(k, text string, now time.Time) Result {
+	if now.Sub(d.OpenedAt) < IgnoreFor {
+		return None
+	}
+	if k == "esc" || k == "ctrl+c" {
+		return Cancel
+	}
+	if d.overridable() {
+		switch k {
+		case "backspace":
+			if d.Typed != "" {
+				r := []rune(d.Typed)
+				d.Typed = string(r[:len(r)-1])
+			}
+			d.Yes = d.Yes && d.canYes()
+		case "tab", "left", "right", "shift+tab":
+			d.Yes = !d.Yes && d.canYes()
+		case "enter":
+			if d.Yes && d.canYes() {
+				return Confirm
+			}
+			return Cancel
+		default:
+			if text != "" {
+				d.Typed += text
+				d.Yes = d.Yes && d.canYes()
+			}
+		}
+		return None
+	}
+	if !d.Plan.Allowed {
+		switch k {
+		case "enter", "y":
+			return Refused
+		case "n", "q":
+			return Cancel
+		}
+		return None
+	}
+	switch k {
+	case "left", "right", "h", "l", "tab", "shift+tab":
+		d.Yes = !d.Yes
+	case "y":
+		d.Yes = true
+	case "n", "q":
+		return Cancel
+	case "enter":
+		if d.Yes {
+			return Confirm
+		}
+		return Cancel
+	}
+	return None
+}
+
+func title(a model.Action) string {
+	if a == model.ActionReap {
+		return "Reap lock?"
+	}
+	return "Release lock?"
+}
+
+// Render draws the dialog box, at most w cells wide and h lines high.
+func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
+	p := ctx.P
+	bw := min(w, 92)
+	inner := bw - 4
+	if inner < 10 || h < 5 {
+		return pctx.Box(p, title(d.Plan.Action), "", []string{" esc cancels"}, bw, min(h, 3))
+	}
+	var body []string
+	add := func(s string) { body = append(body, " "+s) }
+	wrapped := func(label string, role pctx.Role, s string) {
+		lines := strings.Split(ansi.Wordwrap(s, max(inner-len(label), 8), " /,"), "\n")
+		for i, l := range lines {
+			lead := label
+			if i > 0 {
+				lead = strings.Repeat(" ", len(label))
+			}
+			add(p.Paint(pctx.Muted, lead) + p.Paint(role, ansi.Hardwrap(l, max(inner-len(label), 8), false)))
+		}
+	}
+	st := d.Plan.Status
+	wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name)
+	wrapped("holder   ", pctx.Bold, locks.Holder(st))
+	add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)) + p.Paint(pctx.Muted, " — ") + pctx.Trunc(st.Reason, max(inner-20, 5)))
+	add(p.Paint(pctx.Muted, "gates"))
+	for _, g := range d.Plan.Gates {
+		mark, role := "✓", pctx.OK
+		if !g.Passed {
+			mark, role = "✗", pctx.Critical
+		}
+		add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, pctx.Trunc(g.Reason, max(inner-17, 4))))
+	}
+	write := d.Plan.Write.String()
+	if d.DryRun {
+		write = "DRY RUN, not written: " + write
+	}
+	wrapped("write    ", pctx.Accent, write)
+	body = append(body, "")
+	switch {
+	case d.Plan.Allowed:
+	case d.overridable():
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal)
+		add(p.Paint(pctx.Warning, "--allow-unsafe: type ") + p.Paint(pctx.Bold, d.Expected()) + p.Paint(pctx.Warning, " to override the failed gates"))
+		field := d.Typed + "█"
+		role := pctx.Critical
+		if d.Typed == d.Expected() {
+			role = pctx.OK
+		}
+		add("> " + p.Paint(role, field))
+	default:
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal)
+		add(p.Paint(pctx.Muted, "nothing will be written; run with --allow-unsafe to override after typing the holder's name"))
+	}
+	body = append(body, buttons(p, d, inner))
+	hint := "←/→ choose · enter confirm · esc cancel"
+	if !d.Plan.Allowed && !d.overridable() {
+		hint = "enter/esc close"
+	}
+	add(p.Paint(pctx.Muted, hint))
+	// Keep the end (buttons) visible when the screen is short.
+	if len(body) > h-2 {
+		body = append(body[:max(h-2-3, 0)], body[len(body)-3:]...)
+	}
+	note := ""
+	if d.DryRun {
+		note = "dry-run"
+	}
+	return pctx.Box(p, title(d.Plan.Action), note, body, bw, len(body)+2)
+}
+
+func buttons(p pctx.Painter, d *Dialog, inner int) string {
+	no := "[ No ]"
+	yes := "[ Yes ]"
+	if d.Unsafe() {
+		yes = "[ Yes, unsafe ]"
+	}
+	noS, yesS := p.Paint(pctx.Text, no), p.Paint(pctx.Muted, yes)
+	if !d.Yes {
+		noS = p.Paint(pctx.Selected, no)
+	} else {
+		yesS = p.Paint(pctx.Selected, yes)
+	}
+	if !d.canYes() {
+		yesS = p.Paint(pctx.Faint, yes)
+	}
+	s := noS + "   " + yesS
+	pad := max((inner-pctx.Width(s))/2, 0)
+	return strings.Repeat(" ", pad) + s
+}

@@ -1,0 +1,171 @@
+// Package header renders the dashboard's top lines: context and modes,
+// a health pill per source, fleet progress with target OS and ETA, and the
+// most urgent attention item. It is a pure function of its Data.
+package header
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+// Data is what the header shows.
+type Data struct {
+	Context      string
+	Fleet        model.Fleet
+	Sources      []model.SourceHealth
+	Attention    []model.Attention
+	StreamClosed bool
+}
+
+// Render returns exactly h lines (1 to 3) of w cells.
+func Render(ctx *pctx.Context, d Data, w, h int) []string {
+	p := ctx.P
+	compact := w < 110
+	// Line 1: title, context, modes … source pills.
+	left := p.Paint(pctx.Title, "rebootwatch") + " " + p.Paint(pctx.Muted, "⎈ ") + p.Paint(pctx.Accent, d.Context)
+	var modes []string
+	if ctx.Demo {
+		modes = append(modes, p.Paint(pctx.Info, "[demo]"))
+	}
+	if ctx.ReadOnly {
+		modes = append(modes, p.Paint(pctx.Warning, "[read-only]"))
+	}
+	if ctx.DryRun {
+		modes = append(modes, p.Paint(pctx.Warning, "[dry-run]"))
+	}
+	if ctx.AllowUnsafe && !ctx.ReadOnly {
+		modes = append(modes, p.Paint(pctx.Critical, "[allow-unsafe]"))
+	}
+	if d.StreamClosed {
+		modes = append(modes, p.Paint(pctx.Critical, "[stream closed]"))
+	}
+	if len(modes) > 0 {
+		left += " " + strings.Join(modes, " ")
+	}
+	pills := Pills(ctx, d.Sources, compact)
+	line1 := left
+	if gap := w - pctx.Width(left) - pctx.Width(pills); gap >= 1 {
+		line1 = left + strings.Repeat(" ", gap) + pills
+	} else if pctx.Width(left)+1 < w {
+		line1 = left + " " + pctx.Trunc(pills, w-pctx.Width(left)-1)
+	}
+	lines := []string{line1, progress(ctx, d.Fleet, w)}
+	if h >= 3 {
+		lines = append(lines, attention(ctx, d.Attention))
+	}
+	return pctx.Lines(lines, w, h)
+}
+
+// Pills renders one health pill per source.
+func Pills(ctx *pctx.Context, sources []model.SourceHealth, compact bool) string {
+	p := ctx.P
+	var parts []string
+	for _, s := range sources {
+		name := string(s.Name)
+		if compact {
+			name = map[model.SourceName]string{model.SourceNodes: "nodes", model.SourceKured: "kured",
+				model.SourceFleetlock: "fleet", model.SourceLonghorn: "lh", model.SourcePrometheus: "prom"}[s.Name]
+		}
+		var st string
+		switch s.Status {
+		case model.StatusOK:
+			st = p.Paint(pctx.OK, "✓")
+		case model.StatusStale:
+			age := "?"
+			if !s.LastSync.IsZero() {
+				age = model.HumanDuration(ctx.Now.Sub(s.LastSync))
+			}
+			st = p.Paint(pctx.Warning, "stale "+age)
+		case model.StatusError:
+			st = p.Paint(pctx.Critical, "✗ error")
+		case model.StatusForbidden:
+			st = p.Paint(pctx.Critical, "✗ forbidden")
+		case model.StatusNotInstalled:
+			st = p.Paint(pctx.Muted, "not installed")
+			if compact {
+				st = p.Paint(pctx.Muted, "–")
+			}
+		case model.StatusDisabled:
+			st = p.Paint(pctx.Muted, "off")
+		default:
+			st = p.Paint(pctx.Muted, string(s.Status))
+		}
+		parts = append(parts, p.Paint(pctx.Muted, name)+" "+st)
+	}
+	return strings.Join(parts, p.Paint(pctx.Border, " │ "))
+}
+
+// Bar renders a progress bar of w cells for done/total.
+func Bar(p pctx.Painter, done, total, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	fill := 0
+	if total > 0 {
+		fill = done * w / total
+	}
+	return p.Paint(pctx.OK, strings.Repeat("█", fill)) + p.Paint(pctx.Border, strings.Repeat("░", w-fill))
+}
+
+func progress(ctx *pctx.Context, f model.Fleet, w int) string {
+	p := ctx.P
+	pct := 0
+	if f.Nodes > 0 {
+		pct = f.Upgraded * 100 / f.Nodes
+	}
+	count := fmt.Sprintf("%d/%d upgraded (%d%%)", f.Upgraded, f.Nodes, pct)
+	target := ""
+	if t := f.Target.String(); t != "" {
+		target = " → " + t
+	}
+	eta := "ETA –"
+	if f.ETA != nil {
+		eta = "ETA " + model.HumanDuration(*f.ETA)
+	}
+	var phases []string
+	for _, ph := range []model.Phase{model.PhaseDraining, model.PhaseRebooting, model.PhaseRecovering, model.PhasePending, model.PhaseDown, model.PhaseDone} {
+		if n := f.Phases[ph]; n > 0 {
+			phases = append(phases, p.Phase(ph, strconv.Itoa(n)+" "+string(ph)))
+		}
+	}
+	barW := 20
+	if w < 110 {
+		barW = 10
+	}
+	line := Bar(p, f.Upgraded, f.Nodes, barW) + " " + p.Paint(pctx.Bold, count) + p.Paint(pctx.Accent, target) +
+		p.Paint(pctx.Muted, " · ") + p.Paint(pctx.Text, eta)
+	if len(phases) > 0 {
+		line += p.Paint(pctx.Muted, " · ") + strings.Join(phases, " ")
+	}
+	return line
+}
+
+func attention(ctx *pctx.Context, items []model.Attention) string {
+	p := ctx.P
+	if len(items) == 0 {
+		return p.Paint(pctx.OK, "✓ nothing needs attention")
+	}
+	a := items[0]
+	role, mark := pctx.Warning, "! "
+	if a.Severity == model.SeverityCritical {
+		role, mark = pctx.Critical, "✗ "
+	}
+	s := p.Paint(role, mark+a.Message)
+	if len(items) > 1 {
+		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
+	}
+	return s
+}
+
+// Age is "updated Ns ago" for a source's last sync.
+func Age(now, last time.Time) string {
+	if last.IsZero() {
+		return "never updated"
+	}
+	return "updated " + model.HumanDuration(now.Sub(last)) + " ago"
+}

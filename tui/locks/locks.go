@@ -1,0 +1,122 @@
+// Package locks renders the dashboard's locks panel: one line per judged
+// lock (per kured multi-lock entry) with kind, lock object, holder (node
+// name and raw id), how long it has been held, the verdict in its colour and
+// the engine's reason. It is a pure function of the lock statuses.
+package locks
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+// Holder renders a lock's holder: node name and raw id when they differ.
+func Holder(s model.LockStatus) string {
+	switch {
+	case s.Holder == "":
+		return "–"
+	case s.Verdict == model.VerdictAmbiguous && len(s.HolderNodes) > 0:
+		return strings.Join(s.HolderNodes, ",") + " (" + short(s.Holder) + ")"
+	case s.HolderNode() != "" && s.HolderNode() != s.Holder:
+		return s.HolderNode() + " (" + short(s.Holder) + ")"
+	case s.HolderNode() == "" && s.Verdict == model.VerdictGhost:
+		return s.Holder + " (no such node)"
+	}
+	return s.Holder
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12] + "…"
+	}
+	return id
+}
+
+// Held renders how long a lock has been held.
+func Held(s model.LockStatus, now time.Time) string {
+	if d, ok := s.HeldFor(now); ok {
+		return model.HumanDuration(d)
+	}
+	if s.Holder == "" {
+		return "–"
+	}
+	return "?"
+}
+
+// Render returns exactly h lines of w cells: a header and one line per lock.
+// selected is the highlighted lock (-1 for none).
+func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, selected int, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	if len(statuses) == 0 {
+		return pctx.Lines([]string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}, w, h)
+	}
+	compact := w < 90
+	kindW, lockW, holderW, heldW, verdictW := 9, 24, 28, 6, 9
+	if compact {
+		kindW, lockW, holderW, heldW = 5, 0, 22, 5
+	}
+	reasonW := w - kindW - lockW - holderW - heldW - verdictW - 5
+	if compact {
+		reasonW = w - kindW - holderW - heldW - verdictW - 4
+	}
+	out := make([]string, 0, h)
+	hdr := pctx.Fit("KIND", kindW) + " "
+	if !compact {
+		hdr += pctx.Fit("LOCK", lockW) + " "
+	}
+	hdr += pctx.Fit("HOLDER", holderW) + " " + pctx.Fit("HELD", heldW) + " " + pctx.Fit("VERDICT", verdictW) + " " + "REASON"
+	out = append(out, p.Paint(pctx.Muted, pctx.Fit(hdr, w)))
+	for i, s := range statuses {
+		if len(out) >= h {
+			break
+		}
+		kind := string(s.Kind)
+		if compact && s.Kind == model.LockFleetlock {
+			kind = "fleet"
+		}
+		lock := s.Namespace + "/" + s.Name
+		verdict := string(s.Verdict)
+		cells := []struct {
+			text  string
+			w     int
+			paint func(string) string
+		}{
+			{kind, kindW, func(x string) string { return p.Paint(pctx.Accent, x) }},
+			{lock, lockW, func(x string) string { return p.Paint(pctx.Text, x) }},
+			{Holder(s), holderW, func(x string) string { return p.Paint(pctx.Bold, x) }},
+			{Held(s, ctx.Now), heldW, func(x string) string { return p.Paint(pctx.Text, x) }},
+			{verdict, verdictW, func(x string) string { return p.Verdict(s.Verdict, x) }},
+			{s.Reason, max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
+		}
+		var sb strings.Builder
+		first := true
+		for _, c := range cells {
+			if c.w <= 0 {
+				continue
+			}
+			if !first {
+				sb.WriteByte(' ')
+			}
+			first = false
+			t := pctx.Trunc(c.text, c.w)
+			if i == selected {
+				sb.WriteString(pctx.Fit(t, c.w))
+				continue
+			}
+			sb.WriteString(c.paint(t))
+			if pad := c.w - pctx.Width(t); pad > 0 {
+				sb.WriteString(strings.Repeat(" ", pad))
+			}
+		}
+		line := sb.String()
+		if i == selected {
+			line = p.Paint(pctx.Selected, pctx.Fit(line, w))
+		}
+		out = append(out, line)
+	}
+	return pctx.Lines(out, w, h)
+}

@@ -1,0 +1,83 @@
+// Package longhorn renders the dashboard's Longhorn panel: volume counts by
+// robustness, the volumes that are not healthy, and the release/reap gate
+// that state implies (DESIGN §6 rule 3). It is a pure function of its Data.
+package longhorn
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+// Data is what the panel shows. Summary is nil when Longhorn is absent.
+type Data struct {
+	Summary *model.VolumeSummary
+	Volumes map[string]*model.Volume // by namespace/name, for the not-healthy list
+}
+
+// Gate returns the gate line: whether volumes block a release or reap.
+func Gate(p pctx.Painter, s *model.VolumeSummary) string {
+	switch {
+	case s == nil:
+		return p.Paint(pctx.Muted, "gate: no Longhorn, no volume gate")
+	case s.Faulted > 0:
+		return p.Paint(pctx.Critical, fmt.Sprintf("gate ✗ %d faulted: release/reap refused", s.Faulted))
+	case s.Degraded > 0:
+		return p.Paint(pctx.Warning, fmt.Sprintf("gate ✗ %d degraded: release/reap refused (next drain could leave 1 replica)", s.Degraded))
+	case s.Unknown > 0:
+		return p.Paint(pctx.Warning, fmt.Sprintf("gate ? %d volume(s) unknown", s.Unknown))
+	}
+	return p.Paint(pctx.OK, "gate ✓ all volumes healthy")
+}
+
+// Counts renders the robustness counts on one line.
+func Counts(p pctx.Painter, s *model.VolumeSummary) string {
+	if s == nil {
+		return p.Paint(pctx.Muted, "Longhorn not installed")
+	}
+	return p.Paint(pctx.OK, fmt.Sprintf("✓ %d healthy", s.Healthy)) + "  " +
+		p.Paint(pctx.Warning, fmt.Sprintf("! %d degraded", s.Degraded)) + "  " +
+		p.Paint(pctx.Critical, fmt.Sprintf("✗ %d faulted", s.Faulted)) + "  " +
+		p.Paint(pctx.Muted, fmt.Sprintf("? %d unknown", s.Unknown))
+}
+
+// Render returns exactly h lines of w cells.
+func Render(p pctx.Painter, d Data, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	lines := []string{Counts(p, d.Summary), Gate(p, d.Summary)}
+	if d.Summary != nil {
+		room := h - len(lines)
+		for i, k := range d.Summary.NotHealthy {
+			if i >= room {
+				break
+			}
+			if i == room-1 && len(d.Summary.NotHealthy) > room {
+				lines = append(lines, p.Paint(pctx.Muted, fmt.Sprintf("… %d more not healthy", len(d.Summary.NotHealthy)-i)))
+				break
+			}
+			v := d.Volumes[k]
+			if v == nil {
+				lines = append(lines, p.Paint(pctx.Muted, k))
+				continue
+			}
+			role := pctx.Warning
+			if v.Robustness == model.RobustnessFaulted {
+				role = pctx.Critical
+			}
+			node := v.Node
+			if node == "" {
+				node = "detached"
+			}
+			lines = append(lines, p.Paint(role, pctx.Fit(string(v.Robustness), 9))+" "+
+				p.Paint(pctx.Text, v.Name)+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d on %s", v.Replicas, node)))
+		}
+	}
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return pctx.Lines(lines, w, h)
+}

@@ -1,0 +1,526 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
+	"github.com/rebootwatch/rebootwatch/tui/dialog"
+	"github.com/rebootwatch/rebootwatch/tui/nodes"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+	"github.com/rebootwatch/rebootwatch/tui/toast"
+)
+
+// Actions plans and performs lock actions. *lock.Engine plus *lock.Actor
+// satisfy it through LockActions; tests use fakes.
+type Actions interface {
+	// Plan is pure: it judges the cluster and must not do I/O.
+	Plan(c *model.Cluster, ref model.LockRef, holder string, a model.Action, now time.Time) (lock.Plan, error)
+	// Do performs the plan's write; it runs in a command, never in Update.
+	Do(ctx context.Context, p lock.Plan, o lock.DoOptions) lock.Result
+}
+
+// LockActions adapts the lock engine and an actor to Actions.
+type LockActions struct {
+	Engine *lock.Engine
+	Actor  *lock.Actor
+}
+
+// Plan implements Actions.
+func (a LockActions) Plan(c *model.Cluster, ref model.LockRef, holder string, act model.Action, now time.Time) (lock.Plan, error) {
+	return a.Engine.Plan(c, ref, holder, act, now)
+}
+
+// Do implements Actions.
+func (a LockActions) Do(ctx context.Context, p lock.Plan, o lock.DoOptions) lock.Result {
+	return a.Actor.Do(ctx, p, o)
+}
+
+// Options configure the dashboard.
+type Options struct {
+	// Cluster is the state the dashboard shows and applies events to; its
+	// Judge must be wired (live.Session.NewCluster does).
+	Cluster *model.Cluster
+	// Events are the sources' events; nil for a static cluster.
+	Events <-chan model.Event
+	// Clock is the time source (the demo's clock runs faster).
+	Clock func() time.Time
+	// Actions plans and performs release/reap; nil hides the actions.
+	Actions Actions
+	// Context bounds actions; canceled when the program ends.
+	Context context.Context
+	// ActionTimeout bounds one action (default 30s).
+	ActionTimeout time.Duration
+
+	ReadOnly, DryRun, AllowUnsafe, Demo bool
+
+	// Theme is the starting theme; nil means dark until the terminal's
+	// background is known. FixedTheme disables background detection (the
+	// operator chose a theme).
+	Theme      *themes.Theme
+	FixedTheme bool
+	// UserTheme joins the `t` cycle after the built-ins.
+	UserTheme *themes.Theme
+	// NoColor forces the colourless theme (NO_COLOR).
+	NoColor bool
+}
+
+type mode int
+
+const (
+	modeMain mode = iota
+	modeDetail
+	modeHelp
+)
+
+type focus int
+
+const (
+	focusNodes focus = iota
+	focusLocks
+)
+
+// Messages.
+type (
+	eventsMsg       []model.Event
+	streamClosedMsg struct{}
+	tickMsg         time.Time
+	actionDoneMsg   struct {
+		plan   lock.Plan
+		res    lock.Result
+		unsafe bool
+	}
+)
+
+// Model is the root model.
+type Model struct {
+	opts Options
+	ctx  *pctx.Context
+	c    *model.Cluster
+	now  time.Time
+
+	table   nodes.Table
+	focus   focus
+	lockSel int
+	mode    mode
+
+	detailNode string
+	detailOff  int
+
+	filtering   bool
+	filterDraft string
+
+	dialog *dialog.Dialog
+	toast  *toast.Toast
+	busy   bool
+
+	themes      []*themes.Theme
+	themeIdx    int
+	themeChosen bool
+
+	streamClosed bool
+	derived      derived
+}
+
+// New returns the root model.
+func New(o Options) *Model {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 30 * time.Second
+	}
+	if o.Cluster == nil {
+		o.Cluster = model.NewCluster("", model.Options{})
+	}
+	if o.Actions == nil {
+		o.ReadOnly = true
+	}
+	m := &Model{opts: o, c: o.Cluster}
+	if o.NoColor {
+		m.themes = []*themes.Theme{themes.NoColor()}
+		m.themeChosen = true
+	} else {
+		for _, n := range themes.Names() {
+			t, _ := themes.Builtin(n)
+			m.themes = append(m.themes, t)
+		}
+		if o.UserTheme != nil {
+			m.themes = append(m.themes, o.UserTheme)
+		}
+	}
+	start := m.themes[0]
+	if o.Theme != nil && !o.NoColor {
+		start = o.Theme
+		m.themeIdx = -1
+		for i, t := range m.themes {
+			if t.Name == o.Theme.Name {
+				m.themeIdx = i
+			}
+		}
+		if m.themeIdx < 0 {
+			m.themes = append(m.themes, o.Theme)
+			m.themeIdx = len(m.themes) - 1
+		}
+	}
+	m.themeChosen = m.themeChosen || o.FixedTheme
+	m.ctx = pctx.New(start, o.ReadOnly, o.DryRun, o.AllowUnsafe)
+	m.ctx.Demo = o.Demo
+	m.now = o.Clock()
+	m.ctx.Now = m.now
+	m.c.Recompute(m.now)
+	m.refresh()
+	return m
+}
+
+// Init starts waiting for events, the tick and the background query.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tick()}
+	if m.opts.Events != nil {
+		cmds = append(cmds, waitEvents(m.opts.Events))
+	}
+	if !m.themeChosen {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// maxBatch bounds how many queued events one message carries.
+const maxBatch = 1024
+
+// waitEvents blocks (in its command goroutine) for the next event, then
+// takes whatever else is already queued so a burst costs one recompute.
+func waitEvents(ch <-chan model.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return streamClosedMsg{}
+		}
+		batch := eventsMsg{ev}
+		for len(batch) < maxBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return batch
+				}
+				batch = append(batch, ev)
+			default:
+				return batch
+			}
+		}
+		return batch
+	}
+}
+
+// Update applies one message. It never blocks and does no I/O.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.now = m.opts.Clock()
+	m.ctx.Now = m.now
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.ctx.Width, m.ctx.Height = msg.Width, msg.Height
+		m.ctx.Help.SetWidth(msg.Width)
+		m.scroll()
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if !m.themeChosen {
+			name := themes.NameDark
+			if !msg.IsDark() {
+				name = themes.NameLight
+			}
+			m.setThemeByName(name)
+		}
+		return m, nil
+	case eventsMsg:
+		for _, ev := range msg {
+			m.c.Apply(ev, m.now)
+		}
+		m.c.Recompute(m.now)
+		m.refresh()
+		return m, waitEvents(m.opts.Events)
+	case streamClosedMsg:
+		m.streamClosed = true
+		m.toast = toast.New("the event stream closed: the screen no longer updates", toast.Error, m.now)
+		return m, nil
+	case tickMsg:
+		m.c.Recompute(m.now)
+		m.refresh()
+		if m.toast.Expired(m.now) && !m.busy {
+			m.toast = nil
+		}
+		return m, tick()
+	case actionDoneMsg:
+		m.busy = false
+		rec := msg.res.Recorded(msg.plan)
+		if msg.unsafe && msg.res.Outcome == lock.OutcomeDone {
+			rec.Message = "UNSAFE override of failed gates; " + rec.Message
+		}
+		m.c.Apply(rec, m.now)
+		m.c.Recompute(m.now)
+		m.refresh()
+		text := fmt.Sprintf("%s %s: %s", msg.plan.Action, msg.plan.Status.LockRef, msg.res.Outcome)
+		if msg.res.Message != "" {
+			text += " — " + msg.res.Message
+		}
+		m.toast = toast.New(text, toast.ForOutcome(msg.res.Outcome), m.now)
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) setThemeByName(name string) {
+	for i, t := range m.themes {
+		if t.Name == name {
+			m.themeIdx = i
+			m.ctx.SetTheme(t)
+			return
+		}
+	}
+}
+
+// Theme returns the current theme's name.
+func (m *Model) Theme() string { return m.ctx.Theme.Name }
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.ctx.Keys
+	s := msg.String()
+	if s == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.dialog != nil {
+		return m.dialogKey(msg)
+	}
+	if m.filtering {
+		m.filterKey(msg)
+		return nil
+	}
+	if m.mode == modeHelp {
+		if key.Matches(msg, k.Help, k.Back) {
+			m.mode = modeMain
+		} else if key.Matches(msg, k.Quit) {
+			return tea.Quit
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.mode = modeHelp
+	case key.Matches(msg, k.Theme):
+		m.nextTheme()
+	case key.Matches(msg, k.Release):
+		m.openDialog(model.ActionRelease)
+	case key.Matches(msg, k.Reap):
+		m.openDialog(model.ActionReap)
+	case m.mode == modeDetail:
+		switch {
+		case key.Matches(msg, k.Back):
+			m.mode = modeMain
+		case key.Matches(msg, k.Down):
+			m.detailOff++
+		case key.Matches(msg, k.Up):
+			m.detailOff = max(m.detailOff-1, 0)
+		case key.Matches(msg, k.Top):
+			m.detailOff = 0
+		}
+	case key.Matches(msg, k.Focus):
+		if m.focus == focusNodes && len(m.c.LockStatuses()) > 0 {
+			m.focus = focusLocks
+		} else {
+			m.focus = focusNodes
+		}
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.filterDraft = m.table.Filter
+		m.focus = focusNodes
+	case key.Matches(msg, k.Sort):
+		m.table.CycleSort(m.now)
+	case key.Matches(msg, k.Back):
+		if m.table.Filter != "" {
+			m.table.SetFilter("", m.now)
+		}
+		m.focus = focusNodes
+	case key.Matches(msg, k.Detail):
+		if m.focus == focusLocks {
+			break
+		}
+		if r, ok := m.table.Selected(); ok {
+			m.mode = modeDetail
+			m.detailNode = r.Name
+			m.detailOff = 0
+		}
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.move(-max(m.tableRows(), 1))
+	case key.Matches(msg, k.PageDown):
+		m.move(max(m.tableRows(), 1))
+	case key.Matches(msg, k.Top):
+		if m.focus == focusLocks {
+			m.lockSel = 0
+		} else {
+			m.table.Top()
+		}
+	case key.Matches(msg, k.Bottom):
+		if m.focus == focusLocks {
+			m.lockSel = max(len(m.c.LockStatuses())-1, 0)
+		} else {
+			m.table.Bottom()
+		}
+	}
+	m.scroll()
+	return nil
+}
+
+func (m *Model) move(d int) {
+	if m.focus == focusLocks {
+		m.lockSel = max(0, min(m.lockSel+d, len(m.c.LockStatuses())-1))
+		return
+	}
+	m.table.Move(d)
+}
+
+func (m *Model) filterKey(msg tea.KeyPressMsg) {
+	switch msg.String() {
+	case "enter":
+		m.filtering = false
+	case "esc":
+		m.filtering = false
+		m.filterDraft = ""
+		m.table.SetFilter("", m.now)
+	case "backspace":
+		if r := []rune(m.filterDraft); len(r) > 0 {
+			m.filterDraft = string(r[:len(r)-1])
+			m.table.SetFilter(m.filterDraft, m.now)
+		}
+	case "ctrl+u":
+		m.filterDraft = ""
+		m.table.SetFilter("", m.now)
+	default:
+		if msg.Text != "" {
+			m.filterDraft += msg.Text
+			m.table.SetFilter(m.filterDraft, m.now)
+		}
+	}
+	m.table.Top()
+	m.scroll()
+}
+
+func (m *Model) nextTheme() {
+	if len(m.themes) == 1 {
+		m.toast = toast.New("NO_COLOR is set: colours are off", toast.Info, m.now)
+		return
+	}
+	m.themeIdx = (m.themeIdx + 1) % len(m.themes)
+	m.themeChosen = true
+	m.ctx.SetTheme(m.themes[m.themeIdx])
+	m.toast = toast.New("theme: "+m.ctx.Theme.Name, toast.Info, m.now)
+}
+
+// target picks the lock an action applies to: the selected lock when the
+// locks panel has the focus, else the lock the selected node holds, else the
+// first lock the engine would allow the action on, else the first lock that
+// needs attention.
+func (m *Model) target(a model.Action) (model.LockStatus, bool) {
+	sts := m.c.LockStatuses()
+	if m.focus == focusLocks && m.lockSel < len(sts) {
+		return sts[m.lockSel], sts[m.lockSel].Holder != ""
+	}
+	name := ""
+	if m.mode == modeDetail {
+		name = m.detailNode
+	} else if r, ok := m.table.Selected(); ok {
+		name = r.Name
+	}
+	if name != "" {
+		for _, s := range sts {
+			if s.Holder != "" && (s.HolderNode() == name || s.Holder == name) {
+				return s, true
+			}
+		}
+	}
+	for _, s := range sts {
+		for _, x := range s.Actions {
+			if x == a && s.Holder != "" {
+				return s, true
+			}
+		}
+	}
+	for _, s := range sts {
+		if s.Holder != "" && s.Verdict.NeedsAttention() {
+			return s, true
+		}
+	}
+	return model.LockStatus{}, false
+}
+
+func (m *Model) openDialog(a model.Action) {
+	if m.opts.ReadOnly || m.opts.Actions == nil {
+		return
+	}
+	if m.busy {
+		m.toast = toast.New("an action is still running", toast.Warn, m.now)
+		return
+	}
+	s, ok := m.target(a)
+	if !ok {
+		m.toast = toast.New(fmt.Sprintf("no held lock to %s (tab selects a lock)", a), toast.Warn, m.now)
+		return
+	}
+	p, err := m.opts.Actions.Plan(m.c, s.LockRef, s.Holder, a, m.now)
+	if err != nil {
+		m.toast = toast.New(fmt.Sprintf("cannot plan %s: %v", a, err), toast.Error, m.now)
+		return
+	}
+	m.dialog = dialog.New(p, m.now, m.opts.DryRun, m.opts.AllowUnsafe)
+}
+
+func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
+	d := m.dialog
+	switch d.Key(msg.String(), msg.Text, m.now) {
+	case dialog.Cancel:
+		m.dialog = nil
+		m.toast = toast.New(fmt.Sprintf("%s cancelled: nothing written", d.Plan.Action), toast.Info, m.now)
+	case dialog.Refused:
+		m.dialog = nil
+		rec := model.ActionRecorded{Lock: d.Plan.Status.LockRef, Holder: d.Plan.Status.Holder, Action: d.Plan.Action,
+			Outcome: lock.OutcomeRefused, Message: d.Plan.Refusal}
+		m.c.Apply(rec, m.now)
+		m.refresh()
+		m.toast = toast.New(fmt.Sprintf("%s %s: refused — %s", d.Plan.Action, d.Plan.Status.LockRef, d.Plan.Refusal), toast.Warn, m.now)
+	case dialog.Confirm:
+		m.dialog = nil
+		m.busy = true
+		m.toast = &toast.Toast{Text: fmt.Sprintf("%s %s in progress…", d.Plan.Action, d.Plan.Status.LockRef), Kind: toast.Info, Until: m.now.Add(time.Hour)}
+		return m.run(d.Plan, d.Unsafe())
+	}
+	return nil
+}
+
+// run performs an action in a command; its outcome returns as actionDoneMsg.
+func (m *Model) run(p lock.Plan, unsafe bool) tea.Cmd {
+	acts, parent, timeout := m.opts.Actions, m.opts.Context, m.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(parent, timeout)
+		defer cancel()
+		res := acts.Do(ctx, p, lock.DoOptions{AllowUnsafe: unsafe})
+		return actionDoneMsg{plan: p, res: res, unsafe: unsafe}
+	}
+}

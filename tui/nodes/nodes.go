@@ -1,0 +1,270 @@
+// Package nodes is the dashboard's nodes table: the rows derived from a
+// model.Cluster (filtered and sorted when the cluster changes, not per
+// frame), the cursor and scroll state, and a render function that draws only
+// the visible rows so thousands of nodes stay cheap.
+//
+// It must not do I/O or mutate the cluster; Rebuild reads it, Render reads
+// only the rows.
+package nodes
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Row is one node as the table shows it.
+type Row struct {
+	Name       string
+	Role       string
+	Phase      model.Phase
+	Since      time.Time
+	Ready      bool
+	ReadyKnown bool
+	Cordoned   bool
+	OSFrom     string
+	OSTo       string
+	Upgraded   bool
+	RebootReq  *bool
+	Lock       model.LockKind
+	lower      string // name, phase and role, lower case, for the filter
+}
+
+// SortMode orders the rows.
+type SortMode int
+
+// The sort modes, in the order `s` cycles through them.
+const (
+	SortCycle SortMode = iota // nodes in a cycle first, then by name
+	SortName
+	SortPhase
+	SortTime // longest in the current phase first
+	SortRole
+	nSort
+)
+
+func (s SortMode) String() string {
+	return [...]string{"cycle", "name", "phase", "time in phase", "role"}[s]
+}
+
+// Table is the state of the nodes table.
+type Table struct {
+	all      []Row
+	rows     []Row // filtered and sorted
+	Cursor   int
+	Offset   int
+	Sort     SortMode
+	Filter   string
+	selected string // name under the cursor, kept across rebuilds
+}
+
+// cycleRank puts nodes that need eyes first.
+func cycleRank(p model.Phase) int {
+	switch p {
+	case model.PhaseDraining:
+		return 0
+	case model.PhaseRebooting:
+		return 1
+	case model.PhaseRecovering:
+		return 2
+	case model.PhaseDown:
+		return 3
+	case model.PhasePending:
+		return 4
+	case model.PhaseUnknown:
+		return 5
+	case model.PhaseDone:
+		return 6
+	}
+	return 7
+}
+
+// Rebuild derives the rows from the cluster at now. Call it when the cluster
+// changed (events, ticks), never from a render.
+func (t *Table) Rebuild(c *model.Cluster, now time.Time) {
+	names := c.NodeNames()
+	if cap(t.all) < len(names) {
+		t.all = make([]Row, 0, len(names))
+	}
+	t.all = t.all[:0]
+	holds := map[string]model.LockKind{}
+	for _, s := range c.LockStatuses() {
+		if n := s.HolderNode(); n != "" && s.Holder != "" {
+			holds[n] = s.Kind
+		}
+	}
+	target := c.TargetOS()
+	for _, name := range names {
+		n, _ := c.Node(name)
+		r := Row{Name: name, Role: n.Role(), Phase: c.Phase(name), Cordoned: n.Unschedulable,
+			RebootReq: c.RebootRequired(name), Lock: holds[name]}
+		if tr := c.Track(name); tr != nil {
+			r.Since = tr.Since
+		}
+		r.Ready, r.ReadyKnown, _ = n.Ready()
+		r.Upgraded = c.Upgraded(n, target)
+		r.OSFrom, r.OSTo = osLabels(n, target, r.Upgraded)
+		r.lower = strings.ToLower(r.Name + " " + string(r.Phase) + " " + r.Role)
+		t.all = append(t.all, r)
+	}
+	t.apply(now)
+}
+
+// osLabels returns what the OS column shows: the node's OS and, when it is
+// not upgraded yet, the target. Images are compared first; when they are
+// equal the kernels tell the difference.
+func osLabels(n *model.Node, target model.OS, upgraded bool) (from, to string) {
+	from = n.OSImage
+	to = target.Image
+	if n.OSImage == target.Image && n.KernelVersion != target.Kernel {
+		from, to = n.KernelVersion, target.Kernel
+	}
+	if from == "" {
+		from = n.KernelVersion
+	}
+	if upgraded {
+		return from, ""
+	}
+	return from, to
+}
+
+// SetFilter changes the filter and re-derives the visible rows.
+func (t *Table) SetFilter(f string, now time.Time) {
+	t.Filter = f
+	t.apply(now)
+}
+
+// CycleSort moves to the next sort mode.
+func (t *Table) CycleSort(now time.Time) {
+	t.Sort = (t.Sort + 1) % nSort
+	t.apply(now)
+}
+
+// Match reports whether a row matches a filter: every space-separated term
+// must occur in the node's name, phase or role (case-insensitive).
+func Match(r *Row, filter string) bool {
+	for _, term := range strings.Fields(strings.ToLower(filter)) {
+		if !strings.Contains(r.lower, term) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Table) apply(now time.Time) {
+	if t.selected == "" && t.Cursor < len(t.rows) {
+		t.selected = t.rows[t.Cursor].Name
+	}
+	t.rows = t.rows[:0]
+	for i := range t.all {
+		if t.Filter == "" || Match(&t.all[i], t.Filter) {
+			t.rows = append(t.rows, t.all[i])
+		}
+	}
+	rows := t.rows
+	var less func(i, j int) bool
+	switch t.Sort {
+	case SortName:
+		less = func(i, j int) bool { return rows[i].Name < rows[j].Name }
+	case SortPhase:
+		less = func(i, j int) bool {
+			a, b := phaseIndex(rows[i].Phase), phaseIndex(rows[j].Phase)
+			if a != b {
+				return a < b
+			}
+			return rows[i].Name < rows[j].Name
+		}
+	case SortTime:
+		less = func(i, j int) bool {
+			a, b := rows[i].Since, rows[j].Since
+			if !a.Equal(b) {
+				if a.IsZero() || b.IsZero() {
+					return b.IsZero()
+				}
+				return a.Before(b)
+			}
+			return rows[i].Name < rows[j].Name
+		}
+	case SortRole:
+		less = func(i, j int) bool {
+			if rows[i].Role != rows[j].Role {
+				return rows[i].Role < rows[j].Role
+			}
+			return rows[i].Name < rows[j].Name
+		}
+	default:
+		less = func(i, j int) bool {
+			a, b := cycleRank(rows[i].Phase), cycleRank(rows[j].Phase)
+			if a != b {
+				return a < b
+			}
+			return rows[i].Name < rows[j].Name
+		}
+	}
+	sort.SliceStable(rows, less)
+	// Keep the cursor on the same node when it is still shown.
+	t.Cursor = min(t.Cursor, max(len(rows)-1, 0))
+	if t.selected != "" {
+		for i := range rows {
+			if rows[i].Name == t.selected {
+				t.Cursor = i
+				break
+			}
+		}
+	}
+	t.selected = ""
+}
+
+func phaseIndex(p model.Phase) int {
+	for i, x := range model.AllPhases {
+		if x == p {
+			return i
+		}
+	}
+	return len(model.AllPhases)
+}
+
+// Rows returns the filtered, sorted rows.
+func (t *Table) Rows() []Row { return t.rows }
+
+// Total returns the number of nodes before filtering.
+func (t *Table) Total() int { return len(t.all) }
+
+// Selected returns the row under the cursor.
+func (t *Table) Selected() (Row, bool) {
+	if t.Cursor < 0 || t.Cursor >= len(t.rows) {
+		return Row{}, false
+	}
+	return t.rows[t.Cursor], true
+}
+
+// Move moves the cursor by d rows (clamped).
+func (t *Table) Move(d int) {
+	t.Cursor = max(0, min(t.Cursor+d, len(t.rows)-1))
+}
+
+// Top and Bottom jump to the first and last row.
+func (t *Table) Top()    { t.Cursor = 0 }
+func (t *Table) Bottom() { t.Cursor = max(len(t.rows)-1, 0) }
+
+// Scroll keeps the cursor within the h visible rows; the root calls it
+// from Update whenever the cursor or the layout changes.
+func (t *Table) Scroll(h int) {
+	if h <= 0 {
+		return
+	}
+	if t.Cursor < t.Offset {
+		t.Offset = t.Cursor
+	}
+	if t.Cursor >= t.Offset+h {
+		t.Offset = t.Cursor - h + 1
+	}
+	if t.Offset > len(t.rows)-h {
+		t.Offset = max(len(t.rows)-h, 0)
+	}
+	if t.Offset < 0 {
+		t.Offset = 0
+	}
+}

@@ -1,0 +1,44 @@
+// Package timeline renders the dashboard's timeline: every phase transition,
+// lock change, source change and action, newest first, with times. It is a
+// pure function of the cluster's timeline entries.
+package timeline
+
+import (
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+func role(k model.TimelineKind) pctx.Role {
+	switch k {
+	case model.KindAction:
+		return pctx.Accent
+	case model.KindLock:
+		return pctx.Warning
+	case model.KindSource:
+		return pctx.Info
+	case model.KindVolume:
+		return pctx.Warning
+	case model.KindNode:
+		return pctx.Text
+	}
+	return pctx.Text
+}
+
+// Render returns exactly h lines of w cells, newest entry first.
+func Render(p pctx.Painter, entries []model.TimelineEntry, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	out := make([]string, 0, h)
+	if len(entries) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "nothing has happened yet"))
+	}
+	for i := len(entries) - 1; i >= 0 && len(out) < h; i-- {
+		e := entries[i]
+		ts := e.Time.Format("15:04:05")
+		kind := pctx.Fit(string(e.Kind), 6)
+		msg := pctx.Trunc(e.Message, max(w-len(ts)-8, 0))
+		out = append(out, p.Paint(pctx.Muted, ts)+" "+p.Paint(role(e.Kind), kind)+" "+p.Paint(pctx.Text, msg))
+	}
+	return pctx.Lines(out, w, h)
+}

@@ -1,0 +1,322 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/detail"
+	"github.com/rebootwatch/rebootwatch/tui/header"
+	"github.com/rebootwatch/rebootwatch/tui/locks"
+	"github.com/rebootwatch/rebootwatch/tui/longhorn"
+	"github.com/rebootwatch/rebootwatch/tui/nodes"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+	"github.com/rebootwatch/rebootwatch/tui/timeline"
+)
+
+// Minimum size of the condensed layout; below it the screen says so.
+const (
+	MinWidth  = 60
+	MinHeight = 15
+)
+
+// derived caches what the panels show, computed when the cluster changes
+// (events, ticks, actions) so that a frame never walks every node.
+type derived struct {
+	fleet     model.Fleet
+	attention []model.Attention
+	vsum      *model.VolumeSummary
+	vols      map[string]*model.Volume
+	sources   []model.SourceHealth
+}
+
+func (m *Model) refresh() {
+	d := &m.derived
+	d.fleet = m.c.Fleet(m.now)
+	d.attention = m.c.Attention(m.now)
+	d.vsum = m.c.VolumeSummary()
+	d.vols = make(map[string]*model.Volume, m.c.VolumeCount())
+	for _, v := range m.c.Volumes() {
+		d.vols[v.Key()] = v
+	}
+	d.sources = m.c.Sources()
+	m.table.Rebuild(m.c, m.now)
+	if n := len(m.c.LockStatuses()); m.lockSel >= n {
+		m.lockSel = max(n-1, 0)
+	}
+	m.scroll()
+}
+
+// geometry is where the panels go for the current size.
+type geometry struct {
+	small           bool
+	headerH         int
+	full            bool // boxed locks + Longhorn panels side by side
+	locksW, locksH  int
+	lhW             int
+	lhLine          bool // condensed: Longhorn on one line
+	nodesW, nodesH  int  // the nodes box
+	tlW, tlH        int  // the timeline box (0: hidden)
+	tlSide          bool // timeline right of the nodes
+	bodyH           int
+	locksShowHeader bool
+}
+
+func (m *Model) geometry() geometry {
+	w, h := m.ctx.Width, m.ctx.Height
+	g := geometry{}
+	if w < MinWidth || h < MinHeight {
+		g.small = true
+		return g
+	}
+	g.headerH = 2
+	if h >= 24 {
+		g.headerH = 3
+	}
+	g.bodyH = h - g.headerH - 1
+	nLocks := max(len(m.c.LockStatuses()), 1)
+	g.full = w >= 110 && h >= 30
+	if g.full {
+		lhInner := 2
+		if m.derived.vsum != nil {
+			lhInner += min(len(m.derived.vsum.NotHealthy), 4)
+		}
+		g.locksShowHeader = true
+		g.locksH = min(max(nLocks+1, lhInner)+2, 10)
+		g.locksW = w * 62 / 100
+		g.lhW = w - g.locksW
+		rest := g.bodyH - g.locksH
+		if w >= 170 {
+			g.tlSide = true
+			g.tlW = max(w*30/100, 50)
+			g.tlH = rest
+			g.nodesW, g.nodesH = w-g.tlW, rest
+		} else {
+			g.tlH = min(max(rest/4, 5), 10)
+			g.tlW = w
+			g.nodesW, g.nodesH = w, rest-g.tlH
+		}
+		return g
+	}
+	maxLocks := 2
+	if h >= 20 {
+		maxLocks = 3
+	}
+	g.locksW = w
+	g.locksH = min(nLocks, maxLocks) + 2
+	g.lhLine = true
+	rest := g.bodyH - g.locksH - 1
+	if h >= 26 {
+		g.tlW, g.tlH = w, 6
+		rest -= g.tlH
+	}
+	g.nodesW, g.nodesH = w, rest
+	return g
+}
+
+// tableRows is how many node rows fit in the nodes box.
+func (m *Model) tableRows() int {
+	g := m.geometry()
+	if g.small {
+		return 0
+	}
+	return max(g.nodesH-3, 0)
+}
+
+func (m *Model) scroll() { m.table.Scroll(m.tableRows()) }
+
+// View renders the screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "rebootwatch · " + m.c.Context
+	return v
+}
+
+// Render returns the screen as exactly Height lines of Width cells.
+func (m *Model) Render() string {
+	w, h := m.ctx.Width, m.ctx.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	g := m.geometry()
+	if g.small {
+		return strings.Join(m.tooSmall(w, h), "\n")
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
+		Sources: m.derived.sources, Attention: m.derived.attention, StreamClosed: m.streamClosed}, w, g.headerH)...)
+	switch m.mode {
+	case modeHelp:
+		lines = append(lines, m.helpBox(w, g.bodyH)...)
+	case modeDetail:
+		lines = append(lines, m.detailBox(w, g.bodyH)...)
+	default:
+		lines = append(lines, m.body(g)...)
+	}
+	lines = append(lines, m.footer(w))
+	lines = pctx.Lines(lines, w, h)
+	if m.dialog != nil {
+		dl := m.dialog.Render(m.ctx, w, h)
+		if len(dl) > 0 {
+			x := max((w-pctx.Width(dl[0]))/2, 0)
+			y := max((h-len(dl))/2, 0)
+			lines = pctx.Overlay(lines, dl, x, y, w)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) tooSmall(w, h int) []string {
+	msg := []string{
+		"terminal too small",
+		fmt.Sprintf("need %d×%d, have %d×%d", MinWidth, MinHeight, w, h),
+		"q quits",
+	}
+	out := make([]string, 0, h)
+	top := max((h-len(msg))/2, 0)
+	for i := 0; i < top && len(out) < h; i++ {
+		out = append(out, "")
+	}
+	for _, s := range msg {
+		if len(out) >= h {
+			break
+		}
+		s = pctx.Trunc(s, w)
+		pad := max((w-pctx.Width(s))/2, 0)
+		out = append(out, strings.Repeat(" ", pad)+m.ctx.P.Paint(pctx.Warning, s))
+	}
+	return pctx.Lines(out, w, h)
+}
+
+// panelState says whether the sources behind a panel are usable; when not,
+// the panel is dimmed and its title says since when it has no fresh data.
+func (m *Model) panelState(names ...model.SourceName) (pctx.Painter, string) {
+	p := m.ctx.P
+	for _, n := range names {
+		hs, ok := m.c.Source(n)
+		if !ok {
+			continue
+		}
+		switch hs.Status {
+		case model.StatusStale, model.StatusError, model.StatusForbidden:
+			return p.Dim(), fmt.Sprintf("%s %s · %s", n, hs.Status, header.Age(m.now, hs.LastSync))
+		}
+	}
+	return p, ""
+}
+
+func (m *Model) body(g geometry) []string {
+	w := m.ctx.Width
+	var out []string
+	sts := m.c.LockStatuses()
+	sel := -1
+	if m.focus == focusLocks {
+		sel = m.lockSel
+	}
+	lp, lnote := m.panelState(model.SourceKured, model.SourceFleetlock)
+	locksTitle := "Locks"
+	if m.focus == focusLocks {
+		locksTitle = "Locks ▸"
+	}
+	if lnote == "" {
+		lnote = fmt.Sprintf("%d", len(sts))
+	}
+	hp, hnote := m.panelState(model.SourceLonghorn)
+	if g.full {
+		lb := pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, g.locksW-2, g.locksH-2, true), g.locksW, g.locksH)
+		hb := pctx.Box(hp, "Longhorn", hnote, longhorn.Render(hp, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols}, g.lhW-2, g.locksH-2), g.lhW, g.locksH)
+		out = append(out, pctx.HJoin(lb, hb)...)
+	} else {
+		out = append(out, pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, w-2, g.locksH-2, false), w, g.locksH)...)
+		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Counts(hp, m.derived.vsum) + "  " + longhorn.Gate(hp, m.derived.vsum)
+		if m.derived.vsum == nil {
+			line = hp.Paint(pctx.Title, "Longhorn ") + longhorn.Gate(hp, nil)
+		}
+		if hnote != "" {
+			line = hp.Paint(pctx.Title, "Longhorn ") + hp.Paint(pctx.Muted, hnote)
+		}
+		out = append(out, pctx.Fit(line, w))
+	}
+	np, nnote := m.panelState(model.SourceNodes)
+	title := "Nodes"
+	if nnote != "" {
+		title += " · " + nnote
+	}
+	ctx := *m.ctx
+	ctx.P = np
+	nb := pctx.Box(np, title, nodes.Summary(&m.table), nodes.Render(&ctx, &m.table, g.nodesW-2, g.nodesH-2, m.focus == focusNodes), g.nodesW, g.nodesH)
+	if g.tlH > 0 {
+		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", timeline.Render(m.ctx.P, m.c.Timeline(), g.tlW-2, g.tlH-2), g.tlW, g.tlH)
+		if g.tlSide {
+			out = append(out, pctx.HJoin(nb, tb)...)
+		} else {
+			out = append(out, nb...)
+			out = append(out, tb...)
+		}
+	} else {
+		out = append(out, nb...)
+	}
+	return out
+}
+
+func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int, showHeader bool) []string {
+	if showHeader {
+		return locks.Render(m.ctx, p, sts, sel, w, h)
+	}
+	// Condensed: no column header; keep the selected lock visible.
+	rows := locks.Render(m.ctx, p, sts, sel, w, len(sts)+1)
+	if len(rows) > 0 {
+		rows = rows[1:]
+	}
+	if sel >= h && sel < len(rows) {
+		rows = rows[sel-h+1:]
+	}
+	return pctx.Lines(rows, w, h)
+}
+
+func (m *Model) helpBox(w, h int) []string {
+	hm := m.ctx.Help
+	hm.ShowAll = true
+	body := strings.Split(hm.View(m.ctx.Keys), "\n")
+	p := m.ctx.P
+	body = append(body, "",
+		p.Paint(pctx.Muted, "filter: / then words matched against node name, phase and role (all must match)"),
+		p.Paint(pctx.Muted, "sort: s cycles cycle → name → phase → time in phase → role"),
+		p.Paint(pctx.Muted, "stepper: ● done  ◉ current  ○ to come — pending → draining → rebooting → recovering → done"))
+	if m.ctx.ReadOnly {
+		body = append(body, p.Paint(pctx.Warning, "read-only: actions are hidden"))
+	} else {
+		body = append(body, p.Paint(pctx.Muted, "r/x plan a release/reap of the selected lock (tab), or of the lock the selected node holds; the dialog shows every gate and the exact write"))
+	}
+	for i := range body {
+		body[i] = " " + body[i]
+	}
+	return pctx.Box(p, "Help", "? or esc to close", body, w, h)
+}
+
+func (m *Model) detailBox(w, h int) []string {
+	body := detail.Lines(m.ctx, m.c, m.detailNode)
+	off := min(m.detailOff, max(len(body)-(h-2), 0))
+	m.detailOff = off
+	body = body[off:]
+	for i := range body {
+		body[i] = " " + body[i]
+	}
+	return pctx.Box(m.ctx.P, "Node "+m.detailNode, "esc back · j/k scroll", body, w, h)
+}
+
+func (m *Model) footer(w int) string {
+	p := m.ctx.P
+	if m.filtering {
+		return pctx.Fit(p.Paint(pctx.Accent, "/ ")+p.Paint(pctx.Text, m.filterDraft)+p.Paint(pctx.Accent, "█")+
+			p.Paint(pctx.Muted, "  enter keep · esc clear · matches name, phase, role"), w)
+	}
+	if m.toast != nil {
+		return pctx.Fit(m.toast.Render(p, w), w)
+	}
+	hm := m.ctx.Help
+	hm.SetWidth(w)
+	return pctx.Fit(hm.ShortHelpView(m.ctx.Keys.ShortHelp()), w)
+}
