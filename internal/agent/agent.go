@@ -1,0 +1,413 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Iteration results (the result label of rebootwatch_agent_iterations_total).
+const (
+	resultOK       = "ok"       // judged from fresh data
+	resultDegraded = "degraded" // the API answered, but some data is unusable (forbidden, stale, unknown verdicts)
+	resultError    = "error"    // the API could not be read (timeout, unreachable)
+)
+
+// Source is a started source: it reports readiness through WaitForSync.
+type Source interface {
+	WaitForSync(ctx context.Context) error
+}
+
+// Starter starts one source feeding sink (sources/kube, sources/longhorn).
+type Starter struct {
+	Name  string
+	Start func(ctx context.Context, sink func(model.Event)) (Source, error)
+}
+
+// Agent is one running rebootwatch-agent.
+type Agent struct {
+	Config   Config
+	Log      *slog.Logger
+	Clock    func() time.Time
+	Identity string
+
+	// Client is the timeout-bound client for the agent's own calls (the
+	// freshness probe) and leader election.
+	Client  kubernetes.Interface
+	Engine  *lock.Engine
+	Actor   *lock.Actor
+	Sources []Starter
+
+	Health  *Health
+	Metrics *Metrics
+
+	leader   atomic.Bool
+	leaderCh chan struct{}
+	events   chan model.Event
+
+	cluster     *model.Cluster
+	nodesSource *model.SourceHealth // the nodes health the sources last reported
+	lastKey     string              // fingerprint of the last judgement
+	iteration   uint64
+}
+
+// New fills in an agent's defaults. Client, Engine, Actor must be set.
+func New(a *Agent) *Agent {
+	if a.Clock == nil {
+		a.Clock = time.Now
+	}
+	if a.Log == nil {
+		a.Log = slog.Default()
+	}
+	if a.Metrics == nil {
+		a.Metrics = NewMetrics()
+	}
+	if a.Health == nil {
+		a.Health = NewHealth(a.Clock, a.Config.Interval)
+	}
+	a.leaderCh = make(chan struct{}, 1)
+	a.events = make(chan model.Event, 1024)
+	a.cluster = model.NewCluster("agent", model.Options{})
+	a.cluster.Judge = a.Engine.Judge
+	if !a.Config.LeaderElect {
+		a.leader.Store(true)
+		a.Metrics.IsLeader.Set(1)
+	}
+	return a
+}
+
+// IsLeader reports whether this agent may act now.
+func (a *Agent) IsLeader() bool { return a.leader.Load() }
+
+// SetLeader is called by leader election.
+func (a *Agent) SetLeader(on bool) {
+	if a.leader.Swap(on) == on {
+		return
+	}
+	if on {
+		a.Metrics.IsLeader.Set(1)
+	} else {
+		a.Metrics.IsLeader.Set(0)
+	}
+	select {
+	case a.leaderCh <- struct{}{}:
+	default:
+	}
+}
+
+// sink is what the sources call from their goroutines.
+func (a *Agent) sink(ctx context.Context) func(model.Event) {
+	return func(ev model.Event) {
+		select {
+		case a.events <- ev:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Run starts the sources and runs the loop until ctx ends. Leader election,
+// when enabled, is run by the caller (RunLeaderElection) and calls SetLeader.
+func (a *Agent) Run(ctx context.Context) error {
+	var waits []func(context.Context) error
+	var names []string
+	for _, st := range a.Sources {
+		src, err := st.Start(ctx, a.sink(ctx))
+		if err != nil {
+			return fmt.Errorf("start source %s: %w", st.Name, err)
+		}
+		waits = append(waits, src.WaitForSync)
+		names = append(names, st.Name)
+	}
+	a.Health.SetSynced(len(waits) == 0, "waiting for "+strings.Join(names, ", "))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.waitForSync(ctx, names, waits)
+	}()
+	defer wg.Wait()
+
+	ticker := time.NewTicker(a.Config.Interval)
+	defer ticker.Stop()
+	a.iterate(ctx, "start")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-a.events:
+			a.apply(ev)
+			a.drain()
+			// React at once when the judgement changed (a node deleted
+			// makes its lock a ghost); otherwise wait for the interval.
+			if a.judgementChanged() {
+				a.iterate(ctx, "event")
+			}
+		case <-a.leaderCh:
+			a.iterate(ctx, "leader")
+		case <-ticker.C:
+			a.iterate(ctx, "interval")
+		}
+	}
+}
+
+// waitForSync marks readiness once every source has synced, retrying each
+// wait so a source that cannot sync yet (forbidden, unreachable) keeps
+// readiness false with the reason.
+func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(context.Context) error) {
+	for i, w := range waits {
+		for {
+			err := w(ctx)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			a.Health.SetSynced(false, names[i]+": "+err.Error())
+			a.Log.Warn("source not synced", "source", names[i], "error", err.Error())
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(a.Config.RequestTimeout):
+			}
+		}
+	}
+	a.Health.SetSynced(true, "")
+	a.Log.Info("sources synced", "sources", names)
+}
+
+// apply applies one event to the model, remembering the nodes source health.
+func (a *Agent) apply(ev model.Event) {
+	a.note(ev)
+	a.cluster.Apply(ev, a.Clock())
+}
+
+func (a *Agent) note(ev model.Event) {
+	switch e := ev.(type) {
+	case model.Batch:
+		for _, x := range e {
+			a.note(x)
+		}
+	case model.SourceChanged:
+		if e.Health.Name == model.SourceNodes {
+			h := e.Health
+			a.nodesSource = &h
+		}
+	}
+}
+
+// drain applies every event already queued.
+func (a *Agent) drain() {
+	for {
+		select {
+		case ev := <-a.events:
+			a.apply(ev)
+		default:
+			return
+		}
+	}
+}
+
+// judgementChanged recomputes and reports whether any lock's verdict,
+// holder or allowed actions differ from the last judgement.
+func (a *Agent) judgementChanged() bool {
+	a.cluster.Recompute(a.Clock())
+	return a.fingerprint() != a.lastKey
+}
+
+func (a *Agent) fingerprint() string {
+	var b strings.Builder
+	for _, s := range a.cluster.LockStatuses() {
+		fmt.Fprintf(&b, "%s#%s#%s#%s#%v;", s.LockRef, s.ResourceVersion, s.Holder, s.Verdict, s.Actions)
+	}
+	return b.String()
+}
+
+// LockReport is one lock in the heartbeat.
+type LockReport struct {
+	Kind       model.LockKind `json:"kind"`
+	Lock       string         `json:"lock"`
+	Holder     string         `json:"holder,omitempty"`
+	HolderNode string         `json:"holderNode,omitempty"`
+	Verdict    model.Verdict  `json:"verdict"`
+	Reason     string         `json:"reason"`
+	HeldFor    string         `json:"heldFor,omitempty"`
+	Action     model.Action   `json:"action,omitempty"`
+	Outcome    string         `json:"outcome,omitempty"` // done, dry-run, refused, conflict, forbidden, error, skipped
+	Message    string         `json:"message,omitempty"`
+}
+
+// SourceReport is one source in the heartbeat.
+type SourceReport struct {
+	Name    model.SourceName   `json:"name"`
+	Status  model.SourceStatus `json:"status"`
+	Message string             `json:"message,omitempty"`
+}
+
+// iterate is one iteration: probe the API, judge, act (leader only), log
+// the heartbeat, update health and metrics.
+func (a *Agent) iterate(ctx context.Context, trigger string) {
+	a.iteration++
+	start := a.Clock()
+	a.drain()
+
+	probeErr := a.probe(ctx)
+	result := resultOK
+	var apiErr string
+	nodes := a.nodesSource
+	if probeErr != nil {
+		apiErr = "node list: " + probeErr.Error()
+		st := model.StatusError
+		if apierrors.IsForbidden(probeErr) || apierrors.IsUnauthorized(probeErr) {
+			st = model.StatusForbidden
+			result = resultDegraded
+		} else {
+			result = resultError
+		}
+		nodes = &model.SourceHealth{Name: model.SourceNodes, Status: st, Message: apiErr}
+	}
+	if nodes != nil {
+		a.cluster.Apply(model.SourceChanged{Health: *nodes}, start)
+	}
+	now := a.Clock()
+	a.cluster.Recompute(now)
+	statuses := a.cluster.LockStatuses()
+	a.Metrics.SetLocks(statuses, now)
+
+	leader := a.IsLeader()
+	reports := make([]LockReport, 0, len(statuses))
+	for _, s := range statuses {
+		r := LockReport{Kind: s.Kind, Lock: s.Namespace + "/" + s.Name, Holder: s.Holder, HolderNode: s.HolderNode(),
+			Verdict: s.Verdict, Reason: s.Reason}
+		if d, ok := s.HeldFor(now); ok {
+			r.HeldFor = model.HumanDuration(d)
+		}
+		if s.Verdict == model.VerdictUnknown && result == resultOK {
+			result = resultDegraded
+		}
+		action, why := a.policy(s.Verdict)
+		switch {
+		case action == "":
+			if why != "" {
+				r.Outcome, r.Message = "skipped", why
+			}
+		case probeErr != nil:
+			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: the API could not be read this iteration ("+apiErr+")"
+		case !leader:
+			r.Action, r.Outcome, r.Message = action, "skipped", "not the leader"
+		default:
+			a.act(ctx, s, action, now, &r)
+		}
+		reports = append(reports, r)
+	}
+	var sources []SourceReport
+	for _, h := range a.cluster.Sources() {
+		sources = append(sources, SourceReport{Name: h.Name, Status: h.Status, Message: h.Message})
+		if !h.Usable() && h.Status != model.StatusNotInstalled && h.Status != model.StatusDisabled && result == resultOK {
+			result = resultDegraded
+		}
+	}
+	a.lastKey = a.fingerprint()
+
+	var healthErr error
+	if result == resultError {
+		healthErr = errors.New(apiErr)
+	} else {
+		a.Metrics.LastSuccess.Set(float64(a.Clock().UnixNano()) / 1e9)
+	}
+	a.Health.Iteration(healthErr)
+	a.Metrics.Iterations.WithLabelValues(result).Inc()
+	healthy, healthMsg := a.Health.Healthy()
+
+	attrs := []any{
+		"iteration", a.iteration, "trigger", trigger, "result", result, "leader", leader,
+		"identity", a.Identity, "dryRun", a.Config.DryRun,
+		"durationMs", a.Clock().Sub(start).Milliseconds(),
+		"nodes", a.cluster.NodeCount(), "volumes", a.cluster.VolumeCount(),
+		"sources", sources, "locks", reports, "healthy", healthy,
+	}
+	if apiErr != "" {
+		attrs = append(attrs, "apiError", apiErr)
+	}
+	if !healthy {
+		attrs = append(attrs, "health", healthMsg)
+	}
+	level := slog.LevelInfo
+	if result != resultOK {
+		level = slog.LevelWarn
+	}
+	a.Log.Log(ctx, level, "heartbeat", attrs...)
+}
+
+// probe is the per-iteration freshness check: a one-item node list with the
+// request timeout. It proves the API answers and that nodes may be listed,
+// whatever the informers' caches still hold.
+func (a *Agent) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, a.Config.RequestTimeout)
+	defer cancel()
+	_, err := a.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+	return err
+}
+
+// policy maps a verdict to the action the agent's policy takes, or says
+// why it takes none ("" when there is nothing to say).
+func (a *Agent) policy(v model.Verdict) (model.Action, string) {
+	switch v {
+	case model.VerdictGhost:
+		if a.Config.ReapGhost {
+			return model.ActionReap, ""
+		}
+		return "", "policy: reaping ghost locks is off (--reap-ghost=false)"
+	case model.VerdictExpired:
+		if a.Config.ReapExpired {
+			return model.ActionReap, ""
+		}
+		return "", "policy: reaping expired locks is off (--reap-expired=false)"
+	case model.VerdictOrphaned:
+		if a.Config.ReleaseOrphaned {
+			return model.ActionRelease, ""
+		}
+		return "", "policy: releasing orphaned locks is off (enable with --release-orphaned)"
+	case model.VerdictAmbiguous:
+		return "", "policy: the agent never acts on an ambiguous lock"
+	case model.VerdictUnknown:
+		return "", "policy: the agent never acts on an unknown verdict"
+	}
+	return "", ""
+}
+
+// act plans and performs one action through the lock engine. A plan whose
+// gates fail is refused and never overridden.
+func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action, now time.Time, r *LockReport) {
+	r.Action = action
+	kind := string(s.Kind)
+	plan, err := a.Engine.Plan(a.cluster, s.LockRef, s.Holder, action, now)
+	if err != nil {
+		r.Outcome, r.Message = "error", "plan: "+err.Error()
+		a.Metrics.Actions.WithLabelValues(kind, string(action), "error").Inc()
+		a.Log.Error("action", "lock", s.LockRef.String(), "holder", s.Holder, "action", action, "outcome", r.Outcome, "message", r.Message)
+		return
+	}
+	if !plan.Allowed {
+		r.Outcome, r.Message = "refused", plan.Refusal
+		a.Metrics.Actions.WithLabelValues(kind, string(action), "refused").Inc()
+		return
+	}
+	res := a.Actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: false})
+	r.Outcome, r.Message = res.Outcome, res.Message
+	a.Metrics.Actions.WithLabelValues(kind, string(action), res.Outcome).Inc()
+	a.cluster.Apply(model.ActionRecorded{Lock: s.LockRef, Holder: s.Holder, Action: action, Outcome: res.Outcome, Message: res.Message}, a.Clock())
+	// The Actor logs the action line (who, what, why, outcome) itself.
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is everything the agent is told on its command line (DESIGN §9).
+type Config struct {
+	Kubeconfig string // --kubeconfig; empty: KUBECONFIG, else in-cluster
+	Context    string // --context (kubeconfig only)
+
+	Interval       time.Duration // --interval: periodic re-judge
+	RequestTimeout time.Duration // --request-timeout: bound on every API call
+
+	DryRun          bool          // --dry-run: log the writes, make none
+	ReapGhost       bool          // --reap-ghost (default on)
+	ReapExpired     bool          // --reap-expired (default on)
+	ReleaseOrphaned bool          // --release-orphaned (default off)
+	OrphanGrace     time.Duration // --orphan-grace
+
+	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
+	FleetlockNamespace string // --fleetlock-namespace
+
+	LeaderElect              bool          // --leader-elect
+	LeaderElectionNamespace  string        // --leader-election-namespace (resolved by ResolveNamespace)
+	LeaderElectionID         string        // --leader-election-id: the Lease's name
+	LeaderElectLeaseDuration time.Duration // --leader-elect-lease-duration
+	LeaderElectRenewDeadline time.Duration // --leader-elect-renew-deadline
+	LeaderElectRetryPeriod   time.Duration // --leader-elect-retry-period
+
+	HealthProbeBindAddress string // --health-probe-bind-address
+	MetricsBindAddress     string // --metrics-bind-address (may equal the health address)
+
+	LogLevel string // --log-level debug|info|warn|error
+}
+
+// Defaults returns the configuration of DESIGN §9.
+func Defaults() Config {
+	return Config{
+		Interval:                 60 * time.Second,
+		RequestTimeout:           20 * time.Second,
+		ReapGhost:                true,
+		ReapExpired:              true,
+		OrphanGrace:              10 * time.Minute,
+		FleetlockNamespace:       "default",
+		LeaderElect:              true,
+		LeaderElectionID:         "rebootwatch-agent",
+		LeaderElectLeaseDuration: 15 * time.Second,
+		LeaderElectRenewDeadline: 10 * time.Second,
+		LeaderElectRetryPeriod:   2 * time.Second,
+		HealthProbeBindAddress:   ":8081",
+		MetricsBindAddress:       ":8080",
+		LogLevel:                 "info",
+	}
+}
+
+// ErrHelp is returned by ParseFlags for -h/--help (usage already printed).
+var ErrHelp = flag.ErrHelp
+
+// ParseFlags parses the agent's command line (without the program name).
+// Usage and parse errors go to out. The result is validated.
+func ParseFlags(args []string, out io.Writer) (Config, error) {
+	c := Defaults()
+	fs := flag.NewFlagSet("rebootwatch-agent", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig file (out of cluster); default $KUBECONFIG, else in-cluster credentials")
+	fs.StringVar(&c.Context, "context", c.Context, "kubeconfig context (default: the current context)")
+	fs.DurationVar(&c.Interval, "interval", c.Interval, "periodic re-judge interval (events also trigger a re-judge)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of every API call")
+	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "log the writes the agent would make, make none")
+	fs.BoolVar(&c.ReapGhost, "reap-ghost", c.ReapGhost, "reap locks whose holder matches no node")
+	fs.BoolVar(&c.ReapExpired, "reap-expired", c.ReapExpired, "reap kured locks whose TTL passed")
+	fs.BoolVar(&c.ReleaseOrphaned, "release-orphaned", c.ReleaseOrphaned, "release locks held by a node that finished its reboot (see --orphan-grace)")
+	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "how long a rebooted node must be steady before its lock counts as orphaned")
+	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
+	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
+	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader Lease (default: $POD_NAMESPACE, else the pod's namespace, else default)")
+	fs.StringVar(&c.LeaderElectionID, "leader-election-id", c.LeaderElectionID, "name of the leader Lease")
+	fs.DurationVar(&c.LeaderElectLeaseDuration, "leader-elect-lease-duration", c.LeaderElectLeaseDuration, "how long a non-leader waits before taking over an unrenewed leader Lease")
+	fs.DurationVar(&c.LeaderElectRenewDeadline, "leader-elect-renew-deadline", c.LeaderElectRenewDeadline, "how long the leader retries renewing before giving up leadership")
+	fs.DurationVar(&c.LeaderElectRetryPeriod, "leader-elect-retry-period", c.LeaderElectRetryPeriod, "interval between leader election attempts")
+	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, "address of /healthz and /readyz")
+	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, "address of /metrics (may equal --health-probe-bind-address)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q (rebootwatch-agent takes only flags)", fs.Arg(0))
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first thing wrong with c.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive, got %s", name, d))
+		}
+	}
+	pos("interval", c.Interval)
+	pos("request-timeout", c.RequestTimeout)
+	if c.OrphanGrace < 0 {
+		errs = append(errs, fmt.Errorf("--orphan-grace must not be negative, got %s", c.OrphanGrace))
+	}
+	if c.KuredDaemonSet != "" {
+		ns, name, ok := strings.Cut(c.KuredDaemonSet, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
+		}
+	}
+	if c.FleetlockNamespace == "" {
+		errs = append(errs, errors.New("--fleetlock-namespace must not be empty"))
+	}
+	if c.LeaderElect {
+		pos("leader-elect-lease-duration", c.LeaderElectLeaseDuration)
+		pos("leader-elect-renew-deadline", c.LeaderElectRenewDeadline)
+		pos("leader-elect-retry-period", c.LeaderElectRetryPeriod)
+		if c.LeaderElectLeaseDuration <= c.LeaderElectRenewDeadline {
+			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%s) must be greater than --leader-elect-renew-deadline (%s)", c.LeaderElectLeaseDuration, c.LeaderElectRenewDeadline))
+		}
+		// client-go's leader elector wants RenewDeadline > 1.2 × RetryPeriod.
+		if float64(c.LeaderElectRenewDeadline) <= 1.2*float64(c.LeaderElectRetryPeriod) {
+			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be greater than 1.2 × --leader-elect-retry-period (%s)", c.LeaderElectRenewDeadline, c.LeaderElectRetryPeriod))
+		}
+		if c.LeaderElectionID == "" {
+			errs = append(errs, errors.New("--leader-election-id must not be empty"))
+		}
+	}
+	for _, a := range []struct{ flag, addr string }{{"health-probe-bind-address", c.HealthProbeBindAddress}, {"metrics-bind-address", c.MetricsBindAddress}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			errs = append(errs, fmt.Errorf("--%s must be host:port (e.g. :8081), got %q", a.flag, a.addr))
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("--log-level must be debug, info, warn or error, got %q", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// serviceAccountNamespaceFile is where a pod finds its own namespace.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ResolveNamespace returns the leader Lease's namespace: the flag, else
+// $POD_NAMESPACE, else the pod's service-account namespace file, else
+// "default". getenv and readFile are os.Getenv and os.ReadFile outside tests.
+func ResolveNamespace(flagValue string, getenv func(string) string, readFile func(string) ([]byte, error)) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if ns := strings.TrimSpace(getenv("POD_NAMESPACE")); ns != "" {
+		return ns
+	}
+	if b, err := readFile(serviceAccountNamespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}
+
+// Identity returns this process's leader-election identity: $POD_NAME (else
+// the host name) plus a random suffix, so two agents on one host differ.
+func Identity(getenv func(string) string, suffix string) string {
+	base := getenv("POD_NAME")
+	if base == "" {
+		base, _ = os.Hostname()
+	}
+	if base == "" {
+		base = "rebootwatch-agent"
+	}
+	return base + "_" + suffix
+}

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Metrics are the agent's rebootwatch_… series (DESIGN §9) on a registry of
+// their own.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Iterations  *prometheus.CounterVec // rebootwatch_agent_iterations_total{result}
+	LastSuccess prometheus.Gauge       // rebootwatch_agent_last_success_timestamp_seconds
+	IsLeader    prometheus.Gauge       // rebootwatch_agent_leader
+	HeldSeconds *prometheus.GaugeVec   // rebootwatch_lock_held_seconds{kind,lock}
+	Verdict     *prometheus.GaugeVec   // rebootwatch_lock_verdict{kind,lock,verdict}
+	Actions     *prometheus.CounterVec // rebootwatch_actions_total{kind,action,result}
+	APIErrors   *prometheus.CounterVec // rebootwatch_api_errors_total{verb}
+}
+
+// AllVerdicts are the verdict label values, each exported 0 or 1 per lock.
+var AllVerdicts = []model.Verdict{model.VerdictFree, model.VerdictHeld, model.VerdictGhost, model.VerdictOrphaned,
+	model.VerdictExpired, model.VerdictAmbiguous, model.VerdictUnknown}
+
+// NewMetrics registers the agent's metrics (plus Go and process collectors).
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Iterations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rebootwatch_agent_iterations_total",
+			Help: "Agent iterations by result (ok: judged from fresh data; degraded: judged, some data unusable; error: the API could not be read).",
+		}, []string{"result"}),
+		LastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rebootwatch_agent_last_success_timestamp_seconds",
+			Help: "Unix time of the last iteration that read the API successfully.",
+		}),
+		IsLeader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rebootwatch_agent_leader",
+			Help: "1 while this agent is the leader (the only one that acts), else 0.",
+		}),
+		HeldSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_lock_held_seconds",
+			Help: "Seconds each lock has been held (absent when free or when the take time is unknown).",
+		}, []string{"kind", "lock"}),
+		Verdict: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_lock_verdict",
+			Help: "1 for each lock's current verdict, 0 for the others.",
+		}, []string{"kind", "lock", "verdict"}),
+		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rebootwatch_actions_total",
+			Help: "Actions the agent attempted, by lock kind, action and result (done, dry-run, refused, conflict, forbidden, error).",
+		}, []string{"kind", "action", "result"}),
+		APIErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rebootwatch_api_errors_total",
+			Help: "Kubernetes API calls that failed (transport error or HTTP status >= 400), by verb.",
+		}, []string{"verb"}),
+	}
+	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{resultOK, resultDegraded, resultError} {
+		m.Iterations.WithLabelValues(r)
+	}
+	return m
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// lockLabel is the lock label value: namespace/name, plus #holder for kured
+// multi-lock entries so each entry has its own series.
+func lockLabel(s model.LockStatus) string { return s.Namespace + "/" + s.Name }
+
+// SetLocks replaces the per-lock series with the statuses of one judgement.
+func (m *Metrics) SetLocks(statuses []model.LockStatus, now time.Time) {
+	m.HeldSeconds.Reset()
+	m.Verdict.Reset()
+	type key struct{ kind, lock string }
+	verdicts := map[key]model.Verdict{}
+	for _, s := range statuses {
+		k := key{string(s.Kind), lockLabel(s)}
+		// A kured multi-lock yields several statuses for one object: the
+		// worst verdict (the one needing attention) wins.
+		if old, ok := verdicts[k]; !ok || rank(s.Verdict) > rank(old) {
+			verdicts[k] = s.Verdict
+		}
+		if d, ok := s.HeldFor(now); ok {
+			g := m.HeldSeconds.WithLabelValues(k.kind, k.lock)
+			// Longest-held entry of the object.
+			if cur := gaugeValue(g); d.Seconds() > cur {
+				g.Set(d.Seconds())
+			}
+		}
+	}
+	for k, v := range verdicts {
+		for _, each := range AllVerdicts {
+			val := 0.0
+			if each == v {
+				val = 1
+			}
+			m.Verdict.WithLabelValues(k.kind, k.lock, string(each)).Set(val)
+		}
+	}
+}
+
+func rank(v model.Verdict) int {
+	switch v {
+	case model.VerdictFree:
+		return 0
+	case model.VerdictHeld:
+		return 1
+	case model.VerdictUnknown:
+		return 2
+	case model.VerdictAmbiguous:
+		return 3
+	}
+	return 4 // ghost, orphaned, expired
+}

@@ -1,0 +1,223 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ErrNoClusterConfig is returned when the agent has neither a kubeconfig nor
+// in-cluster credentials. The agent never falls back to a default server.
+var ErrNoClusterConfig = errors.New("no cluster configuration: pass --kubeconfig or set KUBECONFIG outside a cluster; " +
+	"in a pod the service-account token and KUBERNETES_SERVICE_HOST/PORT must be present")
+
+// LoadRESTConfig builds the rest config: --kubeconfig, else $KUBECONFIG, else
+// the in-cluster config (whose token file client-go re-reads, so rotated
+// tokens are picked up). It returns a description of where the config came
+// from (never a credential). inCluster is rest.InClusterConfig outside tests.
+func LoadRESTConfig(c Config, getenv func(string) string, inCluster func() (*rest.Config, error)) (*rest.Config, string, error) {
+	var (
+		cfg    *rest.Config
+		origin string
+	)
+	switch {
+	case c.Kubeconfig != "" || getenv("KUBECONFIG") != "":
+		rules := &clientcmd.ClientConfigLoadingRules{}
+		if c.Kubeconfig != "" {
+			rules.ExplicitPath = c.Kubeconfig
+			origin = "kubeconfig " + c.Kubeconfig
+		} else {
+			rules.Precedence = filepath.SplitList(getenv("KUBECONFIG"))
+			origin = "KUBECONFIG " + getenv("KUBECONFIG")
+		}
+		raw, err := rules.Load()
+		if err != nil {
+			return nil, "", fmt.Errorf("load %s: %w", origin, err)
+		}
+		// NewNonInteractiveClientConfig has no in-cluster or
+		// KUBERNETES_MASTER fallback: an empty kubeconfig is an error.
+		cc := clientcmd.NewNonInteractiveClientConfig(*raw, c.Context, &clientcmd.ConfigOverrides{}, rules)
+		cfg, err = cc.ClientConfig()
+		if err != nil {
+			if clientcmd.IsEmptyConfig(err) {
+				return nil, "", fmt.Errorf("%s holds no usable cluster: %w", origin, ErrNoClusterConfig)
+			}
+			return nil, "", fmt.Errorf("%s: %w", origin, err)
+		}
+		if c.Context != "" {
+			origin += " context " + c.Context
+		}
+	default:
+		if c.Context != "" {
+			return nil, "", fmt.Errorf("--context %q needs --kubeconfig or KUBECONFIG", c.Context)
+		}
+		var err error
+		cfg, err = inCluster()
+		if err != nil {
+			if errors.Is(err, rest.ErrNotInCluster) {
+				return nil, "", ErrNoClusterConfig
+			}
+			return nil, "", fmt.Errorf("in-cluster config: %w", err)
+		}
+		origin = "in-cluster service account"
+	}
+	if cfg == nil || strings.TrimSpace(cfg.Host) == "" {
+		return nil, "", fmt.Errorf("%s names no API server: %w", origin, ErrNoClusterConfig)
+	}
+	cfg.UserAgent = "rebootwatch-agent"
+	cfg.Timeout = c.RequestTimeout
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 20, 40
+	}
+	return cfg, origin, nil
+}
+
+// WatchConfig derives the config for informers from cfg. An http.Client
+// timeout would cut every watch stream, so it is replaced by a transport that
+// bounds every non-watch request as a whole and every watch until the server
+// answers (a black-holed API times out either way; a healthy watch lives on).
+func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
+	w := rest.CopyConfig(cfg)
+	w.Timeout = 0
+	prev := w.WrapTransport
+	w.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if prev != nil {
+			rt = prev(rt)
+		}
+		return &timeoutTransport{next: rt, timeout: timeout}
+	}
+	return w
+}
+
+// timeoutTransport bounds requests that have no deadline of their own.
+type timeoutTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Context().Deadline(); ok || t.timeout <= 0 {
+		return t.next.RoundTrip(req)
+	}
+	isWatch := req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1"
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+		timer  *time.Timer
+	)
+	if isWatch {
+		ctx, cancel = context.WithCancel(req.Context())
+		timer = time.AfterFunc(t.timeout, cancel)
+	} else {
+		ctx, cancel = context.WithTimeout(req.Context(), t.timeout)
+	}
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if timer != nil && !timer.Stop() && err == nil {
+		// The deadline fired as the answer arrived: the body is unusable.
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("%s %s: no answer within %s: %w", req.Method, req.URL.Path, t.timeout, context.DeadlineExceeded)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelBody releases the request's context when the body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.cancel)
+	return err
+}
+
+// errorCounting returns a WrapTransport that reports each failed API call
+// (a transport error or an HTTP status >= 400) with its Kubernetes verb.
+func errorCounting(report func(verb string)) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err != nil || resp.StatusCode >= 400 {
+				report(kubeVerb(req))
+			}
+			return resp, err
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// kubeVerb maps a request to the Kubernetes verb it most likely is.
+func kubeVerb(req *http.Request) string {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		q := req.URL.Query().Get("watch")
+		if q == "true" || q == "1" {
+			return "watch"
+		}
+		if isCollection(req.URL.Path) {
+			return "list"
+		}
+		return "get"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return strings.ToLower(req.Method)
+}
+
+// isCollection reports whether an API path names a collection:
+// /api/v1/[namespaces/NS/]RES or /apis/G/V/[namespaces/NS/]RES.
+func isCollection(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return false
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	return len(parts) == 1
+}
+
+// WithErrorCounting returns a copy of cfg whose API errors are reported.
+func WithErrorCounting(cfg *rest.Config, report func(verb string)) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	prev := c.WrapTransport
+	wrap := errorCounting(report)
+	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if prev != nil {
+			rt = prev(rt)
+		}
+		return wrap(rt)
+	}
+	return c
+}
