@@ -1,0 +1,231 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func readyNode(name, boot, image, kernel string, ready bool) Node {
+	st := "True"
+	if !ready {
+		st = "False"
+	}
+	return Node{Name: name, BootID: boot, OSImage: image, KernelVersion: kernel,
+		Conditions: []Condition{{Type: "Ready", Status: st, LastTransition: t0.Add(-time.Hour)}}}
+}
+
+// fixedJudge judges every lock as held by the node its Holder names.
+func fixedJudge(v Verdict) Judge {
+	return func(c *Cluster, now time.Time) []LockStatus {
+		var out []LockStatus
+		for _, l := range c.Locks() {
+			s := LockStatus{LockRef: l.LockRef, Holder: l.Holder, Verdict: VerdictFree, Created: l.AcquireTime}
+			if l.Holder != "" {
+				s.Verdict = v
+				if _, ok := c.Node(l.Holder); ok {
+					s.HolderNodes = []string{l.Holder}
+				}
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+}
+
+func newTestCluster(v Verdict) *Cluster {
+	c := NewCluster("test", Options{})
+	c.Judge = fixedJudge(v)
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceNodes, Status: StatusOK}}, t0)
+	return c
+}
+
+func TestEmptyCluster(t *testing.T) {
+	c := newTestCluster(VerdictHeld)
+	c.Recompute(t0)
+	f := c.Fleet(t0)
+	if f.Nodes != 0 || f.Upgraded != 0 || f.ETA != nil || f.Target != (OS{}) {
+		t.Fatalf("empty fleet: %+v", f)
+	}
+	if code := c.ExitCode(t0); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	s := c.Snapshot(t0)
+	if s.Nodes == nil || s.Locks == nil || s.Attention == nil || s.Volumes != nil {
+		t.Fatalf("snapshot arrays must be present and volumes null without Longhorn: %+v", s)
+	}
+}
+
+func TestUnreadableClusterExitsOne(t *testing.T) {
+	c := NewCluster("x", Options{})
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceNodes, Status: StatusError, Message: "connection refused"}}, t0)
+	c.Recompute(t0)
+	if code := c.ExitCode(t0); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+}
+
+func TestTargetOSAndUpgraded(t *testing.T) {
+	c := newTestCluster(VerdictHeld)
+	c.Apply(NodeUpserted{readyNode("a", "1", "Ubuntu 24.04.2 LTS", "6.8.0-57-generic", true)}, t0)
+	c.Apply(NodeUpserted{readyNode("b", "2", "Ubuntu 24.04.3 LTS", "6.8.0-100-generic", true)}, t0)
+	c.Apply(NodeUpserted{readyNode("c", "3", "Ubuntu 24.04.3 LTS", "6.8.0-99-generic", true)}, t0)
+	c.Recompute(t0)
+	f := c.Fleet(t0)
+	if f.Target.Kernel != "6.8.0-100-generic" || f.Upgraded != 1 {
+		t.Fatalf("target %+v upgraded %d: 100 > 99 numerically", f.Target, f.Upgraded)
+	}
+	c.Options.TargetOS = "Ubuntu 24.04.3 LTS"
+	if f := c.Fleet(t0); f.Upgraded != 2 {
+		t.Fatalf("with --target-os: upgraded %d, want 2", f.Upgraded)
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want int
+	}{
+		{"5.15.0-105", "5.15.0-99", 1}, {"a", "a", 0}, {"40.20240416.3.1", "40.20240504.3.0", -1},
+		{"", "x", -1}, {"1.02", "1.2", 0}, {"v10", "v9", 1},
+	}
+	for _, tc := range cases {
+		if got := naturalCompare(tc.a, tc.b); got != tc.want {
+			t.Errorf("naturalCompare(%q,%q)=%d want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestRecomputeDrivesPhasesTimelineAndETA(t *testing.T) {
+	c := newTestCluster(VerdictHeld)
+	ref := LockRef{Kind: LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+	for _, n := range []string{"a", "b", "c"} {
+		c.Apply(NodeUpserted{readyNode(n, n+"1", "os-1", "1", true)}, t0)
+	}
+	c.Apply(RebootRequiredSet{Values: map[string]bool{"a": true, "b": true, "c": true}}, t0)
+	c.Apply(LockUpserted{LockObject{LockRef: ref}}, t0)
+	c.Recompute(t0)
+	if c.Phase("a") != PhasePending {
+		t.Fatalf("a: %s", c.Phase("a"))
+	}
+	// a takes the lock, reboots, comes back upgraded and releases: 10 minutes.
+	c.Apply(LockUpserted{LockObject{LockRef: ref, Holder: "a", AcquireTime: t0}}, t0)
+	c.Recompute(t0)
+	c.Apply(NodeUpserted{readyNode("a", "a1", "os-1", "1", false)}, t0.Add(2*time.Minute))
+	c.Recompute(t0.Add(2 * time.Minute))
+	c.Apply(NodeUpserted{readyNode("a", "a2", "os-2", "2", true)}, t0.Add(8*time.Minute))
+	c.Apply(RebootRequiredSet{Values: map[string]bool{"a": false, "b": true, "c": true}}, t0.Add(8*time.Minute))
+	c.Recompute(t0.Add(8 * time.Minute))
+	if c.Phase("a") != PhaseRecovering {
+		t.Fatalf("a: %s", c.Phase("a"))
+	}
+	c.Apply(LockUpserted{LockObject{LockRef: ref}}, t0.Add(10*time.Minute))
+	c.Recompute(t0.Add(10 * time.Minute))
+	if c.Phase("a") != PhaseDone {
+		t.Fatalf("a: %s", c.Phase("a"))
+	}
+	f := c.Fleet(t0.Add(10 * time.Minute))
+	if f.ETA == nil || *f.ETA != 20*time.Minute {
+		t.Fatalf("ETA %v, want 20m (two pending × 10m median)", f.ETA)
+	}
+	if f.Upgraded != 1 || f.Phases[PhaseDone] != 1 || f.Phases[PhasePending] != 2 {
+		t.Fatalf("fleet %+v", f)
+	}
+	var msgs []string
+	for _, e := range c.Timeline() {
+		msgs = append(msgs, e.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"taken by a", "a pending → draining", "a draining → rebooting", "booted", "a rebooting → recovering", "released by a", "a recovering → done"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, all)
+		}
+	}
+	last := c.Timeline()[len(c.Timeline())-1].Seq
+	if got := c.TimelineSince(last); len(got) != 0 {
+		t.Fatalf("nothing after the last seq, got %v", got)
+	}
+	if got := c.TimelineSince(0); len(got) != len(c.Timeline()) {
+		t.Fatal("TimelineSince(0) returns all")
+	}
+}
+
+func TestAttentionAndExitCodes(t *testing.T) {
+	ref := LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}
+	cases := []struct {
+		name     string
+		verdict  Verdict
+		holder   string
+		down     bool
+		volume   Robustness
+		longhorn SourceStatus
+		want     int
+		wantMsg  string
+	}{
+		{"all quiet", VerdictFree, "", false, RobustnessHealthy, StatusOK, 0, ""},
+		{"held lock is fine", VerdictHeld, "a", false, RobustnessHealthy, StatusOK, 0, ""},
+		{"ghost lock", VerdictGhost, "gone", false, RobustnessHealthy, StatusOK, 2, "ghost"},
+		{"orphaned lock", VerdictOrphaned, "a", false, RobustnessHealthy, StatusOK, 2, "orphaned"},
+		{"expired lock", VerdictExpired, "a", false, RobustnessHealthy, StatusOK, 2, "expired"},
+		{"ambiguous lock", VerdictAmbiguous, "a", false, RobustnessHealthy, StatusOK, 2, "ambiguous"},
+		{"unknown lock warns only", VerdictUnknown, "a", false, RobustnessHealthy, StatusOK, 0, "cannot be judged"},
+		{"node down", VerdictFree, "", true, RobustnessHealthy, StatusOK, 2, "NotReady outside"},
+		{"volume faulted", VerdictFree, "", false, RobustnessFaulted, StatusOK, 2, "faulted"},
+		{"volume degraded warns only", VerdictFree, "", false, RobustnessDegraded, StatusOK, 0, "degraded"},
+		{"longhorn not installed ignores volumes", VerdictFree, "", false, RobustnessFaulted, StatusNotInstalled, 0, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCluster(tc.verdict)
+			c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
+			c.Apply(NodeUpserted{readyNode("b", "1", "x", "1", !tc.down)}, t0)
+			c.Apply(LockUpserted{LockObject{LockRef: ref, Holder: tc.holder}}, t0)
+			c.Apply(SourceChanged{Health: SourceHealth{Name: SourceLonghorn, Status: tc.longhorn}}, t0)
+			c.Apply(VolumeUpserted{Volume{Namespace: "longhorn-system", Name: "v1", Robustness: tc.volume}}, t0)
+			c.Recompute(t0)
+			if got := c.ExitCode(t0); got != tc.want {
+				t.Fatalf("exit %d want %d; attention %+v", got, tc.want, c.Attention(t0))
+			}
+			var all []string
+			for _, a := range c.Attention(t0) {
+				all = append(all, a.Message)
+			}
+			if tc.wantMsg == "" && len(all) != 0 {
+				t.Fatalf("unexpected attention %v", all)
+			}
+			if !strings.Contains(strings.Join(all, "\n"), tc.wantMsg) {
+				t.Fatalf("attention %v lacks %q", all, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestUnjudgedLocksAreUnknown(t *testing.T) {
+	c := NewCluster("x", Options{})
+	c.Apply(LockUpserted{LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "n", Name: "kured"}}}, t0)
+	c.Recompute(t0)
+	if s := c.LockStatuses(); len(s) != 1 || s[0].Verdict != VerdictUnknown || s[0].Reason == "" {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestNodeDeletedForgetsTrack(t *testing.T) {
+	c := newTestCluster(VerdictHeld)
+	c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
+	c.Recompute(t0)
+	c.Apply(NodeDeleted{Name: "a"}, t0)
+	c.Recompute(t0)
+	if c.NodeCount() != 0 || c.Track("a") != nil || len(c.NodeNames()) != 0 {
+		t.Fatal("deleted node still present")
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	cases := map[time.Duration]string{0: "0s", 45 * time.Second: "45s", 90 * time.Second: "1m30s", 12 * time.Minute: "12m",
+		3*time.Hour + 4*time.Minute: "3h4m", 50 * time.Hour: "2d2h", 47 * 24 * time.Hour: "47d", -time.Second: "0s"}
+	for d, want := range cases {
+		if got := HumanDuration(d); got != want {
+			t.Errorf("%v: %q want %q", d, got, want)
+		}
+	}
+}
