@@ -247,10 +247,14 @@ func (c *Cluster) Readable() bool {
 // ExitCode is the exit code of --snapshot and watch (DESIGN §7): 1 when the
 // cluster could not be read at all, 2 when something needs attention, else 0.
 func (c *Cluster) ExitCode(now time.Time) int {
+	return c.exitCode(c.Attention(now))
+}
+
+func (c *Cluster) exitCode(att []Attention) int {
 	if !c.Readable() {
 		return 1
 	}
-	for _, a := range c.Attention(now) {
+	for _, a := range att {
 		if a.Severity == SeverityCritical {
 			return 2
 		}

@@ -113,7 +113,8 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 		s.Nodes = append(s.Nodes, sn)
 	}
 	s.Volumes = c.VolumeSummary()
-	s.Attention = append(s.Attention, c.Attention(now)...)
-	s.ExitCode = c.ExitCode(now)
+	att := c.Attention(now)
+	s.Attention = append(s.Attention, att...)
+	s.ExitCode = c.exitCode(att)
 	return s
 }
