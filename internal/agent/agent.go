@@ -185,7 +185,7 @@ func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(co
 		}
 	}
 	a.Health.SetSynced(true, "")
-	a.Log.Info("sources synced", "sources", names)
+	a.Log.Info("sources synced", "synced", names)
 }
 
 // apply applies one event to the model, remembering the nodes source health.

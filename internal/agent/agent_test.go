@@ -1,0 +1,364 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// The DESIGN §3 test vector: this machine id's Zincati app-specific id.
+const (
+	testMachineID = "1c09ca98649c4c7abc779cd04c96812e"
+	testZincatiID = "978a225b3d7b40e9acd7ce9b62f68444"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// heartbeat is the part of a heartbeat line the tests read.
+type heartbeat struct {
+	Msg      string         `json:"msg"`
+	Result   string         `json:"result"`
+	Trigger  string         `json:"trigger"`
+	Leader   bool           `json:"leader"`
+	APIError string         `json:"apiError"`
+	Locks    []LockReport   `json:"locks"`
+	Sources  []SourceReport `json:"sources"`
+}
+
+func heartbeats(t *testing.T, log string) []heartbeat {
+	t.Helper()
+	var out []heartbeat
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct{ Msg string }
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %q: %v", sc.Text(), err)
+		}
+		if line.Msg != "heartbeat" {
+			continue
+		}
+		var h heartbeat
+		if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+			t.Fatalf("heartbeat does not parse: %q: %v", sc.Text(), err)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// testStarter is a source that sends fixed events and then whatever the
+// test pushes.
+type testStarter struct {
+	initial []model.Event
+	sink    chan func(model.Event)
+}
+
+type syncedSource struct{}
+
+func (syncedSource) WaitForSync(context.Context) error { return nil }
+
+func (s *testStarter) starter() Starter {
+	return Starter{Name: "test", Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
+		for _, ev := range s.initial {
+			sink(ev)
+		}
+		s.sink <- sink
+		return syncedSource{}, nil
+	}}
+}
+
+func readyNode(name, machineID string, readySince time.Time) model.Node {
+	return model.Node{Name: name, UID: "uid-" + name, MachineID: machineID, BootID: "boot-" + name,
+		Conditions: []model.Condition{{Type: "Ready", Status: "True", LastTransition: readySince}}}
+}
+
+func fleetlockWorld(now time.Time) []model.Event {
+	ok := func(n model.SourceName) model.Event {
+		return model.SourceChanged{Health: model.SourceHealth{Name: n, Status: model.StatusOK, LastSync: now}}
+	}
+	return []model.Event{
+		ok(model.SourceNodes), ok(model.SourceFleetlock),
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusNotInstalled}},
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
+		model.NodeUpserted{Node: readyNode("n1", testMachineID, now.Add(-3*time.Hour))},
+		model.NodeUpserted{Node: readyNode("n2", "22222222222222222222222222222222", now.Add(-time.Hour))},
+		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
+			UID: "lease-uid", ResourceVersion: "5", Holder: testZincatiID, AcquireTime: now.Add(-2 * time.Hour)}},
+	}
+}
+
+func fleetLease(holder string) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fleetlock-default", UID: types.UID("lease-uid"), ResourceVersion: "5"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder},
+	}
+}
+
+type harness struct {
+	agent  *Agent
+	client *fake.Clientset
+	log    *syncBuffer
+	sink   func(model.Event)
+	done   chan error
+}
+
+func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event) *harness {
+	t.Helper()
+	logBuf := &syncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logBuf, nil))
+	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1)}
+	a := New(&Agent{
+		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
+		Engine:  lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
+		Actor:   &lock.Actor{Client: client, Who: "test-agent", DryRun: cfg.DryRun, Logger: logger, Timeout: cfg.RequestTimeout},
+		Sources: []Starter{src.starter()},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{agent: a, client: client, log: logBuf, done: make(chan error, 1)}
+	go func() { h.done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-h.done:
+		case <-time.After(10 * time.Second):
+			t.Error("agent did not stop")
+		}
+	})
+	select {
+	case h.sink = <-src.sink:
+	case <-time.After(10 * time.Second):
+		t.Fatal("source not started")
+	}
+	return h
+}
+
+// waitFor polls the heartbeats until cond holds (bounded, generous).
+func (h *harness) waitFor(t *testing.T, what string, cond func(heartbeat) bool) heartbeat {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, hb := range heartbeats(t, h.log.String()) {
+			if cond(hb) {
+				return hb
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	lines := strings.Split(strings.TrimSpace(h.log.String()), "\n")
+	if len(lines) > 12 {
+		lines = lines[len(lines)-12:]
+	}
+	t.Fatalf("no heartbeat where %s; last log lines:\n%s", what, strings.Join(lines, "\n"))
+	return heartbeat{}
+}
+
+func (h *harness) holder(t *testing.T) string {
+	t.Helper()
+	l, err := h.client.CoordinationV1().Leases("default").Get(context.Background(), "fleetlock-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func lockWith(hb heartbeat, verdict model.Verdict, outcome string) bool {
+	for _, l := range hb.Locks {
+		if l.Verdict == verdict && (outcome == "" || l.Outcome == outcome) {
+			return true
+		}
+	}
+	return false
+}
+
+func testConfig() Config {
+	c := Defaults()
+	c.Interval = 100 * time.Millisecond
+	c.RequestTimeout = 2 * time.Second
+	c.LeaderElect = false
+	return c
+}
+
+func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
+	now := time.Now()
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	h := startAgent(t, testConfig(), client, fleetlockWorld(now))
+
+	h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("a held lock was touched: holder %q", got)
+	}
+	h.sink(model.NodeDeleted{Name: "n1"})
+	hb := h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	if hb.Trigger != "event" {
+		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
+	}
+	if got := h.holder(t); got != "" {
+		t.Fatalf("holder after reap %q, want empty", got)
+	}
+	evs, err := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(evs.Items) != 1 || evs.Items[0].Reason != lock.ReasonReaped {
+		t.Fatalf("events %v %v, want one %s", evs, err, lock.ReasonReaped)
+	}
+}
+
+func TestAgentDryRunWritesNothing(t *testing.T) {
+	cfg := testConfig()
+	cfg.DryRun = true
+	world := fleetlockWorld(time.Now())
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	h := startAgent(t, cfg, client, world)
+	h.sink(model.NodeDeleted{Name: "n1"})
+	hb := h.waitFor(t, "a dry-run reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDryRun) })
+	if !strings.Contains(hb.Locks[0].Message, "would") {
+		t.Errorf("dry-run message %q does not say what it would write", hb.Locks[0].Message)
+	}
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("dry run wrote: holder %q", got)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Fatalf("dry run made a %s call", a.GetVerb())
+		}
+	}
+}
+
+func TestAgentNotLeaderDoesNotAct(t *testing.T) {
+	cfg := testConfig()
+	cfg.LeaderElect = true // never elected in this test
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	world := append(fleetlockWorld(time.Now()), model.NodeDeleted{Name: "n1"})
+	h := startAgent(t, cfg, client, world)
+	h.waitFor(t, "ghost skipped: not the leader", func(hb heartbeat) bool {
+		return !hb.Leader && lockWith(hb, model.VerdictGhost, "skipped") && strings.Contains(hb.Locks[0].Message, "not the leader")
+	})
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("a non-leader acted: holder %q", got)
+	}
+	// Becoming the leader acts at once.
+	h.agent.SetLeader(true)
+	h.waitFor(t, "the new leader reaped", func(hb heartbeat) bool { return hb.Leader && lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	if got := h.holder(t); got != "" {
+		t.Fatalf("holder %q after the leader reaped", got)
+	}
+}
+
+func TestAgentNodeListForbiddenIsUnknown(t *testing.T) {
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	client.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", nil)
+	})
+	world := append(fleetlockWorld(time.Now()), model.NodeDeleted{Name: "n1"})
+	h := startAgent(t, testConfig(), client, world)
+	// Several iterations, all unknown and degraded, none acting.
+	var n int
+	hb := h.waitFor(t, "three forbidden iterations", func(hb heartbeat) bool {
+		if hb.Result == resultDegraded && lockWith(hb, model.VerdictUnknown, "skipped") && strings.Contains(hb.APIError, "forbidden") {
+			n++
+		}
+		return n >= 3
+	})
+	if !strings.Contains(hb.Locks[0].Reason, "forbidden") {
+		t.Errorf("reason %q does not say the node list is forbidden", hb.Locks[0].Reason)
+	}
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("acted on a forbidden node list: holder %q", got)
+	}
+	// The API answered: the agent stays live (a restart fixes no RBAC).
+	if ok, msg := h.agent.Health.Healthy(); !ok {
+		t.Errorf("unhealthy on forbidden: %s", msg)
+	}
+}
+
+func TestAgentOrphanedPolicy(t *testing.T) {
+	now := time.Now()
+	kuredEvents := func() []model.Event {
+		ok := func(n model.SourceName) model.Event {
+			return model.SourceChanged{Health: model.SourceHealth{Name: n, Status: model.StatusOK, LastSync: now}}
+		}
+		created := now.Add(-time.Hour).UTC().Format(time.RFC3339)
+		return []model.Event{ok(model.SourceNodes), ok(model.SourceKured),
+			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
+			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-30*time.Minute))},
+			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
+				UID: "ds-uid", ResourceVersion: "7", Present: true,
+				Annotation: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}},
+		}
+	}
+	for _, enabled := range []bool{false, true} {
+		cfg := testConfig()
+		cfg.ReleaseOrphaned = enabled
+		cfg.OrphanGrace = time.Minute
+		cfg.DryRun = true
+		h := startAgent(t, cfg, fake.NewClientset(), kuredEvents())
+		if enabled {
+			h.waitFor(t, "orphaned released (dry run)", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, lock.OutcomeDryRun) })
+		} else {
+			hb := h.waitFor(t, "orphaned left alone", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, "skipped") })
+			if !strings.Contains(hb.Locks[0].Message, "--release-orphaned") {
+				t.Errorf("skip message %q does not name the flag", hb.Locks[0].Message)
+			}
+		}
+	}
+}
+
+func TestAgentMetrics(t *testing.T) {
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	h := startAgent(t, testConfig(), client, fleetlockWorld(time.Now()))
+	h.sink(model.NodeDeleted{Name: "n1"})
+	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	// The informer would deliver the written Lease.
+	h.sink(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
+		UID: "lease-uid", ResourceVersion: "6"}})
+	h.waitFor(t, "free after reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictFree, "") })
+	code, body := serve(h.agent.Metrics.Handler())
+	if code != 200 {
+		t.Fatalf("metrics %d", code)
+	}
+	for _, want := range []string{
+		`rebootwatch_actions_total{action="reap",kind="fleetlock",result="done"} 1`,
+		`rebootwatch_lock_verdict{kind="fleetlock",lock="default/fleetlock-default",verdict="free"} 1`,
+		`rebootwatch_lock_verdict{kind="fleetlock",lock="default/fleetlock-default",verdict="ghost"} 0`,
+		`rebootwatch_agent_iterations_total{result="ok"}`,
+		`rebootwatch_agent_last_success_timestamp_seconds`,
+		`rebootwatch_agent_leader 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
