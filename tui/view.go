@@ -230,10 +230,7 @@ func (m *Model) body(g geometry) []string {
 		out = append(out, pctx.HJoin(lb, hb)...)
 	} else {
 		out = append(out, pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, w-2, g.locksH-2, false), w, g.locksH)...)
-		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Counts(hp, m.derived.vsum) + "  " + longhorn.Gate(hp, m.derived.vsum)
-		if m.derived.vsum == nil {
-			line = hp.Paint(pctx.Title, "Longhorn ") + longhorn.Gate(hp, nil)
-		}
+		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Short(hp, m.derived.vsum)
 		if hnote != "" {
 			line = hp.Paint(pctx.Title, "Longhorn ") + hp.Paint(pctx.Muted, hnote)
 		}

@@ -27,7 +27,10 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	p := ctx.P
 	compact := w < 110
 	// Line 1: title, context, modes … source pills.
-	left := p.Paint(pctx.Title, "rebootwatch") + " " + p.Paint(pctx.Muted, "⎈ ") + p.Paint(pctx.Accent, d.Context)
+	left := p.Paint(pctx.Muted, "⎈ ") + p.Paint(pctx.Accent, d.Context)
+	if w >= 80 {
+		left = p.Paint(pctx.Title, "rebootwatch") + " " + left
+	}
 	var modes []string
 	if ctx.Demo {
 		modes = append(modes, p.Paint(pctx.Info, "[demo]"))
@@ -95,7 +98,14 @@ func Pills(ctx *pctx.Context, sources []model.SourceHealth, compact bool) string
 		default:
 			st = p.Paint(pctx.Muted, string(s.Status))
 		}
+		if compact && s.Status == model.StatusOK {
+			parts = append(parts, p.Paint(pctx.Muted, name)+st)
+			continue
+		}
 		parts = append(parts, p.Paint(pctx.Muted, name)+" "+st)
+	}
+	if compact {
+		return strings.Join(parts, " ")
 	}
 	return strings.Join(parts, p.Paint(pctx.Border, " │ "))
 }
@@ -137,12 +147,12 @@ func progress(ctx *pctx.Context, f model.Fleet, w int) string {
 	if w < 110 {
 		barW = 10
 	}
-	line := Bar(p, f.Upgraded, f.Nodes, barW) + " " + p.Paint(pctx.Bold, count) + p.Paint(pctx.Accent, target) +
+	line := Bar(p, f.Upgraded, f.Nodes, barW) + " " + p.Paint(pctx.Bold, count) +
 		p.Paint(pctx.Muted, " · ") + p.Paint(pctx.Text, eta)
 	if len(phases) > 0 {
 		line += p.Paint(pctx.Muted, " · ") + strings.Join(phases, " ")
 	}
-	return line
+	return line + p.Paint(pctx.Muted, " · target") + p.Paint(pctx.Accent, target)
 }
 
 func attention(ctx *pctx.Context, items []model.Attention) string {

@@ -22,7 +22,7 @@ func Holder(s model.LockStatus) string {
 	case s.HolderNode() != "" && s.HolderNode() != s.Holder:
 		return s.HolderNode() + " (" + short(s.Holder) + ")"
 	case s.HolderNode() == "" && s.Verdict == model.VerdictGhost:
-		return s.Holder + " (no such node)"
+		return short(s.Holder) + " (no node)"
 	}
 	return s.Holder
 }
@@ -55,7 +55,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 		return pctx.Lines([]string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}, w, h)
 	}
 	compact := w < 90
-	kindW, lockW, holderW, heldW, verdictW := 9, 24, 28, 6, 9
+	kindW, lockW, holderW, heldW, verdictW := 9, 28, 28, 6, 9
 	if compact {
 		kindW, lockW, holderW, heldW = 5, 0, 22, 5
 	}

@@ -23,9 +23,9 @@ func Gate(p pctx.Painter, s *model.VolumeSummary) string {
 	case s == nil:
 		return p.Paint(pctx.Muted, "gate: no Longhorn, no volume gate")
 	case s.Faulted > 0:
-		return p.Paint(pctx.Critical, fmt.Sprintf("gate ✗ %d faulted: release/reap refused", s.Faulted))
+		return p.Paint(pctx.Critical, fmt.Sprintf("gate ✗ %d faulted: unsafe to free a lock", s.Faulted))
 	case s.Degraded > 0:
-		return p.Paint(pctx.Warning, fmt.Sprintf("gate ✗ %d degraded: release/reap refused (next drain could leave 1 replica)", s.Degraded))
+		return p.Paint(pctx.Warning, fmt.Sprintf("gate ✗ %d degraded: unsafe to free a lock (the next drain could leave 1 replica)", s.Degraded))
 	case s.Unknown > 0:
 		return p.Paint(pctx.Warning, fmt.Sprintf("gate ? %d volume(s) unknown", s.Unknown))
 	}
@@ -41,6 +41,24 @@ func Counts(p pctx.Painter, s *model.VolumeSummary) string {
 		p.Paint(pctx.Warning, fmt.Sprintf("! %d degraded", s.Degraded)) + "  " +
 		p.Paint(pctx.Critical, fmt.Sprintf("✗ %d faulted", s.Faulted)) + "  " +
 		p.Paint(pctx.Muted, fmt.Sprintf("? %d unknown", s.Unknown))
+}
+
+// Short renders counts and gate compactly, for the condensed layout.
+func Short(p pctx.Painter, s *model.VolumeSummary) string {
+	if s == nil {
+		return p.Paint(pctx.Muted, "not installed · no volume gate")
+	}
+	c := p.Paint(pctx.OK, fmt.Sprintf("✓%d", s.Healthy)) + " " + p.Paint(pctx.Warning, fmt.Sprintf("!%d", s.Degraded)) + " " +
+		p.Paint(pctx.Critical, fmt.Sprintf("✗%d", s.Faulted)) + " " + p.Paint(pctx.Muted, fmt.Sprintf("?%d", s.Unknown))
+	switch {
+	case s.Faulted > 0:
+		return c + " " + p.Paint(pctx.Critical, "gate ✗ faulted volumes")
+	case s.Degraded > 0:
+		return c + " " + p.Paint(pctx.Warning, "gate ✗ degraded volumes")
+	case s.Unknown > 0:
+		return c + " " + p.Paint(pctx.Warning, "gate ? unknown volumes")
+	}
+	return c + " " + p.Paint(pctx.OK, "gate ✓")
 }
 
 // Render returns exactly h lines of w cells.

@@ -14,38 +14,46 @@ type column struct {
 	w     int
 	flex  int // share of the remaining width; 0 = fixed
 	min   int
+	max   int
 	cell  func(p pctx.Painter, r *Row, now time.Time, w int) (plain, painted string)
 }
 
 func layout(width int) []column {
-	wide := width >= 110
-	cols := []column{
-		{title: "NAME", flex: 3, min: 10, cell: cellName},
+	name := column{title: "NAME", flex: 3, min: 10, max: 32, cell: cellName}
+	var cols []column
+	switch {
+	case width >= 110:
+		cols = []column{name,
+			{title: "ROLE", w: 13, cell: cellRole},
+			{title: "PROGRESS", w: 9, cell: cellStepper},
+			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "READY", w: 8, cell: cellReady},
+			{title: "SCHED", w: 8, cell: cellSched},
+			{title: "OS", flex: 4, min: 12, cell: cellOS},
+			{title: "REBOOT", w: 6, cell: cellReboot},
+			{title: "LOCK", w: 9, cell: cellLock},
+		}
+	case width >= 80:
+		cols = []column{name,
+			{title: "ROLE", w: 13, cell: cellRole},
+			{title: "STEP", w: 5, cell: cellStepperShort},
+			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "READY", w: 8, cell: cellReady},
+			{title: "SCHED", w: 8, cell: cellSched},
+			{title: "REBOOT", w: 6, cell: cellReboot},
+			{title: "LOCK", w: 9, cell: cellLock},
+		}
+	default:
+		cols = []column{name,
+			{title: "STEP", w: 5, cell: cellStepperShort},
+			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "READY", w: 8, cell: cellReady},
+			{title: "SCHED", w: 5, cell: cellSchedShort},
+			{title: "LOCK", w: 5, cell: cellLockShort},
+		}
 	}
-	if wide {
-		cols = append(cols, column{title: "ROLE", w: 13, cell: cellRole})
-		cols = append(cols, column{title: "PROGRESS", w: 9, cell: cellStepper})
-	} else {
-		cols = append(cols, column{title: "STEP", w: 5, cell: cellStepperShort})
-	}
-	cols = append(cols,
-		column{title: "PHASE", w: 16, cell: cellPhase},
-		column{title: "READY", w: 8, cell: cellReady},
-	)
-	if wide {
-		cols = append(cols,
-			column{title: "SCHED", w: 8, cell: cellSched},
-			column{title: "OS", flex: 4, min: 12, cell: cellOS},
-			column{title: "REBOOT", w: 6, cell: cellReboot},
-			column{title: "LOCK", w: 9, cell: cellLock},
-		)
-	} else {
-		cols = append(cols,
-			column{title: "SCHED", w: 5, cell: cellSchedShort},
-			column{title: "LOCK", w: 5, cell: cellLockShort},
-		)
-	}
-	// Resolve widths: one space between columns.
+	// Resolve widths: one space between columns; flexible columns share
+	// what is left, capped at their max (the rest stays blank).
 	fixed, flex := len(cols)-1, 0
 	for _, c := range cols {
 		fixed += c.w
@@ -54,12 +62,26 @@ func layout(width int) []column {
 	rest := width - fixed
 	for i := range cols {
 		if cols[i].flex > 0 {
-			cols[i].w = max(rest*cols[i].flex/max(flex, 1), 1)
+			cols[i].w = max(rest*cols[i].flex/max(flex, 1), cols[i].min)
+			if cols[i].max > 0 {
+				cols[i].w = min(cols[i].w, cols[i].max)
+			}
 		}
 	}
-	// Too narrow: drop columns from the right until the fixed part fits.
+	if left := width - total(cols); left > 0 {
+		// Give the OS column what the capped name column left over.
+		for i := range cols {
+			if cols[i].title == "OS" {
+				cols[i].w += left
+			}
+		}
+	}
+	// Too narrow: drop columns from the right until the rest fits.
 	for len(cols) > 1 && total(cols) > width {
 		cols = cols[:len(cols)-1]
+	}
+	if len(cols) == 1 {
+		cols[0].w = width
 	}
 	return cols
 }

@@ -36,9 +36,8 @@ func Render(p pctx.Painter, entries []model.TimelineEntry, w, h int) []string {
 	for i := len(entries) - 1; i >= 0 && len(out) < h; i-- {
 		e := entries[i]
 		ts := e.Time.Format("15:04:05")
-		kind := pctx.Fit(string(e.Kind), 6)
-		msg := pctx.Trunc(e.Message, max(w-len(ts)-8, 0))
-		out = append(out, p.Paint(pctx.Muted, ts)+" "+p.Paint(role(e.Kind), kind)+" "+p.Paint(pctx.Text, msg))
+		msg := pctx.Trunc(e.Message, max(w-len(ts)-3, 0))
+		out = append(out, p.Paint(pctx.Muted, ts)+" "+p.Paint(role(e.Kind), "▪")+" "+p.Paint(pctx.Text, msg))
 	}
 	return pctx.Lines(out, w, h)
 }

@@ -1,0 +1,119 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/themes"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/<name>.golden (rewritten with -update).
+// The files hold View().Content with its ANSI styling; a failure prints the
+// first differing line without styling to make it readable.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -update to create it)", err)
+	}
+	if string(want) == got {
+		return
+	}
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(wl), len(gl)); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			t.Fatalf("%s differs at line %d (run with -update if the change is intended)\nwant: %s\ngot:  %s\nwant (raw): %q\ngot (raw):  %q",
+				path, i+1, ansi.Strip(w), ansi.Strip(g), w, g)
+		}
+	}
+	t.Fatalf("%s differs", path)
+}
+
+var goldenSizes = []struct {
+	name string
+	w, h int
+}{{"small", 60, 15}, {"medium", 100, 30}, {"large", 200, 60}}
+
+// TestGoldenScreens renders the fixture at three sizes and two themes,
+// driven through Update (size, theme key), and in a few states.
+func TestGoldenScreens(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, th := range []string{themes.NameDark, themes.NameLight} {
+			t.Run(sz.name+"-"+th, func(t *testing.T) {
+				f := newFixture()
+				m := f.model(Options{Demo: true})
+				size(m, sz.w, sz.h)
+				if th == themes.NameLight {
+					press(m, "t")
+					press(m, "esc") // (no-op) keep the toast: it is part of the screen
+				}
+				if m.Theme() != th {
+					t.Fatalf("theme = %s; want %s", m.Theme(), th)
+				}
+				got := m.View().Content
+				assertScreen(t, got, sz.w, sz.h)
+				golden(t, "screen-"+sz.name+"-"+th, got)
+			})
+		}
+	}
+}
+
+func TestGoldenStates(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "enter")
+	golden(t, "state-detail", m.View().Content)
+	press(m, "esc", "?")
+	golden(t, "state-help", m.View().Content)
+	press(m, "esc")
+	f.actions.failGate = "volumes"
+	press(m, "r")
+	golden(t, "state-dialog-refused", m.View().Content)
+	f.clock.Add(time.Second)
+	press(m, "esc")
+	if m.dialog != nil {
+		t.Fatal("esc after the ignore window must close the dialog")
+	}
+	f.actions.failGate = ""
+	press(m, "tab", "x")
+	golden(t, "state-dialog-reap", m.View().Content)
+}
+
+// assertScreen checks the frame's shape: exactly h lines of exactly w cells.
+func assertScreen(t *testing.T, s string, w, h int) {
+	t.Helper()
+	lines := strings.Split(s, "\n")
+	if len(lines) != h {
+		t.Fatalf("%d lines; want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide; want %d: %q", i+1, got, w, ansi.Strip(l))
+		}
+	}
+}

@@ -1,0 +1,589 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
+)
+
+func screen(m *Model) string { return ansi.Strip(m.View().Content) }
+
+func rowNames(m *Model) []string {
+	var out []string
+	for _, r := range m.table.Rows() {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func TestCycleNodesSortFirst(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	got := rowNames(m)
+	want := []string{"w-03", "w-09", "w-04", "w-05", "w-06", "w-07", "w-08", "cp-1", "cp-2", "cp-3", "w-01", "w-02"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("default order = %v; want %v", got, want)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	press(m, "/", "p", "e", "n", "d")
+	if got := rowNames(m); len(got) != 5 || got[0] != "w-04" {
+		t.Fatalf("filter 'pend' rows = %v; want the 5 pending workers", got)
+	}
+	if s := screen(m); !strings.Contains(s, "/ pend█") || !strings.Contains(s, "5/12 nodes") {
+		t.Fatalf("filter line or count missing:\n%s", s)
+	}
+	// Words must all match: role and name.
+	press(m, "backspace", "backspace", "backspace", "backspace", "c", "o", "n", "t", "r", "o", "l", " ", "2")
+	if got := rowNames(m); len(got) != 1 || got[0] != "cp-2" {
+		t.Fatalf("filter 'control 2' rows = %v; want [cp-2]", got)
+	}
+	press(m, "enter")
+	if m.filtering || m.table.Filter != "control 2" {
+		t.Fatalf("enter should keep the filter and leave the input")
+	}
+	// q is a quit key outside the input, text inside it.
+	press(m, "/")
+	if cmd := press(m, "q"); cmd != nil {
+		t.Fatal("q inside the filter must not quit")
+	}
+	press(m, "esc")
+	if m.filtering || m.table.Filter != "" || len(m.table.Rows()) != 12 {
+		t.Fatalf("esc should clear the filter: filtering=%v filter=%q rows=%d", m.filtering, m.table.Filter, len(m.table.Rows()))
+	}
+	press(m, "/", "z", "z", "z", "enter")
+	if s := screen(m); !strings.Contains(s, `no node matches the filter "zzz"`) {
+		t.Fatalf("empty filter result not explained:\n%s", s)
+	}
+}
+
+func TestSortCycles(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	press(m, "s")
+	if m.table.Sort.String() != "name" || rowNames(m)[0] != "cp-1" {
+		t.Fatalf("sort by name: %s %v", m.table.Sort, rowNames(m))
+	}
+	press(m, "s")
+	if m.table.Sort.String() != "phase" || rowNames(m)[0] != "w-04" || rowNames(m)[len(rowNames(m))-1] != "w-09" {
+		t.Fatalf("sort by phase: %v", rowNames(m))
+	}
+	press(m, "s") // time in phase: longest first
+	rows := m.table.Rows()
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Since.Before(rows[i-1].Since) {
+			t.Fatalf("sort by time: %s (%v) after %s (%v)", rows[i].Name, rows[i].Since, rows[i-1].Name, rows[i-1].Since)
+		}
+	}
+	press(m, "s")
+	if rowNames(m)[0] != "cp-1" || m.table.Sort.String() != "role" {
+		t.Fatalf("sort by role: %v", rowNames(m))
+	}
+	press(m, "s")
+	if m.table.Sort.String() != "cycle" || rowNames(m)[0] != "w-03" {
+		t.Fatalf("sort back to cycle: %v", rowNames(m))
+	}
+	if !strings.Contains(screen(m), "sort: cycle") {
+		t.Fatal("sort mode not shown")
+	}
+}
+
+func TestCursorFollowsNodeAcrossSort(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	press(m, "j", "j") // w-04
+	press(m, "s")
+	if r, _ := m.table.Selected(); r.Name != "w-04" {
+		t.Fatalf("selected after sort = %s; want w-04", r.Name)
+	}
+}
+
+func TestDetail(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	press(m, "enter")
+	s := screen(m)
+	for _, want := range []string{"Node w-03", "draining for 7m", "no (cordoned)", "Conditions", "KubeletReady", "pending 1h53m → draining 7m", "kube-system/kured"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("detail lacks %q", want)
+		}
+	}
+	press(m, "j", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
+	s = screen(m)
+	for _, want := range []string{"boot-a-w-03", "weave.works/kured-reboot-in-progress", "pvc-00"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("scrolled detail lacks %q:\n%s", want, s)
+		}
+	}
+	press(m, "esc")
+	if m.mode != modeMain || !strings.Contains(screen(m), "Nodes") {
+		t.Fatal("esc should return to the main screen")
+	}
+}
+
+func TestDetailOfDeletedNode(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "enter")
+	m.Update(eventsMsg{model.NodeDeleted{Name: "w-03"}})
+	if s := screen(m); !strings.Contains(s, "node w-03 is gone") {
+		t.Fatalf("deleted node not explained:\n%s", s)
+	}
+}
+
+// openAfterIgnore opens a dialog with key k and waits out the ignore window.
+func openAfterIgnore(t *testing.T, f *fixture, m *Model, k string) {
+	t.Helper()
+	press(m, k)
+	if m.dialog == nil {
+		t.Fatalf("%s did not open a dialog:\n%s", k, screen(m))
+	}
+	f.clock.Add(500 * time.Millisecond)
+}
+
+func TestConfirmIgnoresKeysRightAfterOpening(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "r", "right", "enter")
+	if m.dialog == nil {
+		t.Fatal("keys within 400ms of opening must be ignored (dialog closed)")
+	}
+	if m.dialog.Yes {
+		t.Fatal("a key within the ignore window moved the focus to Yes")
+	}
+	if len(f.actions.calls) != 0 {
+		t.Fatal("an action ran")
+	}
+}
+
+func TestConfirmDefaultsToNo(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	openAfterIgnore(t, f, m, "r")
+	if !strings.Contains(screen(m), "Release lock?") {
+		t.Fatal("dialog not shown")
+	}
+	cmd := press(m, "enter")
+	if m.dialog != nil || cmd != nil {
+		t.Fatal("enter on the default button must cancel without a command")
+	}
+	if s := screen(m); !strings.Contains(s, "release cancelled: nothing written") {
+		t.Fatalf("cancel not reported:\n%s", s)
+	}
+	openAfterIgnore(t, f, m, "r")
+	press(m, "esc")
+	if m.dialog != nil {
+		t.Fatal("esc must cancel")
+	}
+}
+
+func TestConfirmAccept(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "tab") // locks panel: the ghost lease is first
+	openAfterIgnore(t, f, m, "x")
+	s := screen(m)
+	for _, want := range []string{"Reap lock?", "ghost", "✓ volumes", `set spec.holderIdentity "978a225b3d7b40e9acd7ce9b62f68444"`, "resourceVersion 7"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dialog lacks %q", want)
+		}
+	}
+	f.actions.result = lock.Result{Outcome: lock.OutcomeDone, Message: "lease holder cleared"}
+	cmd := press(m, "y", "enter")
+	if cmd == nil || m.dialog != nil {
+		t.Fatal("confirm should close the dialog and return the action command")
+	}
+	if len(f.actions.calls) != 0 {
+		t.Fatal("Update ran the action itself; it must only return a command")
+	}
+	if !strings.Contains(screen(m), "in progress") {
+		t.Fatal("no progress notice")
+	}
+	msg := cmd()
+	if len(f.actions.calls) != 1 || f.actions.calls[0].Action != model.ActionReap || f.actions.unsafe[0] {
+		t.Fatalf("calls = %+v unsafe=%v", f.actions.calls, f.actions.unsafe)
+	}
+	m.Update(msg)
+	s = screen(m)
+	if !strings.Contains(s, "✓ reap fleetlock:default/fleetlock-default: done — lease holder cleared") {
+		t.Fatalf("toast missing:\n%s", s)
+	}
+	tl := m.c.Timeline()
+	last := tl[len(tl)-1]
+	if last.Kind != model.KindAction || !strings.Contains(last.Message, "reap") || !strings.Contains(last.Message, "done") {
+		t.Fatalf("timeline entry = %+v", last)
+	}
+}
+
+func TestConfirmOutcomesAsToasts(t *testing.T) {
+	for _, oc := range []struct{ outcome, want string }{
+		{lock.OutcomeConflict, "! reap fleetlock:default/fleetlock-default: conflict — lock changed"},
+		{lock.OutcomeForbidden, "✗ reap fleetlock:default/fleetlock-default: forbidden — lock changed"},
+		{lock.OutcomeDryRun, "ℹ reap fleetlock:default/fleetlock-default: dry-run — lock changed"},
+	} {
+		f := newFixture()
+		m := f.model(Options{DryRun: oc.outcome == lock.OutcomeDryRun})
+		size(m, 120, 40)
+		press(m, "tab")
+		openAfterIgnore(t, f, m, "x")
+		if oc.outcome == lock.OutcomeDryRun && !strings.Contains(screen(m), "DRY RUN, not written") {
+			t.Fatal("dry-run dialog should say the write will not be made")
+		}
+		f.actions.result = lock.Result{Outcome: oc.outcome, Message: "lock changed"}
+		cmd := press(m, "y", "enter")
+		m.Update(cmd())
+		if s := screen(m); !strings.Contains(s, oc.want) {
+			t.Fatalf("%s: toast missing %q:\n%s", oc.outcome, oc.want, s)
+		}
+		if !strings.Contains(screen(m), "reap fleetlock:default/fleetlock-default (holder "+ghostID+"): "+oc.outcome) {
+			t.Fatalf("%s: timeline lacks the outcome", oc.outcome)
+		}
+	}
+}
+
+func TestConfirmRefusedByGate(t *testing.T) {
+	f := newFixture()
+	f.actions.failGate = lock.GateVolumes
+	m := f.model(Options{})
+	size(m, 100, 30)
+	openAfterIgnore(t, f, m, "r")
+	s := screen(m)
+	for _, want := range []string{"✗ volumes", "2 Longhorn volumes degraded", "refused", "nothing will be written", "[ Yes, unsafe ]"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("refused dialog lacks %q", want)
+		}
+	}
+	press(m, "right")
+	if m.dialog.Yes {
+		t.Fatal("Yes must not be selectable when gates fail without --allow-unsafe")
+	}
+	cmd := press(m, "enter")
+	if cmd != nil || m.dialog != nil || len(f.actions.calls) != 0 {
+		t.Fatal("a refused plan must close without acting")
+	}
+	if s := screen(m); !strings.Contains(s, "refused — release refused: gate volumes failed") {
+		t.Fatalf("refusal toast missing:\n%s", s)
+	}
+	tl := m.c.Timeline()
+	if last := tl[len(tl)-1]; !strings.Contains(last.Message, "refused") {
+		t.Fatalf("refusal not on the timeline: %+v", last)
+	}
+}
+
+func TestUnsafeOverrideNeedsTypedHolder(t *testing.T) {
+	f := newFixture()
+	f.actions.failGate = lock.GateVolumes
+	m := f.model(Options{AllowUnsafe: true})
+	size(m, 100, 30)
+	openAfterIgnore(t, f, m, "r")
+	if !strings.Contains(screen(m), "type w-03 to override") {
+		t.Fatalf("no typed confirmation prompt:\n%s", screen(m))
+	}
+	press(m, "tab")
+	if m.dialog.Yes {
+		t.Fatal("Yes enabled before the holder was typed")
+	}
+	press(m, "w", "-", "0")
+	press(m, "tab")
+	if m.dialog.Yes {
+		t.Fatal("Yes enabled by a partial name")
+	}
+	if cmd := press(m, "enter"); cmd != nil || m.dialog != nil {
+		t.Fatal("enter on No must cancel")
+	}
+	openAfterIgnore(t, f, m, "r")
+	press(m, "w", "-", "0", "3", "tab")
+	if !m.dialog.Yes {
+		t.Fatal("Yes should be enabled after typing the holder")
+	}
+	cmd := press(m, "enter")
+	if cmd == nil {
+		t.Fatal("confirmed override should run")
+	}
+	m.Update(cmd())
+	if len(f.actions.unsafe) != 1 || !f.actions.unsafe[0] {
+		t.Fatalf("Do not called with AllowUnsafe: %v", f.actions.unsafe)
+	}
+	tl := m.c.Timeline()
+	if last := tl[len(tl)-1]; !strings.Contains(last.Message, "UNSAFE") {
+		t.Fatalf("override not marked on the timeline: %+v", last)
+	}
+}
+
+func TestReadOnlyHidesActions(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{ReadOnly: true})
+	size(m, 120, 40)
+	s := screen(m)
+	for _, hint := range []string{"release lock", "reap lock", "r release", "x reap"} {
+		if strings.Contains(s, hint) {
+			t.Fatalf("read-only screen shows the action hint %q:\n%s", hint, s)
+		}
+	}
+	if !strings.Contains(s, "[read-only]") {
+		t.Fatal("read-only mode not shown")
+	}
+	press(m, "r")
+	press(m, "x")
+	if m.dialog != nil {
+		t.Fatal("r/x opened a dialog in read-only mode")
+	}
+	press(m, "?")
+	if s := screen(m); strings.Contains(s, "release lock") || strings.Contains(s, "reap lock") {
+		t.Fatalf("full help lists actions in read-only mode:\n%s", s)
+	}
+}
+
+func TestNoActionsMeansReadOnly(t *testing.T) {
+	f := newFixture()
+	m := New(Options{Cluster: f.c, Clock: f.clock.Now})
+	size(m, 100, 30)
+	press(m, "r")
+	if m.dialog != nil || !strings.Contains(screen(m), "[read-only]") {
+		t.Fatal("without Actions the dashboard must be read-only")
+	}
+}
+
+func TestResize(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 200, 60)
+	if !strings.Contains(screen(m), "Timeline") || !strings.Contains(screen(m), "PROGRESS") {
+		t.Fatal("wide layout lacks timeline or stepper column")
+	}
+	press(m, "G")
+	size(m, 60, 15)
+	s := screen(m)
+	if strings.Contains(s, "PROGRESS") || !strings.Contains(s, "STEP") {
+		t.Fatal("condensed layout should use the short stepper")
+	}
+	// The cursor (last row) must still be visible after shrinking.
+	if !strings.Contains(s, "w-02") {
+		t.Fatalf("selected row scrolled out of view:\n%s", s)
+	}
+	size(m, 59, 15)
+	if s := screen(m); !strings.Contains(s, "terminal too small") || !strings.Contains(s, "need 60×15, have 59×15") {
+		t.Fatalf("too-small notice missing:\n%s", s)
+	}
+	size(m, 60, 14)
+	if !strings.Contains(screen(m), "terminal too small") {
+		t.Fatal("too-small notice missing at 60×14")
+	}
+}
+
+// TestEverySize renders every size from 1×1 to 220×70 in steps, in every
+// mode, and checks the frame is exactly the terminal's size.
+func TestEverySize(t *testing.T) {
+	f := newFixture()
+	f.actions.failGate = lock.GateVolumes
+	m := f.model(Options{AllowUnsafe: true})
+	modes := []func(){
+		func() { m.mode, m.dialog = modeMain, nil },
+		func() { m.mode = modeDetail; m.detailNode = "w-03" },
+		func() { m.mode = modeHelp },
+		func() {
+			m.mode = modeMain
+			p, _ := f.actions.Plan(m.c, m.c.LockStatuses()[1].LockRef, "w-03", model.ActionRelease, t0)
+			m.dialog = newTestDialog(p)
+		},
+	}
+	for w := 1; w <= 220; w += 7 {
+		for h := 1; h <= 70; h += 3 {
+			for i, set := range modes {
+				set()
+				m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				got := m.View().Content
+				lines := strings.Split(got, "\n")
+				if len(lines) != h {
+					t.Fatalf("%d×%d mode %d: %d lines", w, h, i, len(lines))
+				}
+				for j, l := range lines {
+					if n := ansi.StringWidth(l); n != w {
+						t.Fatalf("%d×%d mode %d: line %d is %d wide: %q", w, h, i, j+1, n, ansi.Strip(l))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestThemeCycleAndBackground(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	if m.Theme() != themes.NameDark {
+		t.Fatalf("start theme %s", m.Theme())
+	}
+	m.Update(tea.BackgroundColorMsg{Color: whiteColor{}})
+	if m.Theme() != themes.NameLight {
+		t.Fatalf("light background should choose the light theme, got %s", m.Theme())
+	}
+	for _, want := range []string{themes.NameHighContrast, themes.NameColorBlind, themes.NameDark, themes.NameLight} {
+		press(m, "t")
+		if m.Theme() != want {
+			t.Fatalf("t → %s; want %s", m.Theme(), want)
+		}
+	}
+	// Once the operator chose a theme, background answers are ignored.
+	m.Update(tea.BackgroundColorMsg{Color: blackColor{}})
+	if m.Theme() != themes.NameLight {
+		t.Fatalf("background detection overrode the operator's choice: %s", m.Theme())
+	}
+	// A fixed theme (--theme) is never replaced by detection.
+	m2 := f.model(Options{Theme: themes.HighContrast(), FixedTheme: true})
+	m2.Update(tea.BackgroundColorMsg{Color: whiteColor{}})
+	if m2.Theme() != themes.NameHighContrast {
+		t.Fatalf("fixed theme replaced: %s", m2.Theme())
+	}
+	// A user theme joins the cycle.
+	ut := themes.Dark()
+	ut.Name = "mine"
+	m3 := f.model(Options{UserTheme: ut})
+	press(m3, "t", "t", "t", "t")
+	if m3.Theme() != "mine" {
+		t.Fatalf("user theme not in the cycle: %s", m3.Theme())
+	}
+}
+
+type whiteColor struct{}
+
+func (whiteColor) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xffff }
+
+type blackColor struct{}
+
+func (blackColor) RGBA() (r, g, b, a uint32) { return 0, 0, 0, 0xffff }
+
+func TestNoColor(t *testing.T) {
+	m := newFixture().model(Options{NoColor: true})
+	size(m, 200, 60)
+	c := m.View().Content
+	if strings.Contains(c, "38;2;") || strings.Contains(c, "48;2;") || strings.Contains(c, "38;5;") {
+		t.Fatal("NO_COLOR output contains colour sequences")
+	}
+	if !strings.Contains(c, "\x1b[1") {
+		t.Fatal("NO_COLOR output should still emphasise with bold")
+	}
+	press(m, "t")
+	if m.Theme() != themes.NameNoColor || !strings.Contains(screen(m), "NO_COLOR is set") {
+		t.Fatal("t must keep the colourless theme under NO_COLOR")
+	}
+}
+
+func TestStaleSourceDimsPanel(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 200, 60)
+	m.Update(eventsMsg{model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusStale,
+		LastSync: t0.Add(-45 * time.Second)}}})
+	s := screen(m)
+	if !strings.Contains(s, "Nodes · nodes stale · updated 45s ago") {
+		t.Fatalf("stale nodes panel not marked:\n%s", s)
+	}
+	if !strings.Contains(m.View().Content, "\x1b[2;") {
+		t.Fatal("stale panel is not dimmed")
+	}
+	m.Update(eventsMsg{model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusError,
+		Message: "connection refused"}}})
+	if s := screen(m); !strings.Contains(s, "longhorn error · never updated") {
+		t.Fatalf("failed Longhorn panel not marked:\n%s", s)
+	}
+}
+
+// TestKeysStayInstantWhileAnActionHangs: the action's API call blocks; the
+// program still handles keys because Update only returned a command.
+func TestKeysStayInstantWhileAnActionHangs(t *testing.T) {
+	f := newFixture()
+	f.actions.block = make(chan struct{})
+	defer close(f.actions.block)
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "tab")
+	openAfterIgnore(t, f, m, "x")
+	cmd := press(m, "y", "enter")
+	if cmd == nil {
+		t.Fatal("no command")
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	press(m, "tab", "j", "s", "/", "w", "esc")
+	if m.table.Sort.String() != "name" {
+		t.Fatal("keys were not handled while the action hung")
+	}
+	press(m, "x")
+	if m.dialog != nil || !strings.Contains(screen(m), "an action is still running") {
+		t.Fatal("a second action must wait for the first")
+	}
+	select {
+	case <-done:
+		t.Fatal("the hung action finished early")
+	default:
+	}
+}
+
+func TestEventsAndTicks(t *testing.T) {
+	f := newFixture()
+	ch := make(chan model.Event, 4)
+	m := f.model(Options{Events: ch})
+	size(m, 100, 30)
+	if m.Init() == nil {
+		t.Fatal("Init returned no command")
+	}
+	nd, _ := f.c.Node("w-03")
+	n := *nd
+	n.Conditions = ready("False", t0)
+	ch <- model.NodeUpserted{Node: n}
+	ch <- model.VolumeDeleted{Namespace: "longhorn-system", Name: "pvc-00"}
+	msg := waitEvents(ch)()
+	batch, ok := msg.(eventsMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("waitEvents = %#v; want a batch of 2", msg)
+	}
+	_, cmd := m.Update(msg)
+	if cmd == nil {
+		t.Fatal("after a batch the model must wait for the next one")
+	}
+	if got := m.c.Phase("w-03"); got != model.PhaseRebooting {
+		t.Fatalf("w-03 phase = %s; want rebooting", got)
+	}
+	if !strings.Contains(screen(m), "rebooting") {
+		t.Fatal("screen not refreshed after events")
+	}
+	f.clock.Add(90 * time.Second)
+	m.Update(tickMsg(f.clock.Now()))
+	if !strings.Contains(screen(m), "rebooting 1m30s") {
+		t.Fatalf("tick did not advance the time in phase:\n%s", screen(m))
+	}
+	close(ch)
+	m.Update(waitEvents(ch)())
+	if !strings.Contains(screen(m), "[stream closed]") {
+		t.Fatal("closed stream not shown")
+	}
+}
+
+func TestQuit(t *testing.T) {
+	m := newFixture().model(Options{})
+	size(m, 100, 30)
+	for _, k := range []string{"q", "ctrl+c"} {
+		cmd := press(m, k)
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Fatalf("%s did not quit", k)
+		}
+	}
+}
+
+func newTestDialog(p lock.Plan) *dialogT { return dialogNew(p, t0, false, true) }
