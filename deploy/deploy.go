@@ -1,0 +1,102 @@
+// Package deploy holds rebootwatch-agent's Kubernetes manifests (apply with
+// `kubectl apply -k deploy/`) and the Dockerfile of its image. The manifests
+// are embedded so tests can validate them and apply them, as written, to a
+// real API server. It must hold no logic beyond reading and decoding those
+// files.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// Manifests are the YAML files of this directory (kustomization.yaml and
+// the resources it lists).
+//
+//go:embed *.yaml
+var Manifests embed.FS
+
+// Kustomization is the part of kustomization.yaml this package reads.
+type Kustomization struct {
+	Namespace string   `json:"namespace"`
+	Resources []string `json:"resources"`
+}
+
+// ReadKustomization parses kustomization.yaml.
+func ReadKustomization() (Kustomization, error) {
+	var k Kustomization
+	b, err := Manifests.ReadFile("kustomization.yaml")
+	if err != nil {
+		return k, err
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		return k, fmt.Errorf("kustomization.yaml: %w", err)
+	}
+	return k, nil
+}
+
+// Object is one decoded manifest with the file it came from.
+type Object struct {
+	File   string
+	Object runtime.Object
+}
+
+// Objects decodes every resource kustomization.yaml lists, in order, with
+// client-go's scheme (strict: an unknown field is an error).
+func Objects() ([]Object, error) {
+	k, err := ReadKustomization()
+	if err != nil {
+		return nil, err
+	}
+	if len(k.Resources) == 0 {
+		return nil, errors.New("kustomization.yaml lists no resources")
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	var out []Object
+	for _, f := range k.Resources {
+		b, err := Manifests.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("kustomization.yaml lists %s: %w", f, err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+		for i := 0; ; i++ {
+			doc, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s document %d: %w", f, i, err)
+			}
+			if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+				continue
+			}
+			obj, _, err := decoder.Decode(doc, nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s document %d: %w", f, i, err)
+			}
+			out = append(out, Object{File: f, Object: obj})
+		}
+	}
+	return out, nil
+}
+
+func stripComments(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+	}
+	return out
+}

@@ -1,0 +1,325 @@
+package deploy
+
+import (
+	"io"
+	"io/fs"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/rebootwatch/rebootwatch/internal/agent"
+)
+
+func objects(t *testing.T) []Object {
+	t.Helper()
+	objs, err := Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func TestKustomizationListsEveryManifest(t *testing.T) {
+	k, err := ReadKustomization()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Namespace != "" {
+		t.Errorf("kustomization sets namespace %q: it would move the Roles out of the lock namespaces", k.Namespace)
+	}
+	files, err := fs.Glob(Manifests, "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == "kustomization.yaml" })
+	res := slices.Clone(k.Resources)
+	sort.Strings(files)
+	sort.Strings(res)
+	if !slices.Equal(files, res) {
+		t.Fatalf("kustomization resources %v, files %v", res, files)
+	}
+}
+
+func TestManifestKinds(t *testing.T) {
+	var got []string
+	for _, o := range objects(t) {
+		gvk := o.Object.GetObjectKind().GroupVersionKind()
+		got = append(got, gvk.Kind)
+	}
+	want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding",
+		"Role", "RoleBinding", "Lease", "Deployment", "PodDisruptionBudget"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("kinds %v, want %v", got, want)
+	}
+}
+
+// grant is one permission: verb on group/resource[/name] in a namespace
+// ("" = cluster-wide).
+type grant struct{ ns, group, resource, name, verb string }
+
+func (g grant) String() string {
+	s := g.verb + " " + g.group + "/" + g.resource
+	if g.name != "" {
+		s += "/" + g.name
+	}
+	if g.ns != "" {
+		s += " in " + g.ns
+	} else {
+		s += " cluster-wide"
+	}
+	return s
+}
+
+const (
+	saName      = "rebootwatch-agent"
+	saNamespace = "rebootwatch"
+)
+
+// grants expands every rule bound to the agent's ServiceAccount.
+func grants(t *testing.T, objs []Object) []string {
+	t.Helper()
+	clusterRoles := map[string]*rbacv1.ClusterRole{}
+	roles := map[string]*rbacv1.Role{}
+	for _, o := range objs {
+		switch r := o.Object.(type) {
+		case *rbacv1.ClusterRole:
+			clusterRoles[r.Name] = r
+		case *rbacv1.Role:
+			roles[r.Namespace+"/"+r.Name] = r
+		}
+	}
+	boundToAgent := func(subjects []rbacv1.Subject) bool {
+		for _, s := range subjects {
+			if s.Kind == "ServiceAccount" && s.Name == saName && s.Namespace == saNamespace {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	expand := func(ns string, rules []rbacv1.PolicyRule) {
+		for _, r := range rules {
+			if len(r.NonResourceURLs) > 0 {
+				t.Errorf("non-resource rule %v", r)
+			}
+			names := r.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, n := range names {
+						for _, v := range r.Verbs {
+							if g == "*" || res == "*" || v == "*" || n == "*" {
+								t.Errorf("wildcard in rule %v", r)
+							}
+							out = append(out, grant{ns, g, res, n, v}.String())
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, o := range objs {
+		switch b := o.Object.(type) {
+		case *rbacv1.ClusterRoleBinding:
+			if !boundToAgent(b.Subjects) {
+				t.Errorf("ClusterRoleBinding %s binds someone else: %v", b.Name, b.Subjects)
+				continue
+			}
+			cr, ok := clusterRoles[b.RoleRef.Name]
+			if b.RoleRef.Kind != "ClusterRole" || !ok {
+				t.Fatalf("ClusterRoleBinding %s refers to a role not in deploy/: %v", b.Name, b.RoleRef)
+			}
+			expand("", cr.Rules)
+		case *rbacv1.RoleBinding:
+			if !boundToAgent(b.Subjects) {
+				t.Errorf("RoleBinding %s/%s binds someone else: %v", b.Namespace, b.Name, b.Subjects)
+				continue
+			}
+			if b.RoleRef.Kind != "Role" {
+				t.Fatalf("RoleBinding %s/%s binds a %s: a ClusterRole bound in a namespace widens grants needlessly", b.Namespace, b.Name, b.RoleRef.Kind)
+			}
+			r, ok := roles[b.Namespace+"/"+b.RoleRef.Name]
+			if !ok {
+				t.Fatalf("RoleBinding %s/%s refers to a role not in deploy/: %v", b.Namespace, b.Name, b.RoleRef)
+			}
+			expand(b.Namespace, r.Rules)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRBACIsExactlyTheMinimum pins the agent's permissions: every call it
+// makes (sources' informers, the probe, the lock Actor, leader election)
+// and nothing else.
+func TestRBACIsExactlyTheMinimum(t *testing.T) {
+	want := []string{
+		// sources/kube: the node informer; the agent's per-iteration probe.
+		"get /nodes cluster-wide", "list /nodes cluster-wide", "watch /nodes cluster-wide",
+		// sources/longhorn: volumes, read-only.
+		"get longhorn.io/volumes cluster-wide", "list longhorn.io/volumes cluster-wide", "watch longhorn.io/volumes cluster-wide",
+		// fleetlock: the Lease informer; the Actor's get + update of the one lock.
+		"list coordination.k8s.io/leases in default", "watch coordination.k8s.io/leases in default",
+		"get coordination.k8s.io/leases/fleetlock-default in default", "update coordination.k8s.io/leases/fleetlock-default in default",
+		"create /events in default",
+		// kured: the DaemonSet informer (metadata.name field selector) and the Actor.
+		"get apps/daemonsets/kured in kube-system", "list apps/daemonsets/kured in kube-system",
+		"watch apps/daemonsets/kured in kube-system", "update apps/daemonsets/kured in kube-system",
+		"create /events in kube-system",
+		// leader election on the pre-created Lease.
+		"get coordination.k8s.io/leases/rebootwatch-agent in rebootwatch", "update coordination.k8s.io/leases/rebootwatch-agent in rebootwatch",
+	}
+	sort.Strings(want)
+	got := grants(t, objects(t))
+	if !slices.Equal(got, want) {
+		for _, g := range got {
+			if !slices.Contains(want, g) {
+				t.Errorf("extra grant: %s", g)
+			}
+		}
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("missing grant: %s", w)
+			}
+		}
+	}
+	for _, g := range got {
+		for _, forbidden := range []string{"secrets", "delete", "patch", "escalate", "bind", "impersonate", "pods"} {
+			if strings.Contains(g, forbidden) {
+				t.Errorf("grant %q touches %s", g, forbidden)
+			}
+		}
+	}
+}
+
+func deployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objects(t) {
+		if d, ok := o.Object.(*appsv1.Deployment); ok {
+			return d
+		}
+	}
+	t.Fatal("no Deployment")
+	return nil
+}
+
+func TestDeploymentSecurity(t *testing.T) {
+	d := deployment(t)
+	if d.Namespace != saNamespace || d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("deployment %s/%s replicas %v, want 2 in %s", d.Namespace, d.Name, d.Spec.Replicas, saNamespace)
+	}
+	p := d.Spec.Template.Spec
+	if p.ServiceAccountName != saName {
+		t.Errorf("serviceAccountName %q", p.ServiceAccountName)
+	}
+	if p.HostNetwork || p.HostPID || p.HostIPC {
+		t.Error("host namespaces used")
+	}
+	psc := p.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 ||
+		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod securityContext %+v: want non-root user and seccomp RuntimeDefault", psc)
+	}
+	if len(p.Containers) != 1 || len(p.InitContainers) != 0 {
+		t.Fatalf("want exactly one container, got %d (+%d init)", len(p.Containers), len(p.InitContainers))
+	}
+	c := p.Containers[0]
+	sc := c.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		(sc.Privileged != nil && *sc.Privileged) || sc.Capabilities == nil ||
+		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("container securityContext %+v: want read-only root, no privilege escalation, all capabilities dropped", sc)
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if _, ok := c.Resources.Requests[r]; !ok {
+			t.Errorf("no %s request", r)
+		}
+		if _, ok := c.Resources.Limits[r]; !ok {
+			t.Errorf("no %s limit", r)
+		}
+	}
+	if c.Resources.Limits.Memory().Cmp(*c.Resources.Requests.Memory()) < 0 {
+		t.Error("memory limit below request")
+	}
+}
+
+// TestDeploymentArgsMatchRBACAndProbes parses the container's args with the
+// agent's own flag parser and checks them against the probes and the RBAC.
+func TestDeploymentArgsMatchRBACAndProbes(t *testing.T) {
+	d := deployment(t)
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(c.Command) != 0 {
+		t.Errorf("command %v overrides the image entrypoint", c.Command)
+	}
+	cfg, err := agent.ParseFlags(c.Args, io.Discard)
+	if err != nil {
+		t.Fatalf("args %v: %v", c.Args, err)
+	}
+	if !cfg.LeaderElect || cfg.DryRun {
+		t.Errorf("deployed config %+v: want leader election on, dry run off", cfg)
+	}
+	port := func(addr string) int32 {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range c.Ports {
+			if strconv.Itoa(int(cp.ContainerPort)) == p {
+				return cp.ContainerPort
+			}
+		}
+		t.Fatalf("no container port for %s", addr)
+		return 0
+	}
+	health := port(cfg.HealthProbeBindAddress)
+	port(cfg.MetricsBindAddress)
+	for name, pr := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if pr == nil || pr.HTTPGet == nil {
+			t.Fatalf("%s probe missing", name)
+		}
+		want := map[string]string{"liveness": "/healthz", "readiness": "/readyz"}[name]
+		pp := pr.HTTPGet.Port
+		ok := pp.IntVal == health
+		for _, cp := range c.Ports {
+			if pp.StrVal != "" && cp.Name == pp.StrVal && cp.ContainerPort == health {
+				ok = true
+			}
+		}
+		if pr.HTTPGet.Path != want || !ok {
+			t.Errorf("%s probe %s on %v, want %s on port %d", name, pr.HTTPGet.Path, pp, want, health)
+		}
+	}
+	// POD_NAMESPACE is what the leader Lease namespace resolves to.
+	var podNS bool
+	for _, e := range c.Env {
+		if e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			podNS = true
+		}
+	}
+	if !podNS {
+		t.Error("POD_NAMESPACE is not set from the downward API")
+	}
+	// The RBAC covers exactly the locks the args name.
+	g := grants(t, objects(t))
+	ns, name, _ := strings.Cut(cfg.KuredDaemonSet, "/")
+	if !slices.Contains(g, "update apps/daemonsets/"+name+" in "+ns) {
+		t.Errorf("--kured-daemonset %s has no update grant", cfg.KuredDaemonSet)
+	}
+	if !slices.Contains(g, "list coordination.k8s.io/leases in "+cfg.FleetlockNamespace) {
+		t.Errorf("--fleetlock-namespace %s has no lease list grant", cfg.FleetlockNamespace)
+	}
+	if !slices.Contains(g, "update coordination.k8s.io/leases/"+cfg.LeaderElectionID+" in "+d.Namespace) {
+		t.Errorf("leader Lease %s/%s has no update grant", d.Namespace, cfg.LeaderElectionID)
+	}
+}
+
