@@ -322,4 +322,3 @@ func TestDeploymentArgsMatchRBACAndProbes(t *testing.T) {
 		t.Errorf("leader Lease %s/%s has no update grant", d.Namespace, cfg.LeaderElectionID)
 	}
 }
-
