@@ -125,6 +125,9 @@ type Model struct {
 
 	streamClosed bool
 	derived      derived
+
+	// footerKey/footerLine cache the short help line (width/theme).
+	footerKey, footerLine string
 }
 
 // New returns the root model.

@@ -313,7 +313,11 @@ func (m *Model) footer(w int) string {
 	if m.toast != nil {
 		return pctx.Fit(m.toast.Render(p, w), w)
 	}
-	hm := m.ctx.Help
-	hm.SetWidth(w)
-	return pctx.Fit(hm.ShortHelpView(m.ctx.Keys.ShortHelp()), w)
+	key := fmt.Sprintf("%d/%s", w, m.ctx.Theme.Name)
+	if m.footerKey != key {
+		hm := m.ctx.Help
+		hm.SetWidth(w)
+		m.footerKey, m.footerLine = key, pctx.Fit(hm.ShortHelpView(m.ctx.Keys.ShortHelp()), w)
+	}
+	return m.footerLine
 }

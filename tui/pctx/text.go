@@ -2,12 +2,58 @@ package pctx
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
 
 // Width is the display width of s (ANSI sequences ignored).
-func Width(s string) int { return ansi.StringWidth(s) }
+func Width(s string) int { return width(s) }
+
+// narrow reports whether r is one of the non-ASCII runes the dashboard
+// draws that are always one cell wide (box drawing, blocks, geometric
+// shapes, arrows, check marks, ellipsis, middle dot).
+func narrow(r rune) bool {
+	return (r >= 0x2500 && r <= 0x25FF) || (r >= 0x2190 && r <= 0x21FF) ||
+		r == 0x00B7 || r == 0x2026 || r == 0x2713 || r == 0x2717 || r == 0x00D7 || r == 0x2014 || r == 0x2013
+}
+
+// width is ansi.StringWidth with a fast path: strings made of ASCII, SGR
+// sequences and the narrow runes above are measured by a byte scan, which
+// matters because every visible line is measured several times per frame.
+// Anything else (wide or combining characters) takes the exact path.
+func width(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			// CSI: ESC [ params final(0x40-0x7E)
+			if i+1 < len(s) && s[i+1] == '[' {
+				j := i + 2
+				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+					j++
+				}
+				i = j + 1
+				continue
+			}
+			return ansi.StringWidth(s)
+		case c < 0x20 || c == 0x7f:
+			return ansi.StringWidth(s)
+		case c < 0x80:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !narrow(r) {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i += size
+		}
+	}
+	return n
+}
 
 // Fit truncates plain or painted s to w cells (with an ellipsis) and pads it
 // with spaces to exactly w cells.
@@ -15,10 +61,10 @@ func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	n := ansi.StringWidth(s)
+	n := width(s)
 	if n > w {
-		s = ansi.Truncate(s, w, "…")
-		n = ansi.StringWidth(s)
+		s = truncate(s, w)
+		n = width(s)
 	}
 	if n < w {
 		s += strings.Repeat(" ", w-n)
@@ -31,10 +77,23 @@ func Trunc(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) <= w {
+	if width(s) <= w {
 		return s
 	}
-	return ansi.Truncate(s, w, "…")
+	return truncate(s, w)
+}
+
+// truncate cuts s to w cells ending in "…"; plain ASCII is cut by bytes.
+func truncate(s string, w int) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c < 0x20 || c == 0x7f {
+			return ansi.Truncate(s, w, "…")
+		}
+	}
+	if w <= 1 {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s[:w-1] + "…"
 }
 
 // FitLeft is Fit for right-aligned cells.
@@ -42,7 +101,7 @@ func FitLeft(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	n := ansi.StringWidth(s)
+	n := width(s)
 	if n > w {
 		return ansi.Truncate(s, w, "…")
 	}
