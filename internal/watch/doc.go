@@ -1,0 +1,14 @@
+// Package watch is the pure engine of `rebootwatch watch`: after every
+// Recompute of a model.Cluster it turns the timeline entries not yet seen
+// (phase transitions, locks taken/released/judged, volume robustness and
+// source health changes, boots, actions) into log lines — text with a
+// timestamp, or one JSON object per line — adds the periodic one-line
+// progress summary (upgraded/total, current holder, ETA), and decides the
+// --until-done exit (every node that needed a reboot is done and every lock
+// is free) and the --stall-after exit (nothing progressed for that long, or a
+// lock turned ghost/orphaned/expired while watching).
+//
+// It must not do I/O, read the clock, sleep or start goroutines: the caller
+// passes the time, owns the cluster and writes the lines. It reads the model
+// only through its public API and never changes it.
+package watch

@@ -1,0 +1,106 @@
+package watch
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+)
+
+// TimeFormat is the timestamp of text and JSON lines (UTC).
+const TimeFormat = time.RFC3339
+
+// jsonLine is the -o json form of a line. Its field names are a public interface.
+type jsonLine struct {
+	Time     string    `json:"time"`
+	Context  string    `json:"context"`
+	Kind     Kind      `json:"kind"`
+	Seq      uint64    `json:"seq,omitempty"`
+	Node     string    `json:"node,omitempty"`
+	Severity Severity  `json:"severity"`
+	Message  string    `json:"message"`
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// JSON renders the line as one JSON object (no newline).
+func (l Line) JSON() ([]byte, error) {
+	return json.Marshal(jsonLine{Time: l.Time.UTC().Format(TimeFormat), Context: l.Context, Kind: l.Kind,
+		Seq: l.Seq, Node: l.Node, Severity: l.Severity, Message: l.Message, Progress: l.Progress})
+}
+
+// Styles colour text lines; the zero value is plain.
+type Styles struct {
+	on                                   bool
+	time, ctx, kind, warn, crit, ok, sum lipgloss.Style
+}
+
+// NewStyles returns the styles for a terminal (color) or plain output.
+func NewStyles(color bool) Styles {
+	if !color {
+		return Styles{}
+	}
+	return Styles{on: true,
+		time: lipgloss.NewStyle().Faint(true),
+		ctx:  lipgloss.NewStyle().Foreground(lipgloss.Color("5")),
+		kind: lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+		warn: lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		crit: lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		ok:   lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		sum:  lipgloss.NewStyle().Bold(true),
+	}
+}
+
+func (s Styles) r(st lipgloss.Style, x string) string {
+	if !s.on || x == "" {
+		return x
+	}
+	return st.Render(x)
+}
+
+// kindWidth pads the kind column (the longest kind is 7 cells).
+const kindWidth = 7
+
+// Text renders the line for humans:
+//
+//	2026-11-29T02:00:10Z [ctx] phase   cp-2 pending → draining
+//
+// The context appears only when the watcher prefixes (several clusters).
+// Critical lines are marked "✗" and warnings "!" so they stand out when
+// plain.
+func (l Line) Text(s Styles) string {
+	var b strings.Builder
+	b.WriteString(s.r(s.time, l.Time.UTC().Format(TimeFormat)))
+	b.WriteByte(' ')
+	if l.Prefix {
+		b.WriteString(s.r(s.ctx, "["+l.Context+"]"))
+		b.WriteByte(' ')
+	}
+	kind := fmt.Sprintf("%-*s", kindWidth, string(l.Kind))
+	mark := " "
+	msg := l.Message
+	switch l.Severity {
+	case SevCritical:
+		mark = "✗"
+		kind, msg = s.r(s.crit, kind), s.r(s.crit, msg)
+	case SevWarning:
+		mark = "!"
+		kind, msg = s.r(s.warn, kind), s.r(s.warn, msg)
+	default:
+		switch l.Kind {
+		case KindSummary, KindStart:
+			kind, msg = s.r(s.kind, kind), s.r(s.sum, msg)
+		case KindDone:
+			kind, msg = s.r(s.ok, kind), s.r(s.ok, msg)
+		default:
+			kind = s.r(s.kind, kind)
+		}
+	}
+	b.WriteString(mark)
+	b.WriteByte(' ')
+	b.WriteString(kind)
+	b.WriteByte(' ')
+	b.WriteString(msg)
+	return b.String()
+}

@@ -1,0 +1,447 @@
+package watch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Kind says what a line is about: one of the model's timeline kinds (phase,
+// lock, action, source, volume, node) or one of the watch's own.
+type Kind string
+
+// The watch's own line kinds. Their values are a public interface (-o json).
+const (
+	KindStart   Kind = "start"   // the first line: what is watched and where the fleet stands
+	KindSummary Kind = "summary" // the periodic progress line
+	KindDone    Kind = "done"    // --until-done reached
+	KindStall   Kind = "stall"   // --stall-after fired
+	KindCluster Kind = "cluster" // a cluster could not be opened or read
+)
+
+// Severity ranks a line. Its values are a public interface (-o json).
+type Severity string
+
+// Line severities.
+const (
+	SevInfo     Severity = "info"
+	SevWarning  Severity = "warning"
+	SevCritical Severity = "critical"
+)
+
+// Line is one line of the watch stream.
+type Line struct {
+	Time time.Time
+	// Context is the cluster's context; text lines show it only when the
+	// watcher was told to prefix (several clusters).
+	Context  string
+	Kind     Kind
+	Seq      uint64 // the timeline entry's Seq; 0 for the watch's own lines
+	Node     string
+	Severity Severity
+	Message  string
+	// Progress is set on start and summary lines.
+	Progress *Progress
+	// Prefix says whether the text form shows the context.
+	Prefix bool
+}
+
+// Progress is the fleet's progress on a start or summary line.
+type Progress struct {
+	Nodes    int                 `json:"nodes"`
+	Upgraded int                 `json:"upgraded"`
+	TargetOS string              `json:"targetOS"`
+	Phases   map[model.Phase]int `json:"phases"`
+	Holders  []Holder            `json:"holders"`
+	// ETA is the estimated time left, nil when unknown.
+	ETA *string `json:"eta"`
+}
+
+// Holder is one held lock on a summary line.
+type Holder struct {
+	Kind       model.LockKind `json:"kind"`
+	Lock       string         `json:"lock"` // namespace/name
+	Holder     string         `json:"holder"`
+	HolderNode *string        `json:"holderNode"`
+	Verdict    model.Verdict  `json:"verdict"`
+}
+
+// Options configure a Watcher.
+type Options struct {
+	// Prefix shows the cluster's context on every text line (several clusters).
+	Prefix bool
+	// SummaryEvery is the period of the summary line; 0 disables it.
+	SummaryEvery time.Duration
+	// UntilDone makes Step report Done once every node that needed a reboot
+	// is done and every lock is free.
+	UntilDone bool
+	// StallAfter, when positive, makes Step report Stalled when nothing
+	// progressed for that long while work remained, or when a lock turned
+	// ghost, orphaned or expired while watching.
+	StallAfter time.Duration
+}
+
+// Outcome is what one Step decided.
+type Outcome struct {
+	// Done: --until-done is satisfied. Stalled: --stall-after fired.
+	Done, Stalled bool
+	// Reason explains Done or Stalled in one line.
+	Reason string
+	// Attention is true when a critical line was produced (the bell).
+	Attention bool
+}
+
+// Watcher turns one cluster's changes into lines. It is not safe for
+// concurrent use; one owner calls Step after each Recompute.
+type Watcher struct {
+	opts    Options
+	lastSeq uint64
+	started bool
+
+	lastSummary  time.Time
+	lastProgress time.Time
+	lastWhat     string
+	needed       map[string]bool
+	finished     bool
+}
+
+// New returns a watcher.
+func New(o Options) *Watcher {
+	return &Watcher{opts: o, needed: map[string]bool{}}
+}
+
+// LastSeq returns the Seq of the last timeline entry turned into a line.
+func (w *Watcher) LastSeq() uint64 { return w.lastSeq }
+
+// Needed returns the nodes seen needing a reboot (pending or in a cycle)
+// since the watch started, sorted.
+func (w *Watcher) Needed() []string {
+	out := make([]string, 0, len(w.needed))
+	for n := range w.needed {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Step is called after every Recompute of c at now: it returns the lines
+// for what changed since the last call (the first call also returns a start
+// line), a summary line when one is due, and a done or stall line when that
+// condition holds. After a Done or Stalled outcome it returns nothing more.
+func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
+	var out []Line
+	var oc Outcome
+	if w.finished {
+		return nil, oc
+	}
+	first := !w.started
+	if first {
+		w.started = true
+		w.lastSummary, w.lastProgress, w.lastWhat = now, now, "the watch started"
+		p := ProgressOf(c, now)
+		out = append(out, w.line(c, now, Line{Kind: KindStart, Severity: SevInfo,
+			Message: "watching " + c.Context + ": " + p.Text(), Progress: &p}))
+	}
+	var turned string
+	for _, e := range c.TimelineSince(w.lastSeq) {
+		w.lastSeq = e.Seq
+		l := w.line(c, e.Time, Line{Kind: Kind(e.Kind), Seq: e.Seq, Node: e.Node, Message: e.Message})
+		l.Severity = severity(e)
+		out = append(out, l)
+		if progressed(e) {
+			w.lastProgress, w.lastWhat = e.Time, e.Message
+		}
+		if turned == "" && turnedBad(e, first) {
+			turned = e.Message
+		}
+	}
+	w.track(c)
+
+	if w.opts.SummaryEvery > 0 && !first && now.Sub(w.lastSummary) >= w.opts.SummaryEvery {
+		w.lastSummary = now
+		p := ProgressOf(c, now)
+		out = append(out, w.line(c, now, Line{Kind: KindSummary, Severity: SevInfo, Message: p.Text(), Progress: &p}))
+	}
+
+	if w.opts.UntilDone {
+		if ok, why := w.done(c); ok {
+			oc.Done, oc.Reason, w.finished = true, why, true
+			out = append(out, w.line(c, now, Line{Kind: KindDone, Severity: SevInfo, Message: why}))
+		}
+	}
+	if !w.finished && w.opts.StallAfter > 0 {
+		if turned != "" {
+			oc.Stalled, oc.Reason = true, "a lock needs attention: "+turned
+		} else if !workRemains(c) {
+			w.lastProgress, w.lastWhat = now, "no work left"
+		} else if idle := now.Sub(w.lastProgress); idle >= w.opts.StallAfter {
+			oc.Stalled = true
+			oc.Reason = fmt.Sprintf("nothing progressed for %s (last progress at %s: %s)",
+				model.HumanDuration(idle), w.lastProgress.UTC().Format(time.RFC3339), w.lastWhat)
+		}
+		if oc.Stalled {
+			w.finished = true
+			out = append(out, w.line(c, now, Line{Kind: KindStall, Severity: SevCritical, Message: oc.Reason}))
+		}
+	}
+	for _, l := range out {
+		if l.Severity == SevCritical {
+			oc.Attention = true
+		}
+	}
+	return out, oc
+}
+
+// Summary returns a summary line now, whatever the period (the caller's
+// final line on interrupt, for instance).
+func (w *Watcher) Summary(c *model.Cluster, now time.Time) Line {
+	p := ProgressOf(c, now)
+	return w.line(c, now, Line{Kind: KindSummary, Severity: SevInfo, Message: p.Text(), Progress: &p})
+}
+
+// Unreachable returns the line reporting that a cluster could not be opened
+// or read.
+func Unreachable(context string, prefix bool, now time.Time, why string) Line {
+	return Line{Time: now, Context: context, Prefix: prefix, Kind: KindCluster, Severity: SevCritical,
+		Message: fmt.Sprintf("cluster %s unreachable: %s", context, why)}
+}
+
+func (w *Watcher) line(c *model.Cluster, t time.Time, l Line) Line {
+	l.Time, l.Context, l.Prefix = t, c.Context, w.opts.Prefix
+	return l
+}
+
+// track remembers every node seen pending or in a cycle.
+func (w *Watcher) track(c *model.Cluster) {
+	for _, n := range c.NodeNames() {
+		p := c.Phase(n)
+		if p == model.PhasePending || p.InCycle() {
+			w.needed[n] = true
+		}
+	}
+}
+
+// done reports whether every node that needed a reboot is done and every
+// lock is free (DESIGN §9 --until-done).
+func (w *Watcher) done(c *model.Cluster) (bool, string) {
+	if !c.Readable() || !c.NodesFresh() {
+		return false, ""
+	}
+	for _, n := range c.NodeNames() {
+		p := c.Phase(n)
+		if p == model.PhasePending || p.InCycle() || p == model.PhaseUnknown {
+			return false, ""
+		}
+	}
+	target := c.TargetOS()
+	count := 0
+	for n := range w.needed {
+		node, ok := c.Node(n)
+		if !ok {
+			continue // deleted: nothing left to wait for
+		}
+		p := c.Phase(n)
+		if p != model.PhaseDone && !(p == model.PhaseIdle && c.Upgraded(node, target)) {
+			return false, ""
+		}
+		count++
+	}
+	for _, s := range c.LockStatuses() {
+		if s.Holder != "" {
+			return false, ""
+		}
+	}
+	if count == 0 {
+		return true, "done: no node needs a reboot and every lock is free"
+	}
+	return true, fmt.Sprintf("done: %d node(s) rebooted and done, every lock is free", count)
+}
+
+// workRemains reports whether the fleet still has something to do: a node
+// pending or in a cycle, or a lock held.
+func workRemains(c *model.Cluster) bool {
+	for _, n := range c.NodeNames() {
+		if p := c.Phase(n); p == model.PhasePending || p.InCycle() {
+			return true
+		}
+	}
+	for _, s := range c.LockStatuses() {
+		if s.Holder != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// arrow returns what follows the last "→ " of a timeline message.
+func arrow(msg string) string {
+	i := strings.LastIndex(msg, "→ ")
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len("→ "):]
+	if j := strings.IndexAny(rest, " :"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// lockVerdict returns the verdict a lock entry states ("taken by X (v)" or
+// "judged v: reason"), and whether it was a judgement.
+func lockVerdict(msg string) (v model.Verdict, judged bool) {
+	if i := strings.Index(msg, " judged "); i >= 0 {
+		rest := msg[i+len(" judged "):]
+		if j := strings.IndexByte(rest, ':'); j >= 0 {
+			rest = rest[:j]
+		}
+		return model.Verdict(rest), true
+	}
+	if strings.Contains(msg, " taken by ") && strings.HasSuffix(msg, ")") {
+		if i := strings.LastIndexByte(msg, '('); i >= 0 {
+			return model.Verdict(msg[i+1 : len(msg)-1]), false
+		}
+	}
+	return "", false
+}
+
+// severity classifies a timeline entry.
+func severity(e model.TimelineEntry) Severity {
+	switch e.Kind {
+	case model.KindPhase:
+		switch model.Phase(arrow(e.Message)) {
+		case model.PhaseDown:
+			return SevCritical
+		case model.PhaseUnknown:
+			return SevWarning
+		}
+	case model.KindLock:
+		v, _ := lockVerdict(e.Message)
+		switch {
+		case v.NeedsAttention():
+			return SevCritical
+		case v == model.VerdictUnknown:
+			return SevWarning
+		}
+	case model.KindVolume:
+		switch model.Robustness(arrow(e.Message)) {
+		case model.RobustnessFaulted:
+			return SevCritical
+		case model.RobustnessDegraded, model.RobustnessUnknown:
+			return SevWarning
+		}
+	case model.KindSource:
+		switch model.SourceStatus(arrow(e.Message)) {
+		case model.StatusError, model.StatusForbidden, model.StatusStale:
+			return SevWarning
+		}
+	case model.KindAction:
+		if !strings.Contains(e.Message, ": done") && !strings.Contains(e.Message, ": dry-run") {
+			return SevWarning
+		}
+	}
+	return SevInfo
+}
+
+// progressed reports whether an entry moves the fleet forward: a phase
+// transition (other than to down or unknown), a lock taken or released, a
+// boot, or an action that was done.
+func progressed(e model.TimelineEntry) bool {
+	switch e.Kind {
+	case model.KindPhase:
+		p := model.Phase(arrow(e.Message))
+		return p != model.PhaseDown && p != model.PhaseUnknown
+	case model.KindLock:
+		_, judged := lockVerdict(e.Message)
+		return !judged
+	case model.KindNode:
+		return strings.Contains(e.Message, " booted ")
+	case model.KindAction:
+		return strings.Contains(e.Message, ": done")
+	}
+	return false
+}
+
+// turnedBad reports whether a lock entry says a lock turned ghost, orphaned
+// or expired while watching. Locks already bad when the watch starts are
+// reported (critical lines) but are not a stall: the stall clock covers them.
+func turnedBad(e model.TimelineEntry, first bool) bool {
+	if e.Kind != model.KindLock {
+		return false
+	}
+	v, judged := lockVerdict(e.Message)
+	if !judged && first {
+		return false
+	}
+	return v == model.VerdictGhost || v == model.VerdictOrphaned || v == model.VerdictExpired
+}
+
+// ProgressOf derives the fleet's progress at now.
+func ProgressOf(c *model.Cluster, now time.Time) Progress {
+	f := c.Fleet(now)
+	p := Progress{Nodes: f.Nodes, Upgraded: f.Upgraded, TargetOS: f.Target.String(), Phases: f.Phases, Holders: []Holder{}}
+	if f.ETA != nil {
+		e := model.HumanDuration(*f.ETA)
+		p.ETA = &e
+	}
+	for _, s := range c.LockStatuses() {
+		if s.Holder == "" {
+			continue
+		}
+		h := Holder{Kind: s.Kind, Lock: s.Namespace + "/" + s.Name, Holder: s.Holder, Verdict: s.Verdict}
+		if n := s.HolderNode(); n != "" {
+			h.HolderNode = &n
+		}
+		p.Holders = append(p.Holders, h)
+	}
+	return p
+}
+
+// Text renders progress in one line:
+// "3/7 upgraded · holder cp-3 (kured) · ETA 9m · 3 pending, 1 draining, 3 done".
+func (p Progress) Text() string {
+	var parts []string
+	for _, ph := range model.AllPhases {
+		if n := p.Phases[ph]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, ph))
+		}
+	}
+	var hs []string
+	for _, h := range p.Holders {
+		name := short(h.Holder)
+		if h.HolderNode != nil {
+			name = *h.HolderNode
+		}
+		what := string(h.Kind)
+		if h.Verdict != model.VerdictHeld {
+			what += " " + string(h.Verdict)
+		}
+		hs = append(hs, name+" ("+what+")")
+	}
+	holder := "no lock held"
+	switch len(hs) {
+	case 0:
+	case 1:
+		holder = "holder " + hs[0]
+	default:
+		holder = "holders " + strings.Join(hs, ", ")
+	}
+	eta := "ETA unknown"
+	if p.ETA != nil {
+		eta = "ETA " + *p.ETA
+	}
+	s := fmt.Sprintf("%d/%d upgraded · %s · %s", p.Upgraded, p.Nodes, holder, eta)
+	if len(parts) > 0 {
+		s += " · " + strings.Join(parts, ", ")
+	}
+	return s
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12] + "…"
+	}
+	return id
+}

@@ -1,0 +1,363 @@
+package watch
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/name (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
+	}
+}
+
+var t0 = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+
+var kuredRef = model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+
+// fleet is a hand-built cluster the tests drive step by step.
+type fleet struct {
+	t     *testing.T
+	c     *model.Cluster
+	w     *Watcher
+	now   time.Time
+	nodes map[string]*model.Node
+	lines []Line
+	last  Outcome
+}
+
+func newFleet(t *testing.T, o Options, names ...string) *fleet {
+	f := &fleet{t: t, c: model.NewCluster("lab", model.Options{TargetOS: "os 2"}), w: New(o), now: t0, nodes: map[string]*model.Node{}}
+	f.c.Judge = lock.New(lock.Options{OrphanGrace: 2 * time.Minute}).Judge
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: t0}}, t0)
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusOK, LastSync: t0}}, t0)
+	req := map[string]bool{}
+	for i, n := range names {
+		node := &model.Node{Name: n, BootID: n + "-1", MachineID: fmt.Sprintf("%032x", i+1), OSImage: "os 1", KernelVersion: "k1",
+			Conditions: []model.Condition{{Type: "Ready", Status: "True", LastTransition: t0.Add(-24 * time.Hour)}}}
+		f.nodes[n] = node
+		f.c.Apply(model.NodeUpserted{Node: *node}, t0)
+		req[n] = true
+	}
+	f.c.Apply(model.RebootRequiredSet{Values: req}, t0)
+	f.c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "1", Present: false}}, t0)
+	return f
+}
+
+// step advances the clock by d, applies evs, recomputes and runs the watcher.
+func (f *fleet) step(d time.Duration, evs ...model.Event) []Line {
+	f.now = f.now.Add(d)
+	for _, e := range evs {
+		f.c.Apply(e, f.now)
+	}
+	f.c.Recompute(f.now)
+	ls, oc := f.w.Step(f.c, f.now)
+	f.lines = append(f.lines, ls...)
+	f.last = oc
+	return ls
+}
+
+func (f *fleet) node(name string, mut func(n *model.Node)) model.Event {
+	n := f.nodes[name]
+	mut(n)
+	cp := *n
+	cp.Conditions = append([]model.Condition(nil), n.Conditions...)
+	return model.NodeUpserted{Node: cp}
+}
+
+func (f *fleet) take(name string) model.Event {
+	v := fmt.Sprintf(`{"nodeID":%q,"metadata":{"unschedulable":false},"created":%q,"TTL":0}`, name, f.now.Format(time.RFC3339))
+	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "2", Present: true, Annotation: v}}
+}
+
+func (f *fleet) release() model.Event {
+	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "3", Present: false}}
+}
+
+func (f *fleet) ready(name string, ok bool) model.Event {
+	return f.node(name, func(n *model.Node) {
+		st := "True"
+		if !ok {
+			st = "Unknown"
+		}
+		n.Conditions = []model.Condition{{Type: "Ready", Status: st, LastTransition: f.now}}
+	})
+}
+
+// cycle plays one node's full reboot, releasing the lock unless keep.
+func (f *fleet) cycle(name string, keep bool) {
+	f.step(time.Minute, f.take(name))
+	f.step(10*time.Second, f.node(name, func(n *model.Node) { n.Unschedulable = true }))
+	f.step(time.Minute, f.ready(name, false))
+	f.step(time.Minute, f.node(name, func(n *model.Node) {
+		n.BootID, n.OSImage, n.KernelVersion = name+"-2", "os 2", "k2"
+		n.Conditions = []model.Condition{{Type: "Ready", Status: "True", LastTransition: f.now}}
+	}))
+	rr := map[string]bool{}
+	for n := range f.nodes {
+		rr[n] = f.nodes[n].OSImage != "os 2"
+	}
+	f.step(10*time.Second, f.node(name, func(n *model.Node) { n.Unschedulable = false }), model.RebootRequiredSet{Values: rr})
+	if !keep {
+		f.step(5*time.Second, f.release())
+	}
+}
+
+func texts(ls []Line) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Text(Styles{}) + "\n")
+	}
+	return b.String()
+}
+
+func TestUntilDone(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true, SummaryEvery: 2 * time.Minute}, "n1", "n2")
+	f.step(0)
+	if f.last.Done {
+		t.Fatal("done before anything rebooted: both nodes need a reboot")
+	}
+	f.cycle("n1", false)
+	if f.last.Done {
+		t.Fatalf("done after one node of two:\n%s", texts(f.lines))
+	}
+	f.cycle("n2", false)
+	if !f.last.Done {
+		t.Fatalf("not done after both nodes rebooted and released:\n%s", texts(f.lines))
+	}
+	if want := "done: 2 node(s) rebooted and done, every lock is free"; f.last.Reason != want {
+		t.Fatalf("reason %q, want %q", f.last.Reason, want)
+	}
+	if got := strings.Join(f.w.Needed(), ","); got != "n1,n2" {
+		t.Fatalf("needed %s", got)
+	}
+	last := f.lines[len(f.lines)-1]
+	if last.Kind != KindDone {
+		t.Fatalf("last line %+v", last)
+	}
+	if ls := f.step(time.Minute); len(ls) != 0 {
+		t.Fatalf("lines after done: %v", ls)
+	}
+	golden(t, "until-done.golden", texts(f.lines))
+}
+
+func TestUntilDoneNeedsFreeLocks(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true}, "n1")
+	f.step(0)
+	f.cycle("n1", true) // rebooted, never released
+	f.step(time.Minute)
+	if f.last.Done {
+		t.Fatalf("done while n1 still holds the lock:\n%s", texts(f.lines))
+	}
+	f.step(time.Minute, f.release())
+	if !f.last.Done {
+		t.Fatalf("not done after the release:\n%s", texts(f.lines))
+	}
+}
+
+func TestNothingToDoIsDone(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true})
+	f.step(0)
+	if !f.last.Done || f.last.Reason != "done: no node needs a reboot and every lock is free" {
+		t.Fatalf("outcome %+v", f.last)
+	}
+}
+
+func TestUnreadableIsNeverDone(t *testing.T) {
+	c := model.NewCluster("lab", model.Options{})
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusError, Message: "connection refused"}}, t0)
+	c.Recompute(t0)
+	w := New(Options{UntilDone: true})
+	if _, oc := w.Step(c, t0); oc.Done {
+		t.Fatal("a cluster that could not be read is done")
+	}
+}
+
+func TestStallWhenNothingProgresses(t *testing.T) {
+	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1", "n2")
+	f.step(0)
+	f.step(time.Minute, f.take("n1"))
+	for i := 0; i < 4; i++ {
+		f.step(time.Minute)
+		if f.last.Stalled {
+			t.Fatalf("stalled after %d idle minutes", i+1)
+		}
+	}
+	f.step(time.Minute)
+	if !f.last.Stalled {
+		t.Fatalf("not stalled after 5 idle minutes:\n%s", texts(f.lines))
+	}
+	want := "nothing progressed for 5m (last progress at 2026-11-29T02:01:00Z: n1 pending → draining)"
+	if f.last.Reason != want {
+		t.Fatalf("reason %q, want %q", f.last.Reason, want)
+	}
+	if l := f.lines[len(f.lines)-1]; l.Kind != KindStall || l.Severity != SevCritical || !f.last.Attention {
+		t.Fatalf("last line %+v, outcome %+v", l, f.last)
+	}
+}
+
+func TestNoStallWithoutWork(t *testing.T) {
+	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1")
+	f.step(0, model.RebootRequiredSet{Values: map[string]bool{"n1": false}})
+	for i := 0; i < 20; i++ {
+		f.step(time.Minute)
+		if f.last.Stalled {
+			t.Fatalf("stalled with nothing to do: %s", f.last.Reason)
+		}
+	}
+}
+
+func TestStallWhenLockTurnsOrphaned(t *testing.T) {
+	f := newFleet(t, Options{StallAfter: time.Hour}, "n1", "n2")
+	f.step(0)
+	f.cycle("n1", true)
+	for i := 0; i < 5 && !f.last.Stalled; i++ {
+		f.step(time.Minute)
+	}
+	if !f.last.Stalled {
+		t.Fatalf("not stalled after the holder finished and kept the lock past the grace:\n%s", texts(f.lines))
+	}
+	if !strings.HasPrefix(f.last.Reason, "a lock needs attention: kured:kube-system/kured held by n1 judged orphaned") {
+		t.Fatalf("reason %q", f.last.Reason)
+	}
+	var judged *Line
+	for i, l := range f.lines {
+		if l.Kind == "lock" && strings.Contains(l.Message, "judged orphaned") {
+			judged = &f.lines[i]
+		}
+	}
+	if judged == nil || judged.Severity != SevCritical {
+		t.Fatalf("the judgement line is missing or not critical: %+v", judged)
+	}
+}
+
+func TestGhostAtStartIsReportedNotStalled(t *testing.T) {
+	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1")
+	ghost := model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
+		UID: "u2", ResourceVersion: "9", Holder: "0123456789abcdef0123456789abcdef", AcquireTime: t0.Add(-48 * time.Hour)}
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusOK, LastSync: t0}}, t0)
+	ls := f.step(0, model.LockUpserted{Lock: ghost})
+	if f.last.Stalled {
+		t.Fatalf("a ghost present at start stalled at once: %s", f.last.Reason)
+	}
+	var found bool
+	for _, l := range ls {
+		if l.Kind == "lock" && strings.HasSuffix(l.Message, "(ghost)") {
+			found = l.Severity == SevCritical
+		}
+	}
+	if !found || !f.last.Attention {
+		t.Fatalf("the ghost is not reported as critical:\n%s", texts(ls))
+	}
+}
+
+func TestJSONLinesParse(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true, SummaryEvery: time.Minute, Prefix: true}, "n1")
+	f.step(0)
+	f.cycle("n1", false)
+	if len(f.lines) < 5 {
+		t.Fatalf("too few lines: %d", len(f.lines))
+	}
+	var sawSummary bool
+	for _, l := range f.lines {
+		b, err := l.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\n") {
+			t.Fatalf("a JSON line spans lines: %s", b)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		for _, k := range []string{"time", "context", "kind", "severity", "message"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("%s lacks %q", b, k)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339, m["time"].(string)); err != nil {
+			t.Fatalf("time: %v", err)
+		}
+		if m["context"] != "lab" {
+			t.Fatalf("context %v", m["context"])
+		}
+		if m["kind"] == "summary" {
+			sawSummary = true
+			p := m["progress"].(map[string]any)
+			if p["nodes"].(float64) != 1 {
+				t.Fatalf("progress %v", p)
+			}
+		}
+	}
+	if !sawSummary {
+		t.Fatal("no summary line")
+	}
+	if got := f.lines[1].Text(Styles{}); !strings.HasPrefix(got, "2026-11-29T02:01:00Z [lab]   lock") {
+		t.Fatalf("prefixed text line %q", got)
+	}
+}
+
+func TestSeverity(t *testing.T) {
+	for _, c := range []struct {
+		kind model.TimelineKind
+		msg  string
+		want Severity
+	}{
+		{model.KindPhase, "n1 idle → down", SevCritical},
+		{model.KindPhase, "n1 pending → draining", SevInfo},
+		{model.KindPhase, "n1 down → unknown", SevWarning},
+		{model.KindLock, "kured:kube-system/kured taken by n1 (held)", SevInfo},
+		{model.KindLock, "fleetlock:default/fleetlock-default taken by abc (ghost)", SevCritical},
+		{model.KindLock, "kured:kube-system/kured held by n1 judged orphaned: n1 rebooted", SevCritical},
+		{model.KindLock, "kured:kube-system/kured held by n1 judged unknown: stale", SevWarning},
+		{model.KindLock, "kured:kube-system/kured released by n1", SevInfo},
+		{model.KindVolume, "volume pvc-1 healthy → degraded", SevWarning},
+		{model.KindVolume, "volume pvc-1 degraded → faulted", SevCritical},
+		{model.KindVolume, "volume pvc-1 degraded → healthy", SevInfo},
+		{model.KindSource, "source nodes ok → error: list nodes: connection refused", SevWarning},
+		{model.KindSource, "source nodes error → ok", SevInfo},
+		{model.KindAction, "release kured:kube-system/kured (holder n1): done", SevInfo},
+		{model.KindAction, "release kured:kube-system/kured (holder n1): conflict — changed", SevWarning},
+	} {
+		if got := severity(model.TimelineEntry{Kind: c.kind, Message: c.msg}); got != c.want {
+			t.Errorf("%s %q: %s, want %s", c.kind, c.msg, got, c.want)
+		}
+	}
+}
+
+func TestColourOnlyWhenAsked(t *testing.T) {
+	l := Line{Time: t0, Context: "lab", Kind: "lock", Severity: SevCritical, Message: "x judged ghost: gone"}
+	if plain := l.Text(NewStyles(false)); strings.Contains(plain, "\x1b[") {
+		t.Fatalf("plain line has escapes: %q", plain)
+	}
+	if col := l.Text(NewStyles(true)); !strings.Contains(col, "\x1b[") {
+		t.Fatalf("coloured line has no escapes: %q", col)
+	}
+}
