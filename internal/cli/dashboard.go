@@ -1,12 +1,127 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/themes"
+	"github.com/rebootwatch/rebootwatch/tui"
 )
 
-// runDashboard opens the interactive dashboard. Owned by the TUI work
-// (issue 5); until it lands the dashboard is not available.
+// runDashboard opens the interactive dashboard on one cluster (or the demo).
 func runDashboard(ctx context.Context, env Env, c *Common) int {
-	return fail(env, errors.New("the dashboard is not built yet: use --snapshot or watch"))
+	if !env.StdoutTTY || !env.StdinTTY {
+		return fail(env, errors.New("the dashboard needs a terminal: use --snapshot or watch for scripts and pipes"))
+	}
+	if c.AllContexts || strings.Contains(c.Context, ",") {
+		return fail(env, errors.New("the dashboard shows one cluster: pick one --context (watch and --snapshot take several)"))
+	}
+	th, err := chooseTheme(env, c.Theme)
+	if err != nil {
+		return fail(env, err)
+	}
+	s, err := live.Open(ctx, c.LiveOptions(env))
+	if err != nil {
+		return fail(env, err)
+	}
+	defer s.Close()
+
+	// One engine judges and plans, so a plan sees the verdicts (and the
+	// orphan grace clocks) the screen shows.
+	eng := s.Engine()
+	cl := s.NewCluster()
+	cl.Judge = eng.Judge
+	// Action log lines cannot go to the terminal the dashboard draws on:
+	// they are kept and printed when it exits.
+	logs := &syncBuffer{}
+	who := env.Getenv("USER")
+	if who == "" {
+		who = "someone"
+	}
+	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch", DryRun: c.DryRun,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), Timeout: c.RequestTimeout}
+	var actions tui.Actions
+	if !c.ReadOnly {
+		actions = tui.LockActions{Engine: eng, Actor: actor}
+	}
+	m := tui.New(tui.Options{
+		Cluster: cl, Events: s.Events, Clock: s.Clock, Actions: actions, Context: ctx,
+		ReadOnly: c.ReadOnly, DryRun: c.DryRun, AllowUnsafe: c.AllowUnsafe, Demo: s.Demo,
+		Theme: th.start, FixedTheme: th.fixed, UserTheme: th.user, NoColor: th.noColor,
+	})
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.Stdin), tea.WithOutput(env.Stdout))
+	_, runErr := p.Run()
+	if logs.Len() > 0 {
+		fmt.Fprint(env.Stderr, logs.String())
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
+		return fail(env, runErr)
+	}
+	return ExitOK
+}
+
+type themeChoice struct {
+	start, user *themes.Theme
+	fixed       bool
+	noColor     bool
+}
+
+// chooseTheme resolves --theme (a built-in name or a file), else the user
+// theme file, else background detection; NO_COLOR wins over all of them.
+func chooseTheme(env Env, flagValue string) (themeChoice, error) {
+	var tc themeChoice
+	tc.noColor = themes.NoColorRequested(env.Getenv)
+	if flagValue != "" {
+		if t, ok := themes.Builtin(flagValue); ok {
+			tc.start, tc.fixed = t, true
+			return tc, nil
+		}
+		t, err := themes.LoadFile(flagValue)
+		if err != nil {
+			return tc, fmt.Errorf("--theme: %w (built-in themes: %s)", err, strings.Join(themes.Names(), ", "))
+		}
+		tc.start, tc.user, tc.fixed = t, t, true
+		return tc, nil
+	}
+	t, err := themes.LoadUser(env.Getenv)
+	if err != nil {
+		return tc, err
+	}
+	if t != nil {
+		tc.start, tc.user, tc.fixed = t, t, true
+	}
+	return tc, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the actor's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
