@@ -54,13 +54,15 @@ type Agent struct {
 	Metrics *Metrics
 
 	leader   atomic.Bool
+	settled  atomic.Bool // every source's WaitForSync returned
 	leaderCh chan struct{}
 	events   chan model.Event
 
-	cluster     *model.Cluster
-	nodesSource *model.SourceHealth // the nodes health the sources last reported
-	lastKey     string              // fingerprint of the last judgement
-	iteration   uint64
+	cluster       *model.Cluster
+	nodesSource   *model.SourceHealth // the nodes health the sources last reported
+	lastKey       string              // fingerprint of the last judgement
+	probeOverrode bool                // the last probe failed and replaced the nodes health
+	iteration     uint64
 }
 
 // New fills in an agent's defaults. Client, Engine, Actor must be set.
@@ -130,7 +132,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		waits = append(waits, src.WaitForSync)
 		names = append(names, st.Name)
 	}
-	a.Health.SetSynced(len(waits) == 0, "waiting for "+strings.Join(names, ", "))
+	a.Health.SetSynced(false, "waiting for "+strings.Join(names, ", "))
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -149,6 +151,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case ev := <-a.events:
 			a.apply(ev)
 			a.drain()
+			a.updateReady()
 			// React at once when the judgement changed (a node deleted
 			// makes its lock a ghost); otherwise wait for the interval.
 			if a.judgementChanged() {
@@ -184,8 +187,31 @@ func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(co
 			}
 		}
 	}
-	a.Health.SetSynced(true, "")
+	a.settled.Store(true)
 	a.Log.Info("sources synced", "synced", names)
+	select {
+	case a.events <- model.Batch{}: // wake the loop to update readiness
+	case <-ctx.Done():
+	}
+}
+
+// updateReady sets readiness: every source settled and none reports
+// stale, error or forbidden (not-installed and disabled are fine).
+func (a *Agent) updateReady() {
+	if !a.settled.Load() {
+		return
+	}
+	var bad []string
+	for _, h := range a.cluster.Sources() {
+		if !h.Usable() && h.Status != model.StatusNotInstalled && h.Status != model.StatusDisabled {
+			msg := string(h.Name) + " " + string(h.Status)
+			if h.Message != "" {
+				msg += " (" + h.Message + ")"
+			}
+			bad = append(bad, msg)
+		}
+	}
+	a.Health.SetSynced(len(bad) == 0, strings.Join(bad, "; "))
 }
 
 // apply applies one event to the model, remembering the nodes source health.
@@ -278,6 +304,10 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		}
 		nodes = &model.SourceHealth{Name: model.SourceNodes, Status: st, Message: apiErr}
 	}
+	if nodes == nil && a.probeOverrode {
+		nodes = &model.SourceHealth{Name: model.SourceNodes, Status: model.StatusError, Message: "the node informer has not reported yet"}
+	}
+	a.probeOverrode = probeErr != nil
 	if nodes != nil {
 		a.cluster.Apply(model.SourceChanged{Health: *nodes}, start)
 	}
@@ -320,6 +350,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		}
 	}
 	a.lastKey = a.fingerprint()
+	a.updateReady()
 
 	var healthErr error
 	if result == resultError {

@@ -1,0 +1,158 @@
+// Command rebootwatch-agent is the in-cluster reboot-lock janitor: the lock
+// engine run unattended (DESIGN §9, issue 6). This file holds flags and
+// wiring only; the loop, policies, health, metrics and leader election live
+// in internal/agent, the judging and acting in internal/lock.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/rebootwatch/rebootwatch/internal/agent"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run returns the exit code: 0 after a clean stop, 1 when the agent cannot
+// start (no cluster configuration, a port in use), 2 for bad flags.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := agent.ParseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rebootwatch-agent:", err)
+		return 2
+	}
+	log := agent.NewLogger(stdout, cfg.LogLevel)
+	klog.SetSlogLogger(log) // client-go's own lines become JSON too
+	fail := func(msg string, err error) int {
+		log.Error(msg, "error", err.Error())
+		fmt.Fprintf(stderr, "rebootwatch-agent: %s: %v\n", msg, err)
+		return 1
+	}
+
+	restCfg, origin, err := agent.LoadRESTConfig(cfg, os.Getenv, rest.InClusterConfig)
+	if err != nil {
+		return fail("cannot configure the Kubernetes client", err)
+	}
+	metrics := agent.NewMetrics()
+	apiCfg := agent.WithErrorCounting(restCfg, func(verb string) { metrics.APIErrors.WithLabelValues(verb).Inc() })
+	watchCfg := agent.WatchConfig(apiCfg, cfg.RequestTimeout)
+	client, err := kubernetes.NewForConfig(apiCfg)
+	if err != nil {
+		return fail("cannot build the Kubernetes client", err)
+	}
+	watchClient, err := kubernetes.NewForConfig(watchCfg)
+	if err != nil {
+		return fail("cannot build the Kubernetes client", err)
+	}
+	dyn, err := dynamic.NewForConfig(watchCfg)
+	if err != nil {
+		return fail("cannot build the dynamic client", err)
+	}
+
+	health := agent.NewHealth(time.Now, cfg.Interval)
+	srv, err := agent.Listen(cfg.HealthProbeBindAddress, cfg.MetricsBindAddress, health, metrics)
+	if err != nil {
+		return fail("cannot listen", err)
+	}
+
+	namespace := agent.ResolveNamespace(cfg.LeaderElectionNamespace, os.Getenv, os.ReadFile)
+	identity := agent.Identity(os.Getenv, randomSuffix())
+	a := agent.New(&agent.Agent{
+		Config:   cfg,
+		Log:      log,
+		Identity: identity,
+		Client:   client,
+		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
+		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
+			Logger: log, Timeout: cfg.RequestTimeout},
+		Sources: sourceStarters(cfg, watchClient, dyn, log),
+		Health:  health,
+		Metrics: metrics,
+	})
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log.Info("starting", "config", origin, "identity", identity, "leaderElect", cfg.LeaderElect,
+		"leaderLease", namespace+"/"+cfg.LeaderElectionID, "interval", cfg.Interval.String(),
+		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
+		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
+		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
+
+	electionDone := make(chan struct{})
+	if cfg.LeaderElect {
+		go func() {
+			defer close(electionDone)
+			if err := agent.RunLeaderElection(ctx, client, cfg, namespace, identity, a.SetLeader, log); err != nil {
+				log.Error("leader election cannot run", "error", err.Error())
+				stop()
+			}
+		}()
+	} else {
+		close(electionDone)
+	}
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- a.Run(ctx) }()
+	code := 0
+	select {
+	case err := <-runErr:
+		if err != nil {
+			code = fail("agent stopped", err)
+		}
+	case err := <-srv.Err():
+		code = fail("health/metrics server failed", err)
+	}
+	stop()
+	// Let leader election release the Lease so another replica takes over at once.
+	select {
+	case <-electionDone:
+	case <-time.After(cfg.RequestTimeout):
+		log.Warn("leader Lease not released in time; another replica takes over when it expires")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdownCtx)
+	log.Info("stopped", "identity", identity)
+	return code
+}
+
+// sourceStarters wires the informer sources to the agent.
+func sourceStarters(cfg agent.Config, client kubernetes.Interface, dyn dynamic.Interface, log interface{}) []agent.Starter {
+	_ = dyn
+	return []agent.Starter{{
+		Name: "kube",
+		Start: func(ctx context.Context, sink func(model.Event)) (agent.Source, error) {
+			return kube.Start(ctx, kube.Options{Client: client, FleetlockNamespace: cfg.FleetlockNamespace,
+				KuredDaemonSet: cfg.KuredDaemonSet, RequestTimeout: cfg.RequestTimeout}, sink)
+		},
+	}}
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
