@@ -232,7 +232,7 @@ func TestConfirmOutcomesAsToasts(t *testing.T) {
 	for _, oc := range []struct{ outcome, want string }{
 		{lock.OutcomeConflict, "! reap fleetlock:default/fleetlock-default: conflict — lock changed"},
 		{lock.OutcomeForbidden, "✗ reap fleetlock:default/fleetlock-default: forbidden — lock changed"},
-		{lock.OutcomeDryRun, "ℹ reap fleetlock:default/fleetlock-default: dry-run — lock changed"},
+		{lock.OutcomeDryRun, "▸ reap fleetlock:default/fleetlock-default: dry-run — lock changed"},
 	} {
 		f := newFixture()
 		m := f.model(Options{DryRun: oc.outcome == lock.OutcomeDryRun})

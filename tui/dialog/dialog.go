@@ -188,7 +188,9 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		add("> " + p.Paint(role, field))
 	default:
 		wrapped("refused  ", pctx.Critical, d.Plan.Refusal)
-		add(p.Paint(pctx.Muted, "nothing will be written; run with --allow-unsafe to override after typing the holder's name"))
+		for _, l := range strings.Split(ansi.Wordwrap("nothing will be written; with --allow-unsafe the failed gates can be overridden after typing the holder's name", inner, " "), "\n") {
+			add(p.Paint(pctx.Muted, l))
+		}
 	}
 	body = append(body, buttons(p, d, inner))
 	hint := "←/→ choose · enter confirm · esc cancel"

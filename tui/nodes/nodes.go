@@ -127,7 +127,22 @@ func osLabels(n *model.Node, target model.OS, upgraded bool) (from, to string) {
 	if upgraded {
 		return from, ""
 	}
-	return from, to
+	return from, dropCommonWords(from, to)
+}
+
+// dropCommonWords removes from to the leading words it shares with from:
+// "Ubuntu 22.04.4 LTS" → "Ubuntu 22.04.5 LTS" shows as "… → 22.04.5 LTS".
+func dropCommonWords(from, to string) string {
+	cut := 0
+	for i := 0; i < len(from) && i < len(to) && from[i] == to[i]; i++ {
+		if from[i] == ' ' {
+			cut = i + 1
+		}
+	}
+	if cut >= len(to) {
+		return to
+	}
+	return to[cut:]
 }
 
 // SetFilter changes the filter and re-derives the visible rows.

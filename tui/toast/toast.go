@@ -53,7 +53,7 @@ func ForOutcome(outcome string) Kind {
 
 // Render draws the toast on one line of at most w cells.
 func (t *Toast) Render(p pctx.Painter, w int) string {
-	role, mark := pctx.Info, "ℹ "
+	role, mark := pctx.Info, "▸ "
 	switch t.Kind {
 	case Success:
 		role, mark = pctx.OK, "✓ "
