@@ -1,0 +1,421 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/deploy"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+)
+
+// moduleRoot walks up from the test's directory to go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// buildAgent builds cmd/rebootwatch-agent into a temporary directory.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rebootwatch-agent")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch-agent")
+	cmd.Dir = moduleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func bg() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// applyDeploy creates every object of deploy/ as written.
+func applyDeploy(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	objs, err := deploy.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		create := func(ctx context.Context) error {
+			var err error
+			switch x := o.Object.(type) {
+			case *corev1.Namespace:
+				_, err = cs.CoreV1().Namespaces().Create(ctx, x, metav1.CreateOptions{})
+			case *corev1.ServiceAccount:
+				_, err = cs.CoreV1().ServiceAccounts(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *rbacv1.ClusterRole:
+				_, err = cs.RbacV1().ClusterRoles().Create(ctx, x, metav1.CreateOptions{})
+			case *rbacv1.ClusterRoleBinding:
+				_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, x, metav1.CreateOptions{})
+			case *rbacv1.Role:
+				_, err = cs.RbacV1().Roles(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *rbacv1.RoleBinding:
+				_, err = cs.RbacV1().RoleBindings(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *coordinationv1.Lease:
+				_, err = cs.CoordinationV1().Leases(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *appsv1.Deployment:
+				_, err = cs.AppsV1().Deployments(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *policyv1.PodDisruptionBudget:
+				_, err = cs.PolicyV1().PodDisruptionBudgets(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			default:
+				t.Fatalf("%s: cannot apply %T", o.File, x)
+			}
+			return err
+		}
+		eventually(t, fmt.Sprintf("apply %s %T", o.File, o.Object), func() (bool, string) {
+			ctx, cancel := bg()
+			defer cancel()
+			err := create(ctx)
+			// The system namespaces appear shortly after the apiserver starts.
+			if apierrors.IsNotFound(err) {
+				return false, err.Error()
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", o.File, err)
+			}
+			return true, ""
+		})
+	}
+}
+
+// mintToken asks for a ServiceAccount token with TokenRequest.
+func mintToken(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	exp := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts("rebootwatch").CreateToken(ctx, "rebootwatch-agent",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	if len(tr.Status.Token) < 20 {
+		t.Fatalf("token too short: %d", len(tr.Status.Token))
+	}
+	return tr.Status.Token
+}
+
+// writeKubeconfig writes a kubeconfig for server with the token.
+func writeKubeconfig(t *testing.T, server, token string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+- name: agent
+  user: {token: %q}
+contexts:
+- name: c
+  context: {cluster: c, user: agent}
+current-context: c
+`, server, token)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tokenConfig(c *testcluster.Cluster, token string) *rest.Config {
+	return &rest.Config{Host: c.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, Timeout: 30 * time.Second}
+}
+
+// agentProc is a running agent binary.
+type agentProc struct {
+	name       string
+	cmd        *exec.Cmd
+	out        *syncBuffer
+	done       chan struct{}
+	healthAddr string
+}
+
+// startAgentProc runs the agent with the kubeconfig and args; it returns
+// once the agent logged its start line.
+func startAgentProc(t *testing.T, bin, name, kubeconfig string, args ...string) *agentProc {
+	t.Helper()
+	all := append([]string{"--kubeconfig=" + kubeconfig, "--health-probe-bind-address=127.0.0.1:0",
+		"--metrics-bind-address=127.0.0.1:0", "--kured-daemonset=kube-system/kured"}, args...)
+	cmd := exec.Command(bin, all...)
+	env := []string{"POD_NAMESPACE=rebootwatch", "POD_NAME=" + name}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "KUBERNETES_SERVICE_") && !strings.HasPrefix(e, "KUBECONFIG=") && !strings.HasPrefix(e, "POD_") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = env
+	p := &agentProc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.stop(t, syscall.SIGTERM) })
+	eventually(t, name+" logged its start line", func() (bool, string) {
+		for _, l := range p.lines(t) {
+			if l["msg"] == "starting" {
+				p.healthAddr, _ = l["healthAddress"].(string)
+				return p.healthAddr != "", ""
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited:\n%s", name, p.out.String())
+		default:
+		}
+		return false, p.tail(10)
+	})
+	return p
+}
+
+// stop signals the agent and waits for it to exit.
+func (p *agentProc) stop(t *testing.T, sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("%s did not stop on %v", p.name, sig)
+	}
+}
+
+// lines parses every log line; a line that is not JSON fails the test.
+func (p *agentProc) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s log line is not JSON: %q", p.name, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (p *agentProc) heartbeats(t *testing.T) []heartbeat { return heartbeats(t, p.out.String()) }
+
+func (p *agentProc) tail(n int) string {
+	lines := strings.Split(strings.TrimSpace(p.out.String()), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return p.name + " log tail:\n" + strings.Join(lines, "\n")
+}
+
+// waitHeartbeat waits for a heartbeat satisfying cond.
+func (p *agentProc) waitHeartbeat(t *testing.T, what string, cond func(heartbeat) bool) heartbeat {
+	t.Helper()
+	var found heartbeat
+	eventually(t, p.name+": "+what, func() (bool, string) {
+		for _, hb := range p.heartbeats(t) {
+			if cond(hb) {
+				found = hb
+				return true, ""
+			}
+		}
+		return false, p.tail(6)
+	})
+	return found
+}
+
+func (p *agentProc) probe(path string) int {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + p.healthAddr + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// eventually polls cond for a generous bound (machines are noisy).
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting until %s\n%s", what, last)
+}
+
+// World building.
+
+func createNode(t *testing.T, cs kubernetes.Interface, name, machineID string, readySince time.Time) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{MachineID: machineID, BootID: "boot-" + name, OSImage: "Fedora CoreOS 42", KernelVersion: "6.14.0"}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.NewTime(readySince)}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createFleetLease(t *testing.T, cs kubernetes.Interface, holder string, acquired time.Time) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	at := metav1.NewMicroTime(acquired)
+	_, err := cs.CoordinationV1().Leases("default").Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleetlock-default", Namespace: "default"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, AcquireTime: &at},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fleetHolder(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	l, err := cs.CoordinationV1().Leases("default").Get(ctx, "fleetlock-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func setFleetHolder(t *testing.T, cs kubernetes.Interface, holder string) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	l, err := cs.CoordinationV1().Leases("default").Get(ctx, "fleetlock-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Spec.HolderIdentity = &holder
+	now := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+	l.Spec.AcquireTime = &now
+	if _, err := cs.CoordinationV1().Leases("default").Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createKured(t *testing.T, cs kubernetes.Interface, annotation string) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	labels := map[string]string{"name": "kured"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "kured:test"}}},
+			},
+		},
+	}
+	if annotation != "" {
+		ds.Annotations = map[string]string{"weave.works/kured-node-lock": annotation}
+	}
+	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func kuredAnnotation(t *testing.T, cs kubernetes.Interface) (string, bool) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	ds, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := ds.Annotations["weave.works/kured-node-lock"]
+	return v, ok
+}
+
+func eventsFor(t *testing.T, cs kubernetes.Interface, ns, name, reason string) []corev1.Event {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func mustNotContainToken(t *testing.T, token string, procs ...*agentProc) {
+	t.Helper()
+	for _, p := range procs {
+		if strings.Contains(p.out.String(), token) {
+			t.Errorf("%s's log contains the ServiceAccount token", p.name)
+		}
+		// A JWT's signature part alone must not leak either.
+		if parts := strings.Split(token, "."); len(parts) == 3 && strings.Contains(p.out.String(), parts[2]) {
+			t.Errorf("%s's log contains the token's signature", p.name)
+		}
+	}
+}

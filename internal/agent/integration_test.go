@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// setup starts a cluster, applies deploy/ and mints the agent's token.
+func setup(t *testing.T) (*testcluster.Cluster, string, string) {
+	t.Helper()
+	c := testcluster.Start(t)
+	bin := buildAgent(t)
+	applyDeploy(t, c.Client(t))
+	return c, bin, mintToken(t, c.Client(t))
+}
+
+func fleetlockLock(hb heartbeat) (LockReport, bool) {
+	for _, l := range hb.Locks {
+		if l.Kind == model.LockFleetlock {
+			return l, true
+		}
+	}
+	return LockReport{}, false
+}
+
+func kuredLock(hb heartbeat) (LockReport, bool) {
+	for _, l := range hb.Locks {
+		if l.Kind == model.LockKured {
+			return l, true
+		}
+	}
+	return LockReport{}, false
+}
+
+// TestIntegrationGhostReapedOnNodeDelete: the agent, running with the
+// deploy/ RBAC and a TokenRequest token, clears a fleetlock Lease as soon as
+// the informer reports its holder's Node deleted (the interval is an hour,
+// so only the event can trigger it), records an Event, and logs no token.
+func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
+	c, bin, token := setup(t)
+	admin := c.Client(t)
+	now := time.Now()
+	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
+	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
+	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
+	createKured(t, admin, "")
+
+	a := startAgentProc(t, bin, "agent-a", writeKubeconfig(t, c.URL, token), "--interval=1h", "--request-timeout=10s")
+	a.waitHeartbeat(t, "the fleetlock lock is held by n1", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && hb.Leader && l.Verdict == model.VerdictHeld && l.HolderNode == "n1"
+	})
+	if h := fleetHolder(t, admin); h != testZincatiID {
+		t.Fatalf("a held lock was touched: holder %q", h)
+	}
+
+	// Watch the Lease, delete the Node, time the Lease update.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	w, err := admin.CoordinationV1().Leases("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=fleetlock-default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	start := time.Now()
+	if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var latency time.Duration
+	for latency == 0 {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("lease watch closed before the reap\n%s", a.tail(10))
+			}
+			if l, isLease := ev.Object.(*coordinationv1.Lease); isLease && ev.Type == watch.Modified &&
+				l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "" {
+				latency = time.Since(start)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the ghost lease was not cleared\n%s", a.tail(10))
+		}
+	}
+	t.Logf("MEASURED ghost-reap latency (Node delete → Lease update seen by a watch): %s", latency)
+
+	hb := a.waitHeartbeat(t, "the reap is in a heartbeat", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+	})
+	if hb.Trigger != "event" {
+		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
+	}
+	evs := eventsFor(t, admin, "default", "fleetlock-default", lock.ReasonReaped)
+	if len(evs) != 1 || !strings.Contains(evs[0].Message, testZincatiID) {
+		t.Fatalf("want one %s Event naming the holder, got %+v", lock.ReasonReaped, evs)
+	}
+	a.waitHeartbeat(t, "the lock is free", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictFree
+	})
+	a.stop(t, syscall.SIGTERM)
+	mustNotContainToken(t, token, a)
+}
+
+// TestIntegrationOrphanedKured: an orphaned kured lock is left alone without
+// --release-orphaned; with it, a degraded Longhorn volume blocks the release
+// (gate), and once the volume is healthy the lock is released with an Event.
+func TestIntegrationOrphanedKured(t *testing.T) {
+	c, bin, token := setup(t)
+	admin := c.Client(t)
+	now := time.Now()
+	createNode(t, admin, "n1", "11111111111111111111111111111111", now.Add(-30*time.Minute))
+	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
+	created := now.Add(-time.Hour).UTC().Format(time.RFC3339)
+	lockValue := fmt.Sprintf(`{"nodeID":"n1","metadata":{"unschedulable":false},"created":%q,"TTL":0}`, created)
+	createKured(t, admin, lockValue)
+	createLonghorn(t, c, "degraded")
+	kc := writeKubeconfig(t, c.URL, token)
+
+	// Policy off: reported, never acted on.
+	a := startAgentProc(t, bin, "agent-off", kc, "--interval=1s", "--request-timeout=10s", "--orphan-grace=1s", "--leader-elect=false")
+	for i := 0; i < 3; i++ {
+		a.waitHeartbeat(t, "orphaned, skipped by policy", func(hb heartbeat) bool {
+			l, ok := kuredLock(hb)
+			return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == "skipped" && strings.Contains(l.Message, "--release-orphaned")
+		})
+	}
+	a.stop(t, syscall.SIGTERM)
+	if v, ok := kuredAnnotation(t, admin); !ok || v != lockValue {
+		t.Fatalf("the lock changed with --release-orphaned off: %q %v", v, ok)
+	}
+
+	// Policy on, volume degraded: refused by the volumes gate.
+	b := startAgentProc(t, bin, "agent-on", kc, "--interval=1s", "--request-timeout=10s", "--orphan-grace=1s", "--leader-elect=false", "--release-orphaned")
+	hb := b.waitHeartbeat(t, "release refused by the volume gate", func(hb heartbeat) bool {
+		l, ok := kuredLock(hb)
+		return ok && l.Verdict == model.VerdictOrphaned && l.Action == model.ActionRelease && l.Outcome == lock.OutcomeRefused
+	})
+	l, _ := kuredLock(hb)
+	if !strings.Contains(l.Message, "degraded") {
+		t.Errorf("refusal %q does not name the degraded volume", l.Message)
+	}
+	if v, ok := kuredAnnotation(t, admin); !ok || v != lockValue {
+		t.Fatalf("released despite a degraded volume: %q %v", v, ok)
+	}
+	if evs := eventsFor(t, admin, "kube-system", "kured", lock.ReasonReleased); len(evs) != 0 {
+		t.Fatalf("an Event for a refused release: %+v", evs)
+	}
+
+	// Volume healthy: released.
+	setLonghornRobustness(t, c, "healthy")
+	b.waitHeartbeat(t, "released", func(hb heartbeat) bool {
+		l, ok := kuredLock(hb)
+		return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == lock.OutcomeDone
+	})
+	if v, ok := kuredAnnotation(t, admin); ok {
+		t.Fatalf("annotation still there after release: %q", v)
+	}
+	if evs := eventsFor(t, admin, "kube-system", "kured", lock.ReasonReleased); len(evs) != 1 {
+		t.Fatalf("want one %s Event, got %+v", lock.ReasonReleased, evs)
+	}
+	b.stop(t, syscall.SIGTERM)
+	mustNotContainToken(t, token, a, b)
+}
