@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Renders the README's screenshots from the demo: runs bin/rebootwatch --demo
+# frozen (--speed 0) at fixed moments of its scenario in a detached tmux
+# pane, captures the pane with its colours (capture-pane -e) and draws it
+# into a PNG with hack/ansi2png (DejaVu Sans Mono; fonts-dejavu-core).
+#
+# Moments: a node draining while its Longhorn volumes are degraded; the
+# ghost fleetlock lease selected with its holder; the confirm dialog of a
+# release refused by a gate; the light theme. Output: screenshots/*.png
+# (and the captured .ans text next to them for review).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${REBOOTWATCH_BIN:-$PWD/bin/rebootwatch}
+OUT=${OUT:-$PWD/screenshots}
+# Scenario moments (time since the demo's start); see the note in the README.
+AT_DRAIN=${AT_DRAIN:-24m}
+AT_GHOST=${AT_GHOST:-0s}
+AT_STALL=${AT_STALL:-58m}
+command -v tmux >/dev/null || { echo "screenshots: tmux is required (apt-get install tmux)"; exit 1; }
+[ -x "$BIN" ] || { echo "screenshots: $BIN is not built (make build)"; exit 1; }
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || { echo "screenshots: install fonts-dejavu-core"; exit 1; }
+mkdir -p "$OUT"
+A2P="$(mktemp -d)/ansi2png"
+(cd hack/ansi2png && go build -o "$A2P" .)
+
+SOCK="rebootwatch-shots-$$"
+T=(tmux -L "$SOCK" -f /dev/null)
+trap '"${T[@]}" kill-server >/dev/null 2>&1 || true; rm -rf "$(dirname "$A2P")"' EXIT
+
+# shot NAME COLS ROWS BG FG "ARGS" KEYS...: start, send keys, capture, render.
+shot() {
+	local name=$1 cols=$2 rows=$3 bg=$4 fg=$5 args=$6
+	shift 6
+	"${T[@]}" kill-session -t shot >/dev/null 2>&1 || true
+	"${T[@]}" new-session -d -s shot -x "$cols" -y "$rows" \
+		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=/nonexistent $BIN --demo --speed 0 $args; sleep 60"
+	for _ in $(seq 1 100); do
+		"${T[@]}" capture-pane -p -t shot | grep -q "Timeline\|Nodes" && break
+		sleep 0.1
+	done
+	sleep 1.5 # first sync and a tick
+	for k in "$@"; do
+		if [ "$k" = "@wait" ]; then sleep 0.7; continue; fi
+		"${T[@]}" send-keys -t shot "$k"
+		sleep 0.15
+	done
+	sleep 0.5
+	"${T[@]}" capture-pane -e -p -t shot >"$OUT/$name.ans"
+	"$A2P" -in "$OUT/$name.ans" -out "$OUT/$name.png" -cols "$cols" -rows "$rows" -bg "$bg" -fg "$fg" -size 14 -title "rebootwatch --demo"
+	echo "screenshots: $OUT/$name.png"
+}
+
+DARK_BG='#1b1e24' DARK_FG='#d0d4dc'
+LIGHT_BG='#ffffff' LIGHT_FG='#1f2328'
+shot draining-degraded 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark"
+shot ghost-lease 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_GHOST --theme dark" Tab
+shot confirm-dialog 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark" r @wait
+shot light-theme 160 44 "$LIGHT_BG" "$LIGHT_FG" "--demo-at $AT_STALL --theme light"

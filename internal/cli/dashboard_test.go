@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rebootwatch/rebootwatch/themes"
+)
+
+func envWith(vars map[string]string) Env {
+	return Env{Getenv: func(k string) string { return vars[k] }}
+}
+
+func TestChooseTheme(t *testing.T) {
+	dir := t.TempDir()
+	// No flag, no user file: background detection decides (nothing fixed).
+	tc, err := chooseTheme(envWith(map[string]string{"XDG_CONFIG_HOME": dir}), "")
+	if err != nil || tc.fixed || tc.start != nil || tc.noColor {
+		t.Fatalf("default = %+v, %v", tc, err)
+	}
+	// A built-in name.
+	tc, err = chooseTheme(envWith(nil), "light")
+	if err != nil || !tc.fixed || tc.start.Name != themes.NameLight {
+		t.Fatalf("--theme light = %+v, %v", tc, err)
+	}
+	// A file.
+	p := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(p, []byte("base: dark\ncolors:\n  accent: '#ff00ff'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc, err = chooseTheme(envWith(nil), p)
+	if err != nil || !tc.fixed || tc.start.Name != "mine" || tc.user != tc.start {
+		t.Fatalf("--theme FILE = %+v, %v", tc, err)
+	}
+	// A bad file names the key.
+	if err := os.WriteFile(p, []byte("colours: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = chooseTheme(envWith(nil), p); err == nil || !strings.Contains(err.Error(), `unknown key "colours"`) {
+		t.Fatalf("bad theme error = %v", err)
+	}
+	if _, err = chooseTheme(envWith(nil), filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "built-in themes") {
+		t.Fatalf("missing theme error = %v", err)
+	}
+	// The user theme file is picked up from XDG_CONFIG_HOME.
+	up := filepath.Join(dir, "rebootwatch", "theme.yaml")
+	if err := os.MkdirAll(filepath.Dir(up), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(up, []byte("name: home\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc, err = chooseTheme(envWith(map[string]string{"XDG_CONFIG_HOME": dir, "NO_COLOR": "1"}), "")
+	if err != nil || tc.start == nil || tc.start.Name != "home" || !tc.noColor {
+		t.Fatalf("user theme + NO_COLOR = %+v, %v", tc, err)
+	}
+}
+
+func TestDashboardNeedsATerminal(t *testing.T) {
+	var stderr bytes.Buffer
+	env := Env{Stderr: &stderr, Getenv: func(string) string { return "" }}
+	c := DefaultCommon()
+	if code := runDashboard(context.Background(), env, &c); code != ExitError {
+		t.Fatalf("exit %d; want %d", code, ExitError)
+	}
+	if !strings.Contains(stderr.String(), "needs a terminal") {
+		t.Fatalf("stderr = %q", stderr.String())
+	}
+}
