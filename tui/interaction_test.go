@@ -124,6 +124,14 @@ func TestDetail(t *testing.T) {
 			t.Errorf("scrolled detail lacks %q:\n%s", want, s)
 		}
 	}
+	for i := 0; i < 100; i++ {
+		press(m, "j")
+	}
+	bottom := m.detailOff
+	press(m, "k")
+	if m.detailOff != bottom-1 || bottom > 40 {
+		t.Fatalf("detail scroll not clamped: offset %d after 100×j, %d after k", bottom, m.detailOff)
+	}
 	press(m, "esc")
 	if m.mode != modeMain || !strings.Contains(screen(m), "Nodes") {
 		t.Fatal("esc should return to the main screen")

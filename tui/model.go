@@ -10,6 +10,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
+	"github.com/rebootwatch/rebootwatch/tui/detail"
 	"github.com/rebootwatch/rebootwatch/tui/dialog"
 	"github.com/rebootwatch/rebootwatch/tui/nodes"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -335,7 +336,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Back):
 			m.mode = modeMain
 		case key.Matches(msg, k.Down):
-			m.detailOff++
+			// Stop where the last line is at the bottom of the box.
+			n := len(detail.Lines(m.ctx, m.c, m.detailNode))
+			if g := m.geometry(); !g.small {
+				m.detailOff = min(m.detailOff+1, max(n-(g.bodyH-2), 0))
+			}
 		case key.Matches(msg, k.Up):
 			m.detailOff = max(m.detailOff-1, 0)
 		case key.Matches(msg, k.Top):

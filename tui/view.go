@@ -295,9 +295,7 @@ func (m *Model) helpBox(w, h int) []string {
 
 func (m *Model) detailBox(w, h int) []string {
 	body := detail.Lines(m.ctx, m.c, m.detailNode)
-	off := min(m.detailOff, max(len(body)-(h-2), 0))
-	m.detailOff = off
-	body = body[off:]
+	body = body[min(m.detailOff, max(len(body)-(h-2), 0)):]
 	for i := range body {
 		body[i] = " " + body[i]
 	}
