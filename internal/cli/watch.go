@@ -3,10 +3,312 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/internal/watch"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// runWatch runs `rebootwatch watch`. Owned by the watch work (issue 7);
-// until it lands watch is not available.
+const watchUsage = `rebootwatch watch — a streaming log of a reboot window, one line per change
+
+Usage:
+  rebootwatch watch [-o text|json] [--until-done] [--stall-after D] [--summary-every 1m] [--bell]
+
+Exit codes: 0 done (--until-done) or nothing needs attention, 1 a cluster could
+not be read, 2 something needs attention or the window stalled (--stall-after).
+
+Flags:
+`
+
+// watchDeps are what the watch loop needs from the outside world; tests
+// replace them to drive the loop deterministically.
+type watchDeps struct {
+	// open opens one cluster (live.Open).
+	open multi.Opener
+	// ticker returns the recompute tick channel and its stop function.
+	ticker func(d time.Duration) (<-chan time.Time, func())
+	// opened, when set, is told about every member once opened.
+	opened func(m *multi.Member)
+	// inspect, when set, carries functions the loop runs on its own
+	// goroutine with every member's cluster (after applying what arrived).
+	inspect chan func(clusters []*model.Cluster)
+}
+
+func defaultWatchDeps() watchDeps {
+	return watchDeps{
+		open: live.Open,
+		ticker: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		},
+	}
+}
+
+// watchFlags are watch's own flags.
+type watchFlags struct {
+	untilDone    bool
+	stallAfter   time.Duration
+	summaryEvery time.Duration
+	tick         time.Duration
+}
+
+// runWatch runs `rebootwatch watch` (DESIGN §9).
 func runWatch(ctx context.Context, env Env, c *Common, args []string) int {
-	return fail(env, errors.New("watch is not built yet"))
+	return runWatchWith(ctx, env, c, args, defaultWatchDeps())
+}
+
+// member is one watched cluster.
+type member struct {
+	m       *multi.Member
+	c       *model.Cluster
+	w       *watch.Watcher
+	clock   func() time.Time
+	done    bool
+	readErr bool // unreadable after the first sync: does not hold up --until-done
+}
+
+type taggedEvent struct {
+	i  int
+	ev model.Event
+}
+
+func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps watchDeps) int {
+	wf := watchFlags{summaryEvery: time.Minute, tick: time.Second}
+	code, ok := ParseSub("watch", watchUsage, env, c, args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&wf.untilDone, "until-done", false, "exit 0 once every node that needed a reboot is done and every lock is free")
+		fs.DurationVar(&wf.stallAfter, "stall-after", 0, "exit 2 when nothing progresses for this long, or a lock turns ghost/orphaned (0: never)")
+		fs.DurationVar(&wf.summaryEvery, "summary-every", wf.summaryEvery, "print a progress summary this often (0: never)")
+		fs.DurationVar(&wf.tick, "tick", wf.tick, "how often to re-derive phases and verdicts")
+	})
+	if !ok {
+		return code
+	}
+	switch {
+	case wf.stallAfter < 0:
+		return fail(env, errors.New("--stall-after must not be negative"))
+	case wf.summaryEvery < 0:
+		return fail(env, errors.New("--summary-every must not be negative"))
+	case wf.tick <= 0:
+		return fail(env, errors.New("--tick must be positive"))
+	}
+	contexts := []string{c.Context}
+	if multi.Requested(c.Context, c.AllContexts) {
+		var err error
+		if contexts, err = resolveContexts(env, c); err != nil {
+			return fail(env, err)
+		}
+	}
+	several := len(contexts) > 1
+	base := c.LiveOptions(env)
+	opened := multi.Open(ctx, base, contexts, deps.open)
+	defer multi.Close(opened)
+	if !several && opened[0].Err != nil {
+		return fail(env, opened[0].Err)
+	}
+	for _, m := range opened {
+		if deps.opened != nil {
+			deps.opened(m)
+		}
+	}
+
+	out := &lineWriter{env: env, json: c.Output == "json", bell: c.Bell, styles: watch.NewStyles(c.Output != "json" && colorOK(env))}
+	wopts := watch.Options{Prefix: several, SummaryEvery: wf.summaryEvery, UntilDone: wf.untilDone, StallAfter: wf.stallAfter}
+	results := multi.Collect(ctx, opened, c.SyncTimeout, env.Now)
+	members := make([]*member, len(opened))
+	for i, m := range opened {
+		mb := &member{m: m, c: results[i].Cluster, w: watch.New(wopts), clock: env.Now}
+		if m.Session != nil {
+			mb.clock = m.Session.Clock
+		}
+		if results[i].Err != nil && c.Verbose {
+			fmt.Fprintf(env.Stderr, "rebootwatch: %s: %v\n", m.Context, results[i].Err)
+		}
+		if !mb.c.Readable() {
+			mb.readErr = true
+			why := multi.Why(mb.c)
+			if m.Err != nil {
+				why = m.Err.Error()
+			}
+			out.write(watch.Unreachable(m.Context, several, mb.clock(), why))
+			fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", m.Context, why)
+		}
+		members[i] = mb
+	}
+	if ctx.Err() != nil {
+		return exitOf(members)
+	}
+
+	// Fan the sessions' events into one channel, tagged by member.
+	evs := make(chan taggedEvent, 256)
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i, mb := range members {
+		if mb.m.Session == nil {
+			continue
+		}
+		go func(i int, in <-chan model.Event) {
+			for {
+				select {
+				case ev, ok := <-in:
+					if !ok {
+						return
+					}
+					select {
+					case evs <- taggedEvent{i, ev}:
+					case <-fctx.Done():
+						return
+					}
+				case <-fctx.Done():
+					return
+				}
+			}
+		}(i, mb.m.Session.Events)
+	}
+
+	step := func() (int, bool) {
+		for _, mb := range members {
+			if mb.done || mb.m.Session == nil {
+				continue
+			}
+			now := mb.clock()
+			mb.c.Recompute(now)
+			if !mb.c.Readable() {
+				continue // never read yet: reported once, watched from its first sync on
+			}
+			lines, oc := mb.w.Step(mb.c, now)
+			for _, l := range lines {
+				out.write(l)
+			}
+			if oc.Attention {
+				out.ring()
+			}
+			mb.readErr = false
+			switch {
+			case oc.Stalled:
+				fmt.Fprintf(env.Stderr, "rebootwatch: %s: stalled: %s\n", mb.m.Context, oc.Reason)
+				return ExitAttention, true
+			case oc.Done:
+				mb.done = true
+			}
+		}
+		if wf.untilDone {
+			all := true
+			for _, mb := range members {
+				if !mb.done && !mb.readErr && mb.m.Session != nil {
+					all = false
+				}
+			}
+			if all {
+				code := ExitOK
+				for _, mb := range members {
+					if mb.readErr || mb.m.Session == nil {
+						code = ExitError
+					}
+				}
+				return code, true
+			}
+		}
+		return 0, false
+	}
+	if code, end := step(); end {
+		return code
+	}
+	tick, stopTick := deps.ticker(wf.tick)
+	defer stopTick()
+	clusters := make([]*model.Cluster, len(members))
+	for i, mb := range members {
+		clusters[i] = mb.c
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOf(members)
+		case te := <-evs:
+			mb := members[te.i]
+			mb.c.Apply(te.ev, mb.clock())
+		case f := <-deps.inspect:
+			drain(evs, members)
+			f(clusters)
+		case <-tick:
+			drain(evs, members)
+			if code, end := step(); end {
+				return code
+			}
+		}
+	}
+}
+
+// drain applies every event already waiting.
+func drain(evs chan taggedEvent, members []*member) {
+	for {
+		select {
+		case te := <-evs:
+			mb := members[te.i]
+			mb.c.Apply(te.ev, mb.clock())
+		default:
+			return
+		}
+	}
+}
+
+// exitOf is the exit code when the watch is interrupted: the worst of the
+// clusters' own codes (DESIGN §7).
+func exitOf(members []*member) int {
+	var codes []int
+	for _, mb := range members {
+		codes = append(codes, mb.c.ExitCode(mb.clock()))
+	}
+	return multi.Worst(codes...)
+}
+
+// resolveContexts turns --context a,b / --all-contexts into context names.
+// The demo has no kubeconfig: its contexts are the names given.
+func resolveContexts(env Env, c *Common) ([]string, error) {
+	if c.Demo {
+		if c.AllContexts {
+			return nil, errors.New("--all-contexts needs a kubeconfig: with --demo, name the clusters with --context a,b")
+		}
+		return multi.Split(c.Context), nil
+	}
+	return multi.Contexts(c.Kubeconfig, env.Getenv("KUBECONFIG"), env.Getenv("HOME"), c.Context, c.AllContexts)
+}
+
+// lineWriter writes watch lines as text or JSON lines, and the bell.
+type lineWriter struct {
+	env    Env
+	json   bool
+	bell   bool
+	styles watch.Styles
+}
+
+func (w *lineWriter) write(l watch.Line) {
+	if w.json {
+		b, err := l.JSON()
+		if err != nil {
+			fmt.Fprintf(w.env.Stderr, "rebootwatch: %v\n", err)
+			return
+		}
+		b = append(b, '\n')
+		_, _ = w.env.Stdout.Write(b)
+		return
+	}
+	_, _ = io.WriteString(w.env.Stdout, l.Text(w.styles)+"\n")
+}
+
+// ring rings the terminal bell (--bell): on stdout for text, on stderr for
+// JSON so the JSON stream stays clean.
+func (w *lineWriter) ring() {
+	if !w.bell {
+		return
+	}
+	if w.json {
+		_, _ = io.WriteString(w.env.Stderr, "\a")
+		return
+	}
+	_, _ = io.WriteString(w.env.Stdout, "\a")
 }

@@ -146,8 +146,8 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 			Message: "watching " + c.Context + ": " + p.Text(), Progress: &p}))
 	}
 	var turned string
-	for _, e := range c.TimelineSince(w.lastSeq) {
-		w.lastSeq = e.Seq
+	for _, e := range ordered(c.TimelineSince(w.lastSeq)) {
+		w.lastSeq = max(w.lastSeq, e.Seq)
 		l := w.line(c, e.Time, Line{Kind: Kind(e.Kind), Seq: e.Seq, Node: e.Node, Message: e.Message})
 		l.Severity = severity(e)
 		out = append(out, l)
@@ -212,6 +212,41 @@ func Unreachable(context string, prefix bool, now time.Time, why string) Line {
 func (w *Watcher) line(c *model.Cluster, t time.Time, l Line) Line {
 	l.Time, l.Context, l.Prefix = t, c.Context, w.opts.Prefix
 	return l
+}
+
+// ordered returns entries in time order; entries of the same instant go
+// source, node, volume, then lock/phase/action in the model's order. Events
+// of different sources applied at one instant (a demo step, a burst) then
+// read the same on every run; in real time instants differ and the model's
+// order stands.
+func ordered(es []model.TimelineEntry) []model.TimelineEntry {
+	out := append([]model.TimelineEntry(nil), es...)
+	group := func(k model.TimelineKind) int {
+		switch k {
+		case model.KindSource:
+			return 0
+		case model.KindNode:
+			return 1
+		case model.KindVolume:
+			return 2
+		}
+		return 3
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Time.Equal(b.Time) {
+			return a.Time.Before(b.Time)
+		}
+		ga, gb := group(a.Kind), group(b.Kind)
+		if ga != gb {
+			return ga < gb
+		}
+		if ga == 0 {
+			return a.Message < b.Message
+		}
+		return false
+	})
+	return out
 }
 
 // track remembers every node seen pending or in a cycle.

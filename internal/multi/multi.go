@@ -1,0 +1,252 @@
+// Package multi opens several clusters at once for `--context a,b,c` and
+// `--all-contexts`: it resolves the contexts of a kubeconfig, opens one
+// live.Session per context concurrently, collects their first pictures in
+// parallel (each bounded by the sync timeout) and reports a cluster that
+// cannot be opened or read as unreachable without ever letting it block the
+// others. Exit codes of several clusters combine with Worst.
+//
+// It must not render anything nor decide anything about locks or phases:
+// callers (snapshot, watch, the dashboard's cluster list) do that from the
+// model.Cluster of each member.
+package multi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Requested reports whether the flags ask for several clusters: a comma in
+// --context, or --all-contexts.
+func Requested(contextFlag string, all bool) bool {
+	return all || strings.Contains(contextFlag, ",")
+}
+
+// Split parses a --context comma list: trimmed, empty items dropped,
+// duplicates removed, order kept.
+func Split(list string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range strings.Split(list, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// Contexts resolves the contexts to open. With all it lists every context of
+// the kubeconfig (loaded the way kubectl does: --kubeconfig, else $KUBECONFIG,
+// else ~/.kube/config), sorted; otherwise it returns the comma list, each
+// checked to exist in the kubeconfig.
+func Contexts(kubeconfig, kubeconfigEnv, home, list string, all bool) ([]string, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	switch {
+	case kubeconfig != "":
+		if _, err := os.Stat(kubeconfig); err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, errors.Unwrap(err))
+		}
+		rules.ExplicitPath = kubeconfig
+	case kubeconfigEnv != "":
+		rules.Precedence = filepath.SplitList(kubeconfigEnv)
+	default:
+		def := filepath.Join(home, ".kube", "config")
+		if _, err := os.Stat(def); err != nil {
+			return nil, fmt.Errorf("no kubeconfig: %s does not exist and KUBECONFIG is not set (use --kubeconfig)", def)
+		}
+		rules.ExplicitPath = def
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	if all {
+		var out []string
+		for name := range raw.Contexts {
+			out = append(out, name)
+		}
+		sort.Strings(out)
+		if len(out) == 0 {
+			return nil, errors.New("--all-contexts: the kubeconfig has no context")
+		}
+		return out, nil
+	}
+	out := Split(list)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--context %q names no context", list)
+	}
+	var missing []string
+	for _, c := range out {
+		if _, ok := raw.Contexts[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("kubeconfig has no context %s", strings.Join(quote(missing), ", "))
+	}
+	return out, nil
+}
+
+func quote(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// Opener opens one cluster; live.Open in production.
+type Opener func(ctx context.Context, o live.Options) (*live.Session, error)
+
+// Member is one cluster of a multi-cluster run.
+type Member struct {
+	Context string
+	// Session is nil when the cluster could not be opened; Err says why.
+	Session *live.Session
+	Err     error
+}
+
+// Options returns the session options of one context: base with the context
+// set. For the demo, each context is its own simulated cluster with the
+// seed offset by its position, so `--demo --context a,b` shows two different
+// fleets.
+func Options(base live.Options, context string, i int) live.Options {
+	o := base
+	o.Context = context
+	if o.Demo {
+		o.DemoSeed = base.DemoSeed + int64(i)
+	}
+	return o
+}
+
+// Open opens every context concurrently and returns one member per context,
+// in order. An open that fails is recorded in its member; it never stops the
+// others. Open itself does not wait for any cluster to answer (live.Open
+// returns at once); Collect or the caller's loop does, bounded.
+func Open(ctx context.Context, base live.Options, contexts []string, open Opener) []*Member {
+	if open == nil {
+		open = live.Open
+	}
+	out := make([]*Member, len(contexts))
+	var wg sync.WaitGroup
+	for i, name := range contexts {
+		out[i] = &Member{Context: name}
+		wg.Add(1)
+		go func(m *Member, i int) {
+			defer wg.Done()
+			s, err := open(ctx, Options(base, m.Context, i))
+			if err != nil {
+				m.Err = err
+				return
+			}
+			// The demo names itself "demo"; several demo clusters are told
+			// apart by the names they were asked for. Without a name (the
+			// kubeconfig's current context) the session's own name stands.
+			if m.Context != "" {
+				s.Context = m.Context
+			} else {
+				m.Context = s.Context
+			}
+			m.Session = s
+		}(out[i], i)
+	}
+	wg.Wait()
+	return out
+}
+
+// Close closes every opened session.
+func Close(ms []*Member) {
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		if m.Session != nil {
+			wg.Add(1)
+			go func(s *live.Session) { defer wg.Done(); s.Close() }(m.Session)
+		}
+	}
+	wg.Wait()
+}
+
+// Result is one member's first picture.
+type Result struct {
+	Context string
+	Cluster *model.Cluster
+	// Now is the member's clock when the picture was taken.
+	Now time.Time
+	// Err is why the cluster could not be opened, or why its first sync
+	// was incomplete (the cluster may still be partly readable).
+	Err error
+}
+
+// Collect waits for the first sync of every opened member concurrently, each
+// bounded by syncTimeout, and returns their models in member order. A member
+// that could not be opened gets an Unreachable model. now stamps those.
+func Collect(ctx context.Context, ms []*Member, syncTimeout time.Duration, now func() time.Time) []Result {
+	out := make([]Result, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		if m.Session == nil {
+			t := now()
+			out[i] = Result{Context: m.Context, Cluster: Unreachable(m.Context, m.Err, t), Now: t, Err: m.Err}
+			continue
+		}
+		wg.Add(1)
+		go func(i int, m *Member) {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+			defer cancel()
+			c, err := m.Session.Collect(sctx)
+			out[i] = Result{Context: m.Context, Cluster: c, Now: m.Session.Clock(), Err: err}
+		}(i, m)
+	}
+	wg.Wait()
+	return out
+}
+
+// Unreachable returns the model of a cluster that could not be opened: its
+// node source is in error with the reason, so its snapshot says so and its
+// exit code is 1.
+func Unreachable(context string, err error, now time.Time) *model.Cluster {
+	c := model.NewCluster(context, model.Options{})
+	msg := "could not open the cluster"
+	if err != nil {
+		msg = err.Error()
+	}
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusError, Message: msg}}, now)
+	c.Recompute(now)
+	return c
+}
+
+// Why explains in one line why a cluster is not readable.
+func Why(c *model.Cluster) string {
+	if h, ok := c.Source(model.SourceNodes); ok && h.Message != "" {
+		return fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
+	}
+	return "no node list was received"
+}
+
+// Worst combines exit codes (DESIGN §7) of several clusters: the highest
+// wins, so one cluster needing attention (2) outranks one unreadable (1),
+// which outranks all fine (0).
+func Worst(codes ...int) int {
+	w := 0
+	for _, c := range codes {
+		if c > w {
+			w = c
+		}
+	}
+	return w
+}
