@@ -419,3 +419,5 @@ func mustNotContainToken(t *testing.T, token string, procs ...*agentProc) {
 		}
 	}
 }
+
+func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
