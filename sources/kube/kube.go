@@ -1,0 +1,403 @@
+// Package kube is the Kubernetes source: client-go shared informers for
+// Nodes, fleetlock's Leases (fleetlock-* in the fleetlock namespace) and
+// kured's DaemonSet, turned into model events (NodeUpserted/NodeDeleted,
+// LockUpserted/LockDeleted) and per-source health (SourceChanged for
+// "nodes", "fleetlock" and "kured").
+//
+// It works the same over a real apiserver and client-go fake clientsets (the
+// demo in sources/sim). Objects are stripped with SetTransform before they
+// enter the cache, every list is bounded by a timeout, and a source that
+// cannot sync is reported (error, forbidden, not-installed), never waited on
+// forever. One failing informer never stops the others.
+//
+// It must only read: no writes to the cluster, no discovery round-trips, and
+// no pointers into the informer cache handed out.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+)
+
+// DefaultFleetlockNamespace is where fleetlock keeps its Leases by default.
+const DefaultFleetlockNamespace = "default"
+
+// Options configure the Kubernetes source.
+type Options struct {
+	// Client is the typed client (real or fake). Required.
+	Client kubernetes.Interface
+	// FleetlockNamespace is the namespace of the fleetlock-* Leases (default "default").
+	FleetlockNamespace string
+	// KuredDaemonSet is "namespace/name" of kured's DaemonSet; empty means
+	// discover it in every namespace (lock annotation, name kured or
+	// <release>-kured, or a kured label).
+	KuredDaemonSet string
+	// RequestTimeout bounds each list request (default 20s).
+	RequestTimeout time.Duration
+	// Clock stamps health reports (default time.Now).
+	Clock func() time.Time
+	// Logger receives debug lines (default: discard).
+	Logger *slog.Logger
+}
+
+// ParseDaemonSetRef parses "namespace/name".
+func ParseDaemonSetRef(s string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("kured DaemonSet %q: want namespace/name", s)
+	}
+	return ns, name, nil
+}
+
+// Source runs the informers. Stop it by cancelling the context given to Start.
+type Source struct {
+	opts  Options
+	log   *slog.Logger
+	mu    sync.Mutex // serialises calls to sink
+	sink  sources.Sink
+	parts []*part
+
+	kuredNS, kuredName string
+	kured              map[string]model.LockRef // uid -> ref of DaemonSets reported as kured
+	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
+}
+
+// part is one informer with its health.
+type part struct {
+	name     model.SourceName
+	resource string // for messages, e.g. "leases.coordination.k8s.io"
+	ns       string
+	rep      *sources.Reporter
+	inf      cache.SharedIndexInformer
+	reg      cache.ResourceEventHandlerRegistration
+
+	refreshMu sync.Mutex // keeps status decisions and their reports in order
+
+	mu     sync.Mutex
+	synced bool // the initial sync was delivered
+	failed bool // the last list/watch failed
+	// whenSynced decides the status once synced (e.g. not-installed when empty).
+	whenSynced func() (model.SourceStatus, string)
+}
+
+// Start validates the options, starts the informers and returns at once.
+// Events and health go to sink until ctx is cancelled.
+func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
+	if o.Client == nil {
+		return nil, errors.New("kube source: no client")
+	}
+	if sink == nil {
+		return nil, errors.New("kube source: no sink")
+	}
+	if o.FleetlockNamespace == "" {
+		o.FleetlockNamespace = DefaultFleetlockNamespace
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = sources.DefaultRequestTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, fleet: map[string]bool{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if o.KuredDaemonSet != "" {
+		ns, name, err := ParseDaemonSetRef(o.KuredDaemonSet)
+		if err != nil {
+			return nil, err
+		}
+		s.kuredNS, s.kuredName = ns, name
+	}
+	cs := o.Client
+
+	// Nodes.
+	nodes := s.newPart(model.SourceNodes, "nodes", "", &corev1.Node{}, TransformNode,
+		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().Nodes().List(ctx, lo)
+		},
+		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return cs.CoreV1().Nodes().Watch(ctx, lo)
+		})
+	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
+	s.handle(nodes, cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				s.send(model.NodeUpserted{Node: NodeToModel(n)})
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Node)
+			n, ok2 := newObj.(*corev1.Node)
+			if !ok2 {
+				return
+			}
+			mn := NodeToModel(n)
+			if ok1 {
+				if mo := NodeToModel(o); sameNode(&mo, &mn) {
+					return
+				}
+			}
+			s.send(model.NodeUpserted{Node: mn})
+		},
+		DeleteFunc: func(obj any) {
+			if n, ok := unwrap(obj).(*corev1.Node); ok {
+				s.send(model.NodeDeleted{Name: n.Name})
+			}
+		},
+	})
+
+	// kured's DaemonSet.
+	dsNS := s.kuredNS // "" = all namespaces
+	var dsSelector string
+	if s.kuredName != "" {
+		dsSelector = fields.OneTermEqualSelector("metadata.name", s.kuredName).String()
+	}
+	kured := s.newPart(model.SourceKured, "daemonsets.apps", dsNS, &appsv1.DaemonSet{}, TransformDaemonSet,
+		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			lo.FieldSelector = dsSelector
+			return cs.AppsV1().DaemonSets(dsNS).List(ctx, lo)
+		},
+		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			lo.FieldSelector = dsSelector
+			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
+		})
+	kured.whenSynced = func() (model.SourceStatus, string) {
+		if len(s.kured) == 0 {
+			if s.kuredName != "" {
+				return model.StatusNotInstalled, fmt.Sprintf("DaemonSet %s/%s not found", s.kuredNS, s.kuredName)
+			}
+			return model.StatusNotInstalled, "no kured DaemonSet found"
+		}
+		return model.StatusOK, ""
+	}
+	s.handle(kured, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onDaemonSet(kured, obj) },
+		UpdateFunc: func(_, obj any) { s.onDaemonSet(kured, obj) },
+		DeleteFunc: func(obj any) {
+			d, ok := unwrap(obj).(*appsv1.DaemonSet)
+			if !ok {
+				return
+			}
+			s.mu.Lock()
+			ref, tracked := s.kured[string(d.UID)]
+			delete(s.kured, string(d.UID))
+			if tracked {
+				s.sink(model.LockDeleted{Ref: ref})
+			}
+			s.mu.Unlock()
+			if tracked {
+				s.refresh(kured)
+			}
+		},
+	})
+
+	// fleetlock Leases.
+	fns := o.FleetlockNamespace
+	fleet := s.newPart(model.SourceFleetlock, "leases.coordination.k8s.io", fns, &coordinationv1.Lease{}, TransformLease,
+		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoordinationV1().Leases(fns).List(ctx, lo)
+		},
+		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return cs.CoordinationV1().Leases(fns).Watch(ctx, lo)
+		})
+	fleet.whenSynced = func() (model.SourceStatus, string) {
+		if len(s.fleet) == 0 {
+			return model.StatusNotInstalled, fmt.Sprintf("no %s* Lease in namespace %q", FleetlockPrefix, fns)
+		}
+		return model.StatusOK, ""
+	}
+	onLease := func(obj any) {
+		l, ok := obj.(*coordinationv1.Lease)
+		if !ok || !strings.HasPrefix(l.Name, FleetlockPrefix) {
+			return
+		}
+		s.mu.Lock()
+		first := !s.fleet[l.Namespace+"/"+l.Name]
+		s.fleet[l.Namespace+"/"+l.Name] = true
+		s.sink(model.LockUpserted{Lock: LeaseToLock(l)})
+		s.mu.Unlock()
+		if first {
+			s.refresh(fleet)
+		}
+	}
+	s.handle(fleet, cache.ResourceEventHandlerFuncs{
+		AddFunc:    onLease,
+		UpdateFunc: func(_, obj any) { onLease(obj) },
+		DeleteFunc: func(obj any) {
+			l, ok := unwrap(obj).(*coordinationv1.Lease)
+			if !ok || !strings.HasPrefix(l.Name, FleetlockPrefix) {
+				return
+			}
+			s.mu.Lock()
+			delete(s.fleet, l.Namespace+"/"+l.Name)
+			s.sink(model.LockDeleted{Ref: model.LockRef{Kind: model.LockFleetlock, Namespace: l.Namespace, Name: l.Name}})
+			s.mu.Unlock()
+			s.refresh(fleet)
+		},
+	})
+
+	for _, p := range s.parts {
+		go p.inf.RunWithContext(ctx)
+		go s.awaitSync(ctx, p)
+	}
+	return s, nil
+}
+
+func (s *Source) onDaemonSet(p *part, obj any) {
+	d, ok := obj.(*appsv1.DaemonSet)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	_, tracked := s.kured[string(d.UID)]
+	match := tracked
+	if s.kuredName != "" {
+		match = d.Namespace == s.kuredNS && d.Name == s.kuredName
+	} else if !match {
+		match = looksLikeKured(d)
+	}
+	if match {
+		l := DaemonSetToLock(d)
+		s.kured[string(d.UID)] = l.LockRef
+		s.sink(model.LockUpserted{Lock: l})
+	}
+	s.mu.Unlock()
+	if match && !tracked {
+		s.refresh(p)
+	}
+}
+
+// send passes one event to the sink, one at a time.
+func (s *Source) send(ev model.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sink(ev)
+}
+
+func (s *Source) newPart(name model.SourceName, resource, ns string, example runtime.Object, transform cache.TransformFunc,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *part {
+	p := &part{name: name, resource: resource, ns: ns}
+	p.rep = sources.NewReporter(name, 0, s.send, s.opts.Clock)
+	lw := &sources.ListWatch{Timeout: s.opts.RequestTimeout, ListFunc: list, WatchFunc: watchFn,
+		OnResult: func(verb string, err error) { s.onResult(p, verb, err) }}
+	p.inf = cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
+		ObjectDescription: resource,
+	})
+	if err := p.inf.SetTransform(transform); err != nil {
+		panic(err) // only fails once started
+	}
+	s.parts = append(s.parts, p)
+	return p
+}
+
+func (s *Source) handle(p *part, h cache.ResourceEventHandler) {
+	reg, err := p.inf.AddEventHandler(h)
+	if err != nil {
+		panic(err) // only fails once stopped
+	}
+	p.reg = reg
+}
+
+// onResult turns the outcome of a list or watch call into health.
+func (s *Source) onResult(p *part, verb string, err error) {
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return // shutting down
+		}
+		p.mu.Lock()
+		p.failed = true
+		p.mu.Unlock()
+		s.log.Debug("source request failed", "source", p.name, "verb", verb, "err", err)
+		p.rep.Fail(verb, p.resource, p.ns, err)
+		return
+	}
+	p.mu.Lock()
+	recovered := p.failed && p.synced
+	p.failed = false
+	p.mu.Unlock()
+	if recovered {
+		s.refresh(p)
+	}
+}
+
+// refresh re-reports a synced, healthy part's status (ok or not-installed).
+func (s *Source) refresh(p *part) {
+	p.refreshMu.Lock()
+	defer p.refreshMu.Unlock()
+	p.mu.Lock()
+	ok := p.synced && !p.failed
+	p.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	st, msg := p.whenSynced()
+	s.mu.Unlock()
+	if st == model.StatusOK {
+		p.rep.OK(msg)
+	} else {
+		p.rep.Set(st, msg)
+	}
+}
+
+// awaitSync reports a part once its handler has seen the initial list.
+func (s *Source) awaitSync(ctx context.Context, p *part) {
+	if !cache.WaitForCacheSync(ctx.Done(), p.reg.HasSynced) {
+		return
+	}
+	p.mu.Lock()
+	p.synced = true
+	p.failed = false
+	p.mu.Unlock()
+	s.refresh(p)
+}
+
+// WaitForSync waits until every informer has synced or reported why it
+// cannot (error, forbidden), or ctx ends. It does not wait for a failing
+// informer to recover: its health says what is wrong.
+func (s *Source) WaitForSync(ctx context.Context) error {
+	for _, p := range s.parts {
+		select {
+		case <-p.rep.Settled():
+		case <-ctx.Done():
+			return fmt.Errorf("kube source: %s not synced: %w", p.name, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Health returns the current health of the nodes, kured and fleetlock sources.
+func (s *Source) Health() []model.SourceHealth {
+	out := make([]model.SourceHealth, 0, len(s.parts))
+	for _, p := range s.parts {
+		out = append(out, p.rep.Health())
+	}
+	return out
+}
+
+func unwrap(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}

@@ -1,0 +1,408 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// recorder applies a source's events to a model.Cluster.
+type recorder struct {
+	mu sync.Mutex
+	c  *model.Cluster
+	n  int
+}
+
+func newRecorder() *recorder { return &recorder{c: model.NewCluster("test", model.Options{})} }
+
+func (r *recorder) sink(ev model.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	r.c.Apply(ev, time.Now())
+}
+
+// eventually waits (bounded) until f holds on the cluster.
+func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := f(r.c)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Fatalf("never saw: %s; sources: %+v", what, r.c.Sources())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *recorder) source(name model.SourceName) model.SourceHealth {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, _ := r.c.Source(name)
+	return h
+}
+
+func node(name string, ready bool, labels map[string]string) *corev1.Node {
+	st := corev1.ConditionTrue
+	if !ready {
+		st = corev1.ConditionFalse
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: labels,
+			Annotations: map[string]string{
+				"weave.works/kured-reboot-in-progress": "2026-11-29T10:00:00Z",
+				"node.alpha.kubernetes.io/ttl":         "0",
+			},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}},
+		},
+		Spec: corev1.NodeSpec{PodCIDR: "10.0.0.0/24", ProviderID: "x://" + name},
+		Status: corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, LastHeartbeatTime: metav1.Now()},
+				{Type: corev1.NodeReady, Status: st, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(),
+					LastTransitionTime: metav1.NewTime(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))},
+			},
+			NodeInfo: corev1.NodeSystemInfo{BootID: "boot-" + name, MachineID: "1c09ca98649c4c7abc779cd04c96812e",
+				OSImage: "Fedora CoreOS 43", KernelVersion: "6.17.1", KubeletVersion: "v1.37.2"},
+			Images:    []corev1.ContainerImage{{Names: []string{"registry/image:1"}, SizeBytes: 1 << 20}},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.1.1.1"}},
+		},
+	}
+}
+
+func start(t *testing.T, cs *fake.Clientset, o Options) (*recorder, *Source) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r := newRecorder()
+	o.Client = cs
+	s, err := Start(ctx, o, r.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	if err := s.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	return r, s
+}
+
+func TestNodesSyncAndWatch(t *testing.T) {
+	cs := fake.NewClientset(
+		node("cp-1", true, map[string]string{"node-role.kubernetes.io/control-plane": "", "kubernetes.io/hostname": "cp-1"}),
+		node("w-1", true, map[string]string{"kubernetes.io/role": "worker", "node-role.kubernetes.io/storage": ""}),
+	)
+	r, _ := start(t, cs, Options{})
+	r.eventually(t, "nodes ok with 2 nodes", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceNodes)
+		return h.Status == model.StatusOK && c.NodeCount() == 2
+	})
+	r.mu.Lock()
+	cp, _ := r.c.Node("cp-1")
+	w, _ := r.c.Node("w-1")
+	r.mu.Unlock()
+	if cp.Role() != "control-plane" || strings.Join(w.Roles, ",") != "storage,worker" {
+		t.Errorf("roles: cp %v, w %v", cp.Roles, w.Roles)
+	}
+	if cp.BootID != "boot-cp-1" || cp.MachineID == "" || cp.OSImage != "Fedora CoreOS 43" || cp.KernelVersion != "6.17.1" {
+		t.Errorf("nodeInfo not carried: %+v", cp)
+	}
+	if len(cp.Annotations) != 1 || cp.Annotations["weave.works/kured-reboot-in-progress"] == "" {
+		t.Errorf("annotations: want only kured ones, got %v", cp.Annotations)
+	}
+	if ready, known, since := cp.Ready(); !ready || !known || since.IsZero() {
+		t.Errorf("ready=%v known=%v since=%v", ready, known, since)
+	}
+
+	// A node going NotReady and cordoned reaches the model without restart.
+	ctx := context.Background()
+	n, _ := cs.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
+	n.Spec.Unschedulable = true
+	n.Status.Conditions[1].Status = corev1.ConditionFalse
+	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "w-1 NotReady and cordoned", func(c *model.Cluster) bool {
+		n, ok := c.Node("w-1")
+		ready, known, _ := n.Ready()
+		return ok && known && !ready && n.Unschedulable
+	})
+	if err := cs.CoreV1().Nodes().Delete(ctx, "cp-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "cp-1 deleted", func(c *model.Cluster) bool { _, ok := c.Node("cp-1"); return !ok })
+
+	// No locks anywhere: kured and fleetlock say so, quietly.
+	if h := r.source(model.SourceKured); h.Status != model.StatusNotInstalled {
+		t.Errorf("kured: %+v", h)
+	}
+	if h := r.source(model.SourceFleetlock); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, `"default"`) {
+		t.Errorf("fleetlock: %+v", h)
+	}
+}
+
+func TestHeartbeatOnlyUpdatesAreNotSent(t *testing.T) {
+	cs := fake.NewClientset(node("w-1", true, nil))
+	r, _ := start(t, cs, Options{})
+	r.eventually(t, "synced", func(c *model.Cluster) bool { return c.NodeCount() == 1 })
+	r.mu.Lock()
+	before := r.n
+	r.mu.Unlock()
+	ctx := context.Background()
+	n, _ := cs.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
+	n.Status.Conditions[1].LastHeartbeatTime = metav1.NewTime(time.Now().Add(time.Minute))
+	n.Status.Images = nil
+	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A real change after it proves the watch delivered both, in order.
+	n.Labels = map[string]string{"node-role.kubernetes.io/gpu": ""}
+	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "role change", func(c *model.Cluster) bool { n, _ := c.Node("w-1"); return n.Role() == "gpu" })
+	r.mu.Lock()
+	after := r.n
+	r.mu.Unlock()
+	if after-before != 1 {
+		t.Errorf("events after two updates: %d, want 1 (heartbeat-only update suppressed)", after-before)
+	}
+}
+
+func ds(ns, name string, ann map[string]string, labels map[string]string) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name),
+		ResourceVersion: "7", Annotations: ann, Labels: labels}}
+}
+
+const single = `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`
+
+func TestKuredDiscovery(t *testing.T) {
+	cs := fake.NewClientset(
+		ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), // by annotation
+		ds("kube-system", "kured", nil, nil),                                                    // by name, free
+		ds("tools", "rel-kured", nil, nil),                                                      // helm release name
+		ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}),         // by label
+		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                       // not kured
+	)
+	r, _ := start(t, cs, Options{})
+	r.eventually(t, "kured ok with 4 locks", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceKured)
+		return h.Status == model.StatusOK && len(c.Locks()) == 4
+	})
+	r.mu.Lock()
+	l, ok := r.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
+	free, _ := r.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
+	r.mu.Unlock()
+	if !ok || !l.Present || l.Annotation != single || l.UID == "" || l.ResourceVersion == "" {
+		t.Fatalf("annotated lock: %+v", l)
+	}
+	if free.Present || free.Annotation != "" {
+		t.Errorf("free kured lock: %+v", free)
+	}
+
+	// Release: the annotation goes away; the DaemonSet stays tracked.
+	ctx := context.Background()
+	d, _ := cs.AppsV1().DaemonSets("reboots").Get(ctx, "cluster-reboots", metav1.GetOptions{})
+	d.Annotations = nil
+	if _, err := cs.AppsV1().DaemonSets("reboots").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "released", func(c *model.Cluster) bool {
+		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
+		return ok && !l.Present
+	})
+	if err := cs.AppsV1().DaemonSets("reboots").Delete(ctx, "cluster-reboots", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "deleted", func(c *model.Cluster) bool {
+		_, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
+		return !ok
+	})
+}
+
+func TestKuredExplicit(t *testing.T) {
+	cs := fake.NewClientset(
+		ds("kube-system", "kured", map[string]string{KuredLockAnnotation: single}, nil),
+		ds("ops", "my-kured", nil, nil),
+	)
+	r, _ := start(t, cs, Options{KuredDaemonSet: "ops/my-kured"})
+	r.eventually(t, "only ops/my-kured", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceKured)
+		locks := c.Locks()
+		return h.Status == model.StatusOK && len(locks) == 1 && locks[0].Namespace == "ops" && locks[0].Name == "my-kured"
+	})
+
+	cs2 := fake.NewClientset()
+	r2, _ := start(t, cs2, Options{KuredDaemonSet: "ops/missing"})
+	if h := r2.source(model.SourceKured); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, "ops/missing") {
+		t.Errorf("missing explicit DaemonSet: %+v", h)
+	}
+	if _, err := Start(context.Background(), Options{Client: cs2, KuredDaemonSet: "nope"}, func(model.Event) {}); err == nil {
+		t.Error("bad --kured-daemonset accepted")
+	}
+	if _, err := Start(context.Background(), Options{}, func(model.Event) {}); err == nil {
+		t.Error("missing client accepted")
+	}
+}
+
+func lease(ns, name, holder string) *coordinationv1.Lease {
+	acq := metav1.NewMicroTime(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	tr := int32(3)
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name), ResourceVersion: "42"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, AcquireTime: &acq, RenewTime: &acq, LeaseTransitions: &tr}}
+}
+
+func TestFleetlockLeases(t *testing.T) {
+	cs := fake.NewClientset(
+		lease("locks", "fleetlock-default", "978a225b3d7b40e9acd7ce9b62f68444"),
+		lease("locks", "some-controller", "pod-1"),
+		lease("default", "fleetlock-default", "other-namespace"),
+	)
+	r, _ := start(t, cs, Options{FleetlockNamespace: "locks"})
+	r.eventually(t, "fleetlock ok", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceFleetlock)
+		return h.Status == model.StatusOK
+	})
+	r.mu.Lock()
+	locks := r.c.Locks()
+	r.mu.Unlock()
+	if len(locks) != 1 {
+		t.Fatalf("locks: %d, want 1", len(locks))
+	}
+	l := locks[0]
+	if l.Kind != model.LockFleetlock || l.Namespace != "locks" || l.Holder != "978a225b3d7b40e9acd7ce9b62f68444" ||
+		l.AcquireTime.IsZero() || l.LeaseTransitions != 3 || l.UID == "" {
+		t.Fatalf("lease lock: %+v", l)
+	}
+	ctx := context.Background()
+	lc, _ := cs.CoordinationV1().Leases("locks").Get(ctx, "fleetlock-default", metav1.GetOptions{})
+	empty := ""
+	lc.Spec.HolderIdentity = &empty
+	if _, err := cs.CoordinationV1().Leases("locks").Update(ctx, lc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "lease free", func(c *model.Cluster) bool {
+		l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "locks", Name: "fleetlock-default"})
+		return ok && l.Holder == ""
+	})
+}
+
+func TestForbiddenLeasesDoNotStopOthers(t *testing.T) {
+	cs := fake.NewClientset(node("w-1", true, nil), ds("kube-system", "kured", nil, nil))
+	cs.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "",
+			errors.New(`User "alice" cannot list resource "leases"`))
+	})
+	r, s := start(t, cs, Options{})
+	if h := r.source(model.SourceFleetlock); h.Status != model.StatusForbidden ||
+		h.Message != `cannot list leases.coordination.k8s.io in namespace "default" (RBAC)` {
+		t.Errorf("fleetlock: %+v", h)
+	}
+	r.eventually(t, "nodes and kured ok", func(c *model.Cluster) bool {
+		n, _ := c.Source(model.SourceNodes)
+		k, _ := c.Source(model.SourceKured)
+		return n.Status == model.StatusOK && k.Status == model.StatusOK && c.NodeCount() == 1
+	})
+	if got := len(s.Health()); got != 3 {
+		t.Errorf("Health(): %d sources", got)
+	}
+}
+
+func TestListErrorThenRecovery(t *testing.T) {
+	cs := fake.NewClientset(node("w-1", true, nil))
+	var fails atomic.Int32
+	fails.Store(1)
+	cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if fails.Add(-1) >= 0 {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
+		}
+		return false, nil, nil
+	})
+	r, _ := start(t, cs, Options{})
+	// WaitForSync returned on the failure; the failure carries the API's message.
+	h := r.source(model.SourceNodes)
+	if h.Status != model.StatusError || !strings.Contains(h.Message, "etcd is sad") || !strings.HasPrefix(h.Message, "list nodes") {
+		t.Errorf("after failed list: %+v", h)
+	}
+	r.eventually(t, "recovered", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceNodes)
+		return h.Status == model.StatusOK && c.NodeCount() == 1 && !h.LastSync.IsZero()
+	})
+}
+
+func TestWaitForSyncBounded(t *testing.T) {
+	cs := fake.NewClientset()
+	block := make(chan struct{})
+	defer close(block)
+	cs.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-block
+		return true, nil, errors.New("unblocked")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := Start(ctx, Options{Client: cs}, func(model.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer wcancel()
+	err = s.WaitForSync(wctx)
+	if err == nil || !strings.Contains(err.Error(), "kured") {
+		t.Fatalf("WaitForSync on a hung list: %v, want an error naming kured", err)
+	}
+}
+
+func TestTransformNodeStrips(t *testing.T) {
+	in := node("w-1", true, map[string]string{"node-role.kubernetes.io/worker": "", "topology.kubernetes.io/zone": "a"})
+	out, err := TransformNode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := out.(*corev1.Node)
+	if n.ManagedFields != nil || n.Status.Images != nil || n.Status.Addresses != nil || n.Spec.PodCIDR != "" {
+		t.Errorf("not stripped: %+v", n)
+	}
+	if len(n.Labels) != 1 || len(n.Annotations) != 1 || !n.Status.Conditions[1].LastHeartbeatTime.IsZero() {
+		t.Errorf("labels %v annotations %v conditions %v", n.Labels, n.Annotations, n.Status.Conditions)
+	}
+	if m1, m2 := NodeToModel(in), NodeToModel(n); !sameNode(&m1, &m2) {
+		t.Errorf("transform changed the model node:\n%+v\n%+v", m1, m2)
+	}
+	if x, _ := TransformNode("not a node"); x != "not a node" {
+		t.Error("foreign objects must pass through")
+	}
+}
+
+func BenchmarkTransformNode(b *testing.B) {
+	in := node("w-1", true, map[string]string{"node-role.kubernetes.io/worker": "", "topology.kubernetes.io/zone": "a"})
+	b.ReportAllocs()
+	for b.Loop() {
+		out, _ := TransformNode(in)
+		_ = NodeToModel(out.(*corev1.Node))
+	}
+}
