@@ -262,6 +262,7 @@ func newFixture() *fixture {
 func (f *fixture) model(o Options) *Model {
 	o.Cluster = f.c
 	o.Clock = f.clock.Now
+	o.WallClock = f.clock.Now
 	if o.Actions == nil && !o.ReadOnly {
 		o.Actions = f.actions
 	}

@@ -357,7 +357,7 @@ func TestReadOnlyHidesActions(t *testing.T) {
 
 func TestNoActionsMeansReadOnly(t *testing.T) {
 	f := newFixture()
-	m := New(Options{Cluster: f.c, Clock: f.clock.Now})
+	m := New(Options{Cluster: f.c, Clock: f.clock.Now, WallClock: f.clock.Now})
 	size(m, 100, 30)
 	press(m, "r")
 	if m.dialog != nil || !strings.Contains(screen(m), "[read-only]") {
@@ -595,3 +595,32 @@ func TestQuit(t *testing.T) {
 }
 
 func newTestDialog(p lock.Plan) *dialogT { return dialogNew(p, t0, false, true) }
+
+// TestFrozenClusterClockKeepsTheDialogUsable: with the demo frozen
+// (--speed 0) the cluster clock never moves; the dialog's ignore window and
+// toasts run on the wall clock, so keys are accepted after 400ms of it.
+func TestFrozenClusterClockKeepsTheDialogUsable(t *testing.T) {
+	f := newFixture()
+	frozen := f.clock.Now()
+	wall := &clock{now: frozen}
+	m := New(Options{Cluster: f.c, Clock: func() time.Time { return frozen }, WallClock: wall.Now, Actions: f.actions})
+	size(m, 100, 30)
+	press(m, "r")
+	press(m, "esc")
+	if m.dialog == nil {
+		t.Fatal("esc within the ignore window closed the dialog")
+	}
+	wall.Add(500 * time.Millisecond)
+	press(m, "esc")
+	if m.dialog != nil {
+		t.Fatal("with a frozen cluster clock the dialog never accepts keys")
+	}
+	if m.toast == nil {
+		t.Fatal("no toast")
+	}
+	wall.Add(7 * time.Second)
+	m.Update(tickMsg(wall.Now()))
+	if m.toast != nil {
+		t.Fatal("toast did not expire on the wall clock")
+	}
+}

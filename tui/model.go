@@ -49,8 +49,12 @@ type Options struct {
 	Cluster *model.Cluster
 	// Events are the sources' events; nil for a static cluster.
 	Events <-chan model.Event
-	// Clock is the time source (the demo's clock runs faster).
+	// Clock is the cluster's time: phases, ages and the timeline use it
+	// (the demo's clock runs faster, or stands still with --speed 0).
 	Clock func() time.Time
+	// WallClock times the interface itself: the confirm dialog's ignore
+	// window and toast lifetimes (default time.Now).
+	WallClock func() time.Time
 	// Actions plans and performs release/reap; nil hides the actions.
 	Actions Actions
 	// Context bounds actions; canceled when the program ends.
@@ -103,7 +107,8 @@ type Model struct {
 	opts Options
 	ctx  *pctx.Context
 	c    *model.Cluster
-	now  time.Time
+	now  time.Time // cluster time of this update
+	wall time.Time // wall time of this update (dialog, toasts)
 
 	table   nodes.Table
 	focus   focus
@@ -135,6 +140,9 @@ type Model struct {
 func New(o Options) *Model {
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.WallClock == nil {
+		o.WallClock = time.Now
 	}
 	if o.Context == nil {
 		o.Context = context.Background()
@@ -179,6 +187,7 @@ func New(o Options) *Model {
 	m.ctx = pctx.New(start, o.ReadOnly, o.DryRun, o.AllowUnsafe)
 	m.ctx.Demo = o.Demo
 	m.now = o.Clock()
+	m.wall = o.WallClock()
 	m.ctx.Now = m.now
 	m.c.Recompute(m.now)
 	m.refresh()
@@ -231,6 +240,7 @@ func waitEvents(ch <-chan model.Event) tea.Cmd {
 // Update applies one message. It never blocks and does no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.now = m.opts.Clock()
+	m.wall = m.opts.WallClock()
 	m.ctx.Now = m.now
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -256,12 +266,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitEvents(m.opts.Events)
 	case streamClosedMsg:
 		m.streamClosed = true
-		m.toast = toast.New("the event stream closed: the screen no longer updates", toast.Error, m.now)
+		m.toast = toast.New("the event stream closed: the screen no longer updates", toast.Error, m.wall)
 		return m, nil
 	case tickMsg:
 		m.c.Recompute(m.now)
 		m.refresh()
-		if m.toast.Expired(m.now) && !m.busy {
+		if m.toast.Expired(m.wall) && !m.busy {
 			m.toast = nil
 		}
 		return m, tick()
@@ -278,7 +288,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.res.Message != "" {
 			text += " — " + msg.res.Message
 		}
-		m.toast = toast.New(text, toast.ForOutcome(msg.res.Outcome), m.now)
+		m.toast = toast.New(text, toast.ForOutcome(msg.res.Outcome), m.wall)
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
@@ -433,13 +443,13 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) {
 
 func (m *Model) nextTheme() {
 	if len(m.themes) == 1 {
-		m.toast = toast.New("NO_COLOR is set: colours are off", toast.Info, m.now)
+		m.toast = toast.New("NO_COLOR is set: colours are off", toast.Info, m.wall)
 		return
 	}
 	m.themeIdx = (m.themeIdx + 1) % len(m.themes)
 	m.themeChosen = true
 	m.ctx.SetTheme(m.themes[m.themeIdx])
-	m.toast = toast.New("theme: "+m.ctx.Theme.Name, toast.Info, m.now)
+	m.toast = toast.New("theme: "+m.ctx.Theme.Name, toast.Info, m.wall)
 }
 
 // target picks the lock an action applies to: the selected lock when the
@@ -484,39 +494,39 @@ func (m *Model) openDialog(a model.Action) {
 		return
 	}
 	if m.busy {
-		m.toast = toast.New("an action is still running", toast.Warn, m.now)
+		m.toast = toast.New("an action is still running", toast.Warn, m.wall)
 		return
 	}
 	s, ok := m.target(a)
 	if !ok {
-		m.toast = toast.New(fmt.Sprintf("no held lock to %s (tab selects a lock)", a), toast.Warn, m.now)
+		m.toast = toast.New(fmt.Sprintf("no held lock to %s (tab selects a lock)", a), toast.Warn, m.wall)
 		return
 	}
 	p, err := m.opts.Actions.Plan(m.c, s.LockRef, s.Holder, a, m.now)
 	if err != nil {
-		m.toast = toast.New(fmt.Sprintf("cannot plan %s: %v", a, err), toast.Error, m.now)
+		m.toast = toast.New(fmt.Sprintf("cannot plan %s: %v", a, err), toast.Error, m.wall)
 		return
 	}
-	m.dialog = dialog.New(p, m.now, m.opts.DryRun, m.opts.AllowUnsafe)
+	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
 }
 
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
-	switch d.Key(msg.String(), msg.Text, m.now) {
+	switch d.Key(msg.String(), msg.Text, m.wall) {
 	case dialog.Cancel:
 		m.dialog = nil
-		m.toast = toast.New(fmt.Sprintf("%s cancelled: nothing written", d.Plan.Action), toast.Info, m.now)
+		m.toast = toast.New(fmt.Sprintf("%s cancelled: nothing written", d.Plan.Action), toast.Info, m.wall)
 	case dialog.Refused:
 		m.dialog = nil
 		rec := model.ActionRecorded{Lock: d.Plan.Status.LockRef, Holder: d.Plan.Status.Holder, Action: d.Plan.Action,
 			Outcome: lock.OutcomeRefused, Message: d.Plan.Refusal}
 		m.c.Apply(rec, m.now)
 		m.refresh()
-		m.toast = toast.New(fmt.Sprintf("%s %s: refused — %s", d.Plan.Action, d.Plan.Status.LockRef, d.Plan.Refusal), toast.Warn, m.now)
+		m.toast = toast.New(fmt.Sprintf("%s %s: refused — %s", d.Plan.Action, d.Plan.Status.LockRef, d.Plan.Refusal), toast.Warn, m.wall)
 	case dialog.Confirm:
 		m.dialog = nil
 		m.busy = true
-		m.toast = &toast.Toast{Text: fmt.Sprintf("%s %s in progress…", d.Plan.Action, d.Plan.Status.LockRef), Kind: toast.Info, Until: m.now.Add(time.Hour)}
+		m.toast = &toast.Toast{Text: fmt.Sprintf("%s %s in progress…", d.Plan.Action, d.Plan.Status.LockRef), Kind: toast.Info, Until: m.wall.Add(time.Hour)}
 		return m.run(d.Plan, d.Unsafe())
 	}
 	return nil

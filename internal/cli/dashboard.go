@@ -54,7 +54,7 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 		actions = tui.LockActions{Engine: eng, Actor: actor}
 	}
 	m := tui.New(tui.Options{
-		Cluster: cl, Events: s.Events, Clock: s.Clock, Actions: actions, Context: ctx,
+		Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: env.Now, Actions: actions, Context: ctx,
 		ReadOnly: c.ReadOnly, DryRun: c.DryRun, AllowUnsafe: c.AllowUnsafe, Demo: s.Demo,
 		Theme: th.start, FixedTheme: th.fixed, UserTheme: th.user, NoColor: th.noColor,
 	})
