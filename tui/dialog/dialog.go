@@ -148,13 +148,14 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 	var body []string
 	add := func(s string) { body = append(body, " "+s) }
 	wrapped := func(label string, role pctx.Role, s string) {
-		lines := strings.Split(ansi.Wordwrap(s, max(inner-len(label), 8), " /,"), "\n")
+		// Wrap at spaces, slashes and commas; cut words longer than a line.
+		lines := strings.Split(ansi.Wrap(s, max(inner-len(label), 8), " /,"), "\n")
 		for i, l := range lines {
 			lead := label
 			if i > 0 {
 				lead = strings.Repeat(" ", len(label))
 			}
-			add(p.Paint(pctx.Muted, lead) + p.Paint(role, ansi.Hardwrap(l, max(inner-len(label), 8), false)))
+			add(p.Paint(pctx.Muted, lead) + p.Paint(role, l))
 		}
 	}
 	st := d.Plan.Status

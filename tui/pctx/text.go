@@ -154,7 +154,8 @@ func Box(p Painter, title, note string, body []string, w, h int) []string {
 	for i := 0; i < h-2; i++ {
 		line := ""
 		if i < len(body) {
-			line = body[i]
+			// A line break inside a line would break the border.
+			line, _, _ = strings.Cut(body[i], "\n")
 		}
 		out = append(out, side+Fit(line, inner)+side)
 	}

@@ -1,0 +1,83 @@
+package dialog
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
+)
+
+var t0 = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+
+func plan(allowed bool) lock.Plan {
+	st := model.LockStatus{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
+		Holder: "worker-1", HolderNodes: []string{"worker-1"}, Verdict: model.VerdictOrphaned, Reason: "rebooted and steady"}
+	p := lock.Plan{Status: st, Action: model.ActionRelease, Allowed: allowed,
+		Gates: []lock.Gate{{Name: "volumes", Passed: allowed, Reason: "2 volumes degraded"}},
+		Write: lock.Write{Ref: st.LockRef, Object: "DaemonSet kube-system/kured", UID: "aa1278af0b70baa1-0000-4000-8000-000000000001",
+			ResourceVersion: "34", Op: lock.OpRemoveAnnotation, Holder: "worker-1"}}
+	if !allowed {
+		p.Refusal = "release refused: volumes: 2 volumes degraded"
+	}
+	return p
+}
+
+func TestRenderFitsAndWrapsLongWrites(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	for _, w := range []int{30, 60, 92, 140} {
+		d := New(plan(false), t0, true, true)
+		lines := d.Render(ctx, w, 40)
+		for i, l := range lines {
+			if strings.Contains(l, "\n") || ansi.StringWidth(l) != min(w, 92) {
+				t.Fatalf("w=%d: line %d is %d wide (or has a newline): %q", w, i, ansi.StringWidth(l), ansi.Strip(l))
+			}
+		}
+		all := ansi.Strip(strings.Join(lines, ""))
+		if w >= 60 && !strings.Contains(all, "DRY RUN") {
+			t.Errorf("w=%d: dry-run not shown", w)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	d := New(plan(true), t0, false, false)
+	if r := d.Key("y", "y", t0.Add(100*time.Millisecond)); r != None || d.Yes {
+		t.Fatal("key inside the ignore window was handled")
+	}
+	later := t0.Add(IgnoreFor)
+	if r := d.Key("enter", "", later); r != Cancel {
+		t.Fatalf("enter on the default (No) = %v; want Cancel", r)
+	}
+	d = New(plan(true), t0, false, false)
+	d.Key("tab", "", later)
+	if r := d.Key("enter", "", later); r != Confirm {
+		t.Fatalf("enter on Yes = %v; want Confirm", r)
+	}
+	d = New(plan(false), t0, false, false)
+	if r := d.Key("y", "y", later); r != Refused {
+		t.Fatalf("y on a refused plan = %v; want Refused", r)
+	}
+	d = New(plan(false), t0, false, true)
+	for _, k := range []string{"w", "o", "r", "k", "e", "r", "-", "1"} {
+		d.Key(k, k, later)
+	}
+	if d.Typed != "worker-1" {
+		t.Fatalf("typed %q", d.Typed)
+	}
+	d.Key("tab", "", later)
+	if r := d.Key("enter", "", later); r != Confirm || !d.Unsafe() {
+		t.Fatalf("typed override = %v", r)
+	}
+	// An unattended plan can never be overridden.
+	p := plan(false)
+	p.Unattended = true
+	d = New(p, t0, false, true)
+	if r := d.Key("enter", "", later); r != Refused {
+		t.Fatalf("unattended override = %v; want Refused", r)
+	}
+}
