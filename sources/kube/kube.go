@@ -306,6 +306,11 @@ func (s *Source) newPart(name model.SourceName, resource, ns string, example run
 	if err := p.inf.SetTransform(transform); err != nil {
 		panic(err) // only fails once started
 	}
+	// Failures are reported as health by OnResult; client-go's default
+	// handler would also print them to stderr (under a TUI).
+	_ = p.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		s.log.Debug("watch ended", "source", name, "err", err)
+	})
 	s.parts = append(s.parts, p)
 	return p
 }

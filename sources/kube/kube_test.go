@@ -204,10 +204,10 @@ const single = `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"20
 func TestKuredDiscovery(t *testing.T) {
 	cs := fake.NewClientset(
 		ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), // by annotation
-		ds("kube-system", "kured", nil, nil),                                                    // by name, free
-		ds("tools", "rel-kured", nil, nil),                                                      // helm release name
-		ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}),         // by label
-		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                       // not kured
+		ds("kube-system", "kured", nil, nil),                                                  // by name, free
+		ds("tools", "rel-kured", nil, nil),                                                    // helm release name
+		ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}),       // by label
+		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                     // not kured
 	)
 	r, _ := start(t, cs, Options{})
 	r.eventually(t, "kured ok with 4 locks", func(c *model.Cluster) bool {

@@ -1,0 +1,319 @@
+// Package longhorn is the Longhorn source: a dynamic informer on
+// volumes.longhorn.io/v1beta2 turned into model.VolumeUpserted/VolumeDeleted
+// (robustness, state, replicas, attached node) and the "longhorn" source
+// health.
+//
+// When the CRD is not served the source is `not-installed`: quietly, with one
+// cheap re-check every RecheckInterval (default 5m) rather than a retry storm,
+// and the model treats Longhorn as absent. It works the same over a real
+// apiserver and the dynamic fake client of sources/sim.
+//
+// It must only read, and never hand out pointers into its cache.
+package longhorn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+)
+
+// VolumeGVR is the Longhorn volume resource.
+var VolumeGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "volumes"}
+
+// DefaultRecheckInterval is how often an absent CRD is looked for again.
+const DefaultRecheckInterval = 5 * time.Minute
+
+// Options configure the Longhorn source.
+type Options struct {
+	// Client is the dynamic client (real or fake). Required.
+	Client dynamic.Interface
+	// Namespace limits the watch to one namespace; "" watches all
+	// (Longhorn keeps its volumes in longhorn-system by default).
+	Namespace string
+	// RequestTimeout bounds each list request (default 20s).
+	RequestTimeout time.Duration
+	// RecheckInterval is how often to look again for an absent CRD (default 5m).
+	RecheckInterval time.Duration
+	// Clock stamps health reports (default time.Now).
+	Clock func() time.Time
+	// Logger receives debug lines (default: discard).
+	Logger *slog.Logger
+}
+
+// Source runs the Longhorn informer. Stop it by cancelling Start's context.
+type Source struct {
+	opts Options
+	log  *slog.Logger
+	rep  *sources.Reporter
+
+	mu    sync.Mutex // serialises sink calls and guards known
+	sink  sources.Sink
+	known map[string]bool // namespace/name of volumes sent
+}
+
+// Start validates the options and starts the source; it returns at once.
+func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
+	if o.Client == nil {
+		return nil, errors.New("longhorn source: no dynamic client")
+	}
+	if sink == nil {
+		return nil, errors.New("longhorn source: no sink")
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = sources.DefaultRequestTimeout
+	}
+	if o.RecheckInterval <= 0 {
+		o.RecheckInterval = DefaultRecheckInterval
+	}
+	s := &Source{opts: o, log: o.Logger, sink: sink, known: map[string]bool{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.rep = sources.NewReporter(model.SourceLonghorn, 0, s.send, o.Clock)
+	go s.run(ctx)
+	return s, nil
+}
+
+func (s *Source) send(ev model.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sink(ev)
+}
+
+// Health returns the source's current health.
+func (s *Source) Health() model.SourceHealth { return s.rep.Health() }
+
+// WaitForSync waits until the source synced or said why it cannot
+// (not-installed, forbidden, error), or ctx ends.
+func (s *Source) WaitForSync(ctx context.Context) error {
+	select {
+	case <-s.rep.Settled():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("longhorn source not synced: %w", ctx.Err())
+	}
+}
+
+// run alternates between running the informer and, while the CRD is absent,
+// waiting RecheckInterval before trying again.
+func (s *Source) run(ctx context.Context) {
+	for {
+		if s.runInformer(ctx) {
+			return
+		}
+		s.forgetAll()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.opts.RecheckInterval):
+		}
+	}
+}
+
+// notInstalled is the message while the CRD is not served.
+const notInstalled = "volumes.longhorn.io/v1beta2 is not served (Longhorn not installed)"
+
+// runInformer runs one informer until ctx ends (true) or the CRD turns out
+// to be absent (false).
+func (s *Source) runInformer(ctx context.Context) (done bool) {
+	ictx, stop := context.WithCancel(ctx)
+	defer stop()
+	var absent sync.Once
+	gone := make(chan struct{})
+	res := s.opts.Client.Resource(VolumeGVR)
+	var ri dynamic.ResourceInterface = res
+	if s.opts.Namespace != "" {
+		ri = res.Namespace(s.opts.Namespace)
+	}
+	var (
+		hmu            sync.Mutex
+		synced, failed bool
+	)
+	lw := &sources.ListWatch{
+		Timeout: s.opts.RequestTimeout,
+		ListFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, lo)
+		},
+		WatchFunc: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return ri.Watch(ctx, lo)
+		},
+		OnResult: func(verb string, err error) {
+			switch {
+			case err == nil:
+				hmu.Lock()
+				rec := failed && synced
+				failed = false
+				hmu.Unlock()
+				if rec {
+					s.rep.OK("")
+				}
+			case errors.Is(err, context.Canceled):
+			case apierrors.IsNotFound(err):
+				absent.Do(func() {
+					s.log.Debug("longhorn CRD absent", "verb", verb)
+					s.rep.Set(model.StatusNotInstalled, notInstalled)
+					close(gone)
+					stop()
+				})
+			default:
+				hmu.Lock()
+				failed = true
+				hmu.Unlock()
+				s.log.Debug("longhorn request failed", "verb", verb, "err", err)
+				s.rep.Fail(verb, "volumes.longhorn.io", s.opts.Namespace, err)
+			}
+		},
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{ObjectDescription: "volumes.longhorn.io"})
+	_ = inf.SetTransform(TransformVolume)
+	// Failures are reported as health by OnResult; client-go's default
+	// handler would also print them to stderr (under a TUI).
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		s.log.Debug("longhorn watch ended", "err", err)
+	})
+	reg, _ := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { s.upsert(nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) {
+			s.upsert(oldObj, newObj)
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			s.mu.Lock()
+			delete(s.known, u.GetNamespace()+"/"+u.GetName())
+			s.sink(model.VolumeDeleted{Namespace: u.GetNamespace(), Name: u.GetName()})
+			s.mu.Unlock()
+		},
+	})
+	go inf.RunWithContext(ictx)
+	go func() {
+		if !cache.WaitForCacheSync(ictx.Done(), reg.HasSynced) {
+			return
+		}
+		hmu.Lock()
+		synced, failed = true, false
+		hmu.Unlock()
+		s.rep.OK("")
+	}()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-gone:
+		// Let the informer goroutines wind down before the next attempt.
+		stop()
+		return false
+	}
+}
+
+// forgetAll deletes every volume sent, once the CRD is gone.
+func (s *Source) forgetAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.known {
+		ns, name := splitKey(k)
+		s.sink(model.VolumeDeleted{Namespace: ns, Name: name})
+	}
+	s.known = map[string]bool{}
+}
+
+func splitKey(k string) (string, string) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return "", k
+}
+
+func (s *Source) upsert(oldObj, newObj any) {
+	u, ok := newObj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	v := VolumeToModel(u)
+	if o, ok := oldObj.(*unstructured.Unstructured); ok && VolumeToModel(o) == v {
+		return
+	}
+	s.mu.Lock()
+	s.known[v.Key()] = true
+	s.sink(model.VolumeUpserted{Volume: v})
+	s.mu.Unlock()
+}
+
+// TransformVolume keeps only what the model reads of a Longhorn Volume:
+// identity, spec.numberOfReplicas and status robustness, state,
+// currentNodeID and ownerID.
+func TransformVolume(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	meta := map[string]any{"name": u.GetName()}
+	if ns := u.GetNamespace(); ns != "" {
+		meta["namespace"] = ns
+	}
+	if uid := u.GetUID(); uid != "" {
+		meta["uid"] = string(uid)
+	}
+	if rv := u.GetResourceVersion(); rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	out := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}
+	if r, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "numberOfReplicas"); ok {
+		out["spec"] = map[string]any{"numberOfReplicas": r}
+	}
+	st := map[string]any{}
+	for _, f := range []string{"robustness", "state", "currentNodeID", "ownerID"} {
+		if v, ok, _ := unstructured.NestedString(u.Object, "status", f); ok {
+			st[f] = v
+		}
+	}
+	if len(st) > 0 {
+		out["status"] = st
+	}
+	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// VolumeToModel converts a (transformed or full) Longhorn Volume.
+func VolumeToModel(u *unstructured.Unstructured) model.Volume {
+	v := model.Volume{Namespace: u.GetNamespace(), Name: u.GetName()}
+	rob, _, _ := unstructured.NestedString(u.Object, "status", "robustness")
+	v.Robustness = model.NormalRobustness(rob)
+	v.State, _, _ = unstructured.NestedString(u.Object, "status", "state")
+	if r, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "numberOfReplicas"); ok {
+		switch n := r.(type) {
+		case int64:
+			v.Replicas = int(n)
+		case int:
+			v.Replicas = n
+		case float64:
+			v.Replicas = int(n)
+		}
+	}
+	v.Node, _, _ = unstructured.NestedString(u.Object, "status", "currentNodeID")
+	if v.Node == "" && v.State == "attached" {
+		v.Node, _, _ = unstructured.NestedString(u.Object, "status", "ownerID")
+	}
+	return v
+}

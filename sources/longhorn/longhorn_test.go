@@ -1,0 +1,189 @@
+package longhorn
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+type recorder struct {
+	mu sync.Mutex
+	c  *model.Cluster
+}
+
+func (r *recorder) sink(ev model.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Apply(ev, time.Now())
+}
+
+func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := f(r.c)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw: %s; sources %+v", what, r.c.Sources())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func volume(name, robustness string, replicas int64, node string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "longhorn.io/v1beta2", "kind": "Volume",
+		"metadata": map[string]any{"name": name, "namespace": "longhorn-system",
+			"managedFields": []any{map[string]any{"manager": "longhorn-manager"}}},
+		"spec": map[string]any{"numberOfReplicas": replicas, "size": "10737418240", "frontend": "blockdev"},
+		"status": map[string]any{"robustness": robustness, "state": "attached", "currentNodeID": node, "ownerID": node,
+			"conditions": []any{map[string]any{"type": "Scheduled", "status": "True"}}},
+	}}
+}
+
+func newFake(objs ...runtime.Object) *dynfake.FakeDynamicClient {
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"}, objs...)
+}
+
+func startSource(t *testing.T, o Options) (*recorder, *Source) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r := &recorder{c: model.NewCluster("test", model.Options{})}
+	s, err := Start(ctx, o, r.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	if err := s.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	return r, s
+}
+
+func TestVolumes(t *testing.T) {
+	cl := newFake(
+		volume("pvc-a", "healthy", 3, "w-1"),
+		volume("pvc-b", "degraded", 3, "w-2"),
+		volume("pvc-c", "faulted", 2, ""),
+		volume("pvc-d", "", 1, ""),
+	)
+	r, s := startSource(t, Options{Client: cl})
+	if h := s.Health(); h.Status != model.StatusOK {
+		t.Fatalf("health %+v", h)
+	}
+	r.eventually(t, "4 volumes", func(c *model.Cluster) bool { return c.VolumeCount() == 4 })
+	r.mu.Lock()
+	sum := r.c.VolumeSummary()
+	vols := r.c.Volumes()
+	r.mu.Unlock()
+	if sum == nil || sum.Healthy != 1 || sum.Degraded != 1 || sum.Faulted != 1 || sum.Unknown != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if v := vols[0]; v.Name != "pvc-a" || v.Replicas != 3 || v.Node != "w-1" || v.State != "attached" {
+		t.Errorf("volume a: %+v", v)
+	}
+
+	ctx := context.Background()
+	ri := cl.Resource(VolumeGVR).Namespace("longhorn-system")
+	u, _ := ri.Get(ctx, "pvc-b", metav1.GetOptions{})
+	_ = unstructured.SetNestedField(u.Object, "healthy", "status", "robustness")
+	if _, err := ri.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ri.Delete(ctx, "pvc-c", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "pvc-b healthy, pvc-c gone", func(c *model.Cluster) bool {
+		s := c.VolumeSummary()
+		return s.Total == 3 && s.Healthy == 2 && s.Faulted == 0
+	})
+}
+
+func TestCRDAbsentIsQuiet(t *testing.T) {
+	cl := newFake()
+	var lists atomic.Int32
+	installed := atomic.Bool{}
+	cl.PrependReactor("list", "volumes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		if installed.Load() {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "longhorn.io", Resource: "volumes"}, "")
+	})
+	r, s := startSource(t, Options{Client: cl, RecheckInterval: 300 * time.Millisecond})
+	if h := s.Health(); h.Status != model.StatusNotInstalled {
+		t.Fatalf("health %+v", h)
+	}
+	r.mu.Lock()
+	present := r.c.LonghornPresent()
+	r.mu.Unlock()
+	if present {
+		t.Error("model thinks Longhorn is present")
+	}
+	// Quiet: one list per recheck, not a retry storm. After ~1s at a 300ms
+	// recheck there can be at most a handful.
+	time.Sleep(time.Second)
+	if n := lists.Load(); n > 5 {
+		t.Errorf("%d list calls in 1s with a 300ms recheck: retry storm", n)
+	}
+	// The CRD appears: the next recheck picks it up.
+	ri := cl.Resource(VolumeGVR).Namespace("longhorn-system")
+	if _, err := ri.Create(context.Background(), volume("pvc-a", "healthy", 3, "w-1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	installed.Store(true)
+	r.eventually(t, "installed later", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceLonghorn)
+		return h.Status == model.StatusOK && c.VolumeCount() == 1 && c.LonghornPresent()
+	})
+	// Its going away again is covered by the integration test (a real
+	// apiserver ends the watch when the CRD is deleted; the fake does not).
+}
+
+func TestForbidden(t *testing.T) {
+	cl := newFake()
+	cl.PrependReactor("list", "volumes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "longhorn.io", Resource: "volumes"}, "", nil)
+	})
+	_, s := startSource(t, Options{Client: cl})
+	if h := s.Health(); h.Status != model.StatusForbidden || h.Message != "cannot list volumes.longhorn.io (RBAC)" {
+		t.Fatalf("health %+v", h)
+	}
+}
+
+func TestTransformVolume(t *testing.T) {
+	in := volume("pvc-a", "degraded", 3, "w-1")
+	out, _ := TransformVolume(in)
+	u := out.(*unstructured.Unstructured)
+	if _, ok := u.Object["metadata"].(map[string]any)["managedFields"]; ok {
+		t.Error("managedFields kept")
+	}
+	if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "size"); ok {
+		t.Error("spec.size kept")
+	}
+	if VolumeToModel(in) != VolumeToModel(u) {
+		t.Errorf("transform changed the model volume: %+v vs %+v", VolumeToModel(in), VolumeToModel(u))
+	}
+	if _, err := Start(context.Background(), Options{}, func(model.Event) {}); err == nil {
+		t.Error("missing client accepted")
+	}
+}
