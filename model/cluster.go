@@ -47,6 +47,9 @@ type Track struct {
 	Phase Phase
 	// Since is when the node entered Phase (as observed by rebootwatch).
 	Since time.Time
+	// SinceUnknown is true when the node was first seen in Phase with no
+	// evidence of when it entered it: Since is then only the first sighting.
+	SinceUnknown bool
 	// Boots are the boot ids seen, oldest first (the last few only).
 	Boots []BootSeen
 	// Spans is the node's current or most recent progress run
@@ -87,6 +90,8 @@ type Cluster struct {
 	volumes  map[string]*Volume
 	reboot   map[string]bool
 	rebootOK bool // a RebootRequiredSet has been applied
+	alerts   []string // firing blocking alerts (AlertsFiring)
+	alertsOK bool     // an AlertsFiring has been applied
 	sources  map[SourceName]SourceHealth
 	tracks   map[string]*Track
 	statuses []LockStatus
@@ -162,6 +167,9 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 			c.reboot[k] = v
 		}
 		c.rebootOK = true
+	case AlertsFiring:
+		c.alerts = append([]string(nil), e.Names...)
+		c.alertsOK = true
 	case SourceChanged:
 		old, had := c.sources[e.Health.Name]
 		c.sources[e.Health.Name] = e.Health
@@ -207,11 +215,22 @@ func (c *Cluster) Recompute(now time.Time) {
 			holds[n] = s
 		}
 	}
+	target := c.TargetOS()
+	mixed := false
+	for _, name := range c.NodeNames() {
+		if !c.Upgraded(c.nodes[name], target) {
+			mixed = true
+			break
+		}
+	}
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		t := c.track(name)
 		s, held := holds[name]
 		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.RebootRequired(name)}
+		if t.Phase == "" && mixed {
+			in.Upgraded = c.Upgraded(n, target)
+		}
 		from := t.Phase
 		finished := Advance(t, n, in, now)
 		if finished > 0 {

@@ -11,6 +11,9 @@ type PhaseInput struct {
 	LockCreated time.Time
 	// RebootRequired is kured_reboot_required for the node, nil when unknown.
 	RebootRequired *bool
+	// Upgraded is true when the node runs the target OS while other nodes
+	// do not yet: first seen like that, it is taken as done in this rollout.
+	Upgraded bool
 }
 
 // Advance moves a node's track to its phase at now (DESIGN §4) and returns
@@ -22,6 +25,9 @@ type PhaseInput struct {
 // taken (a lock time in the future — clock skew — proves nothing).
 func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Duration) {
 	first := t.Phase == ""
+	if first {
+		defer inferSince(t, n, in, now)
+	}
 	ready, known, readySince := n.Ready()
 	if !known {
 		t.set(PhaseUnknown, now, false)
@@ -75,6 +81,10 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		t.set(PhasePending, now, t.Phase == PhasePending)
 	case t.Phase == PhaseDone:
 		// Stays done until it needs another reboot or takes a lock again.
+	case first && in.Upgraded && in.RebootRequired != nil:
+		// First seen already on the target OS, needing no reboot, while
+		// others still run the old one: it went through this rollout.
+		t.set(PhaseDone, now, false)
 	default:
 		t.set(PhaseIdle, now, false)
 	}
@@ -101,6 +111,7 @@ func (t *Track) set(p Phase, now time.Time, keep bool) {
 	}
 	t.Phase = p
 	t.Since = now
+	t.SinceUnknown = false
 }
 
 // PhaseDurations returns the time spent in each step of the current run.
@@ -110,4 +121,30 @@ func (t *Track) PhaseDurations(now time.Time) map[Phase]time.Duration {
 		out[s.Phase] += s.Duration(now)
 	}
 	return out
+}
+
+// inferSince dates the phase a node is first seen in from the evidence the
+// API holds (otherwise it would read "0s" until the next change): NotReady
+// since the Ready transition; draining since the lock was taken; recovering
+// since it turned Ready. Evidence in the future (clock skew) is ignored.
+func inferSince(t *Track, n *Node, in PhaseInput, now time.Time) {
+	_, _, readySince := n.Ready()
+	var since time.Time
+	switch t.Phase {
+	case PhaseDown, PhaseRebooting, PhaseRecovering:
+		since = readySince
+	case PhaseDraining:
+		since = in.LockCreated
+	}
+	if since.IsZero() || since.After(now) {
+		t.SinceUnknown = true
+		return
+	}
+	t.Since = since
+	if len(t.Spans) > 0 {
+		t.Spans[len(t.Spans)-1].Start = since
+	}
+	if t.InCycle && !in.LockCreated.IsZero() && !in.LockCreated.After(now) {
+		t.CycleStart = in.LockCreated
+	}
 }

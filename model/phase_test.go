@@ -203,3 +203,36 @@ func TestCycleSpansAndDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstSeenInference(t *testing.T) {
+	now := t0.Add(time.Hour)
+	cases := []struct {
+		name      string
+		n         *Node
+		in        PhaseInput
+		want      Phase
+		wantSince time.Time
+	}{
+		{"upgraded, no reboot needed, others not: done", nodeAt(obs{ready: "True", boot: "a", readyAt: -time.Hour}),
+			PhaseInput{Upgraded: true, RebootRequired: bp(false)}, PhaseDone, now},
+		{"upgraded but signal unknown: idle", nodeAt(obs{ready: "True", boot: "a"}),
+			PhaseInput{Upgraded: true}, PhaseIdle, now},
+		{"down since the Ready transition", nodeAt(obs{ready: "False", boot: "a", readyAt: 10 * time.Minute}),
+			PhaseInput{}, PhaseDown, t0.Add(10 * time.Minute)},
+		{"draining since the lock was taken", nodeAt(obs{ready: "True", boot: "a", readyAt: -time.Hour}),
+			PhaseInput{Holds: true, LockCreated: t0.Add(50 * time.Minute)}, PhaseDraining, t0.Add(50 * time.Minute)},
+		{"draining with a lock time in the future: now", nodeAt(obs{ready: "True", boot: "a", readyAt: -time.Hour}),
+			PhaseInput{Holds: true, LockCreated: t0.Add(2 * time.Hour)}, PhaseDraining, now},
+		{"recovering since Ready", nodeAt(obs{ready: "True", boot: "a", readyAt: 40 * time.Minute}),
+			PhaseInput{Holds: true, LockCreated: t0.Add(30 * time.Minute)}, PhaseRecovering, t0.Add(40 * time.Minute)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &Track{}
+			Advance(tr, tc.n, tc.in, now)
+			if tr.Phase != tc.want || !tr.Since.Equal(tc.wantSince) {
+				t.Fatalf("phase %s since %v, want %s since %v", tr.Phase, tr.Since, tc.want, tc.wantSince)
+			}
+		})
+	}
+}

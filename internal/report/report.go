@@ -1,0 +1,312 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// Options control rendering.
+type Options struct {
+	// Color enables ANSI colours (a terminal without NO_COLOR).
+	Color bool
+}
+
+type palette struct {
+	on                                     bool
+	bold, dim, ok, warn, crit, info, title lipgloss.Style
+}
+
+func newPalette(on bool) palette {
+	p := palette{on: on}
+	if !on {
+		return p
+	}
+	p.bold = lipgloss.NewStyle().Bold(true)
+	p.dim = lipgloss.NewStyle().Faint(true)
+	p.ok = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	p.warn = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+	p.crit = lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
+	p.info = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
+	p.title = lipgloss.NewStyle().Bold(true).Underline(true)
+	return p
+}
+
+func (p palette) r(st lipgloss.Style, s string) string {
+	if !p.on || s == "" {
+		return s
+	}
+	return st.Render(s)
+}
+
+// VerdictTone says how alarming a verdict is: ok, warn or crit.
+func verdictStyle(p palette, v model.Verdict) lipgloss.Style {
+	switch {
+	case v.NeedsAttention():
+		return p.crit
+	case v == model.VerdictUnknown:
+		return p.warn
+	case v == model.VerdictHeld:
+		return p.info
+	}
+	return p.ok
+}
+
+func phaseStyle(p palette, ph model.Phase) lipgloss.Style {
+	switch ph {
+	case model.PhaseDown:
+		return p.crit
+	case model.PhaseUnknown:
+		return p.warn
+	case model.PhaseDraining, model.PhaseRebooting, model.PhaseRecovering:
+		return p.info
+	case model.PhaseDone:
+		return p.ok
+	}
+	return p.dim
+}
+
+func statusStyle(p palette, s model.SourceStatus) lipgloss.Style {
+	switch s {
+	case model.StatusOK:
+		return p.ok
+	case model.StatusError, model.StatusForbidden:
+		return p.crit
+	case model.StatusStale:
+		return p.warn
+	}
+	return p.dim
+}
+
+// Text writes the report of c at now.
+func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
+	p := newPalette(o.Color)
+	snap := c.Snapshot(now)
+	var b strings.Builder
+
+	fmt.Fprintf(&b, "%s · context %s · %s\n", p.r(p.bold, "rebootwatch"), snap.Context, now.UTC().Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintln(&b, summary(p, snap))
+	var srcs []string
+	for _, s := range snap.Sources {
+		txt := string(s.Name) + " " + p.r(statusStyle(p, s.Status), string(s.Status))
+		srcs = append(srcs, txt)
+	}
+	if len(srcs) > 0 {
+		fmt.Fprintf(&b, "Sources: %s\n", strings.Join(srcs, " · "))
+	}
+
+	b.WriteString("\n" + p.r(p.title, "LOCKS") + "\n")
+	if len(snap.Locks) == 0 {
+		b.WriteString("  no reboot lock found (kured DaemonSet or fleetlock Lease)\n")
+	} else {
+		t := table{head: []string{"KIND", "LOCK", "HOLDER", "HELD", "VERDICT", "ACTIONS", "REASON"}}
+		for _, l := range snap.Locks {
+			holder := l.Holder
+			switch {
+			case l.Holder == "":
+				holder = "—"
+			case l.HolderNode != nil && *l.HolderNode != l.Holder:
+				holder = *l.HolderNode + " (" + short(l.Holder) + ")"
+			case l.HolderNode == nil:
+				holder = short(l.Holder) + " (no node)"
+			}
+			held := "—"
+			if l.HeldSeconds != nil {
+				held = model.HumanDuration(time.Duration(*l.HeldSeconds) * time.Second)
+			}
+			var acts []string
+			for _, a := range l.Actions {
+				acts = append(acts, string(a))
+			}
+			act := strings.Join(acts, ",")
+			if act == "" {
+				act = "—"
+			}
+			t.add([]cell{{s: string(l.Kind)}, {s: l.Namespace + "/" + l.Name}, {s: holder}, {s: held},
+				{s: string(l.Verdict), st: verdictStyle(p, l.Verdict)}, {s: act}, {s: l.Reason, last: true}})
+		}
+		t.write(&b, p)
+	}
+
+	b.WriteString("\n" + p.r(p.title, "NODES") + "\n")
+	if len(snap.Nodes) == 0 {
+		b.WriteString("  no nodes\n")
+	} else {
+		target := c.TargetOS()
+		t := table{head: []string{"NAME", "ROLE", "PHASE", "PROGRESS", "IN PHASE", "READY", "SCHED", "OS", "REBOOT", "LOCK"}}
+		for _, n := range snap.Nodes {
+			node, _ := c.Node(n.Name)
+			tr := c.Track(n.Name)
+			inPhase := "—"
+			if tr != nil && !tr.Since.IsZero() && !tr.SinceUnknown {
+				inPhase = model.HumanDuration(now.Sub(tr.Since))
+			}
+			ready := "Ready"
+			rst := p.ok
+			if !n.Ready {
+				ready, rst = "NotReady", p.crit
+			}
+			sched := "yes"
+			sst := p.dim
+			if !n.Schedulable {
+				sched, sst = "cordoned", p.warn
+			}
+			reboot := "?"
+			if n.RebootRequired != nil {
+				reboot = map[bool]string{true: "yes", false: "no"}[*n.RebootRequired]
+			}
+			lk := "—"
+			if n.HoldsLock != nil {
+				lk = string(*n.HoldsLock)
+			}
+			os := shortOS(n.OSImage, n.Kernel)
+			if !c.Upgraded(node, target) {
+				os += " → " + shortOS(target.Image, target.Kernel)
+			}
+			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: phaseStyle(p, n.Phase)},
+				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: rst}, {s: sched, st: sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
+		}
+		t.write(&b, p)
+	}
+
+	b.WriteString("\n" + p.r(p.title, "VOLUMES") + "\n")
+	if v := snap.Volumes; v == nil {
+		b.WriteString("  Longhorn not installed: no volume gate\n")
+	} else {
+		line := fmt.Sprintf("  %d total · %s healthy · %s degraded · %s faulted · %d unknown", v.Total,
+			p.r(p.ok, fmt.Sprint(v.Healthy)), p.r(tone(p, v.Degraded, p.warn), fmt.Sprint(v.Degraded)),
+			p.r(tone(p, v.Faulted, p.crit), fmt.Sprint(v.Faulted)), v.Unknown)
+		b.WriteString(line + "\n")
+		if len(v.NotHealthy) > 0 {
+			b.WriteString("  not healthy: " + strings.Join(v.NotHealthy, ", ") + "\n")
+		}
+	}
+
+	b.WriteString("\n" + p.r(p.title, "ATTENTION") + "\n")
+	if len(snap.Attention) == 0 {
+		b.WriteString("  " + p.r(p.ok, "nothing needs attention") + "\n")
+	}
+	for _, a := range snap.Attention {
+		mark, st := "!", p.warn
+		if a.Severity == model.SeverityCritical {
+			mark, st = "✗", p.crit
+		}
+		fmt.Fprintf(&b, "  %s %s\n", p.r(st, mark+" "+string(a.Severity)), a.Message)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func tone(p palette, n int, st lipgloss.Style) lipgloss.Style {
+	if n > 0 {
+		return st
+	}
+	return p.dim
+}
+
+func summary(p palette, s model.Snapshot) string {
+	f := s.Fleet
+	var parts []string
+	for _, ph := range model.AllPhases {
+		if n := f.Phases[ph]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, ph))
+		}
+	}
+	eta := "ETA unknown"
+	if f.ETA != nil {
+		eta = "ETA " + *f.ETA
+	}
+	target := f.TargetOS
+	if target == "" {
+		target = "?"
+	}
+	return fmt.Sprintf("Fleet: %s upgraded to %s · %s · %s", p.r(p.bold, fmt.Sprintf("%d/%d", f.Upgraded, f.Nodes)), target, eta, strings.Join(parts, ", "))
+}
+
+// Stepper renders a node's place in pending → draining → rebooting →
+// recovering → done as five marks: ● passed or current, ○ to come.
+func Stepper(ph model.Phase) string {
+	i := ph.Step()
+	if i < 0 {
+		switch ph {
+		case model.PhaseDown:
+			return "✗ down"
+		case model.PhaseUnknown:
+			return "? ?"
+		}
+		return "· idle"
+	}
+	return strings.Repeat("●", i+1) + strings.Repeat("○", len(model.CycleSteps)-i-1)
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12] + "…"
+	}
+	return id
+}
+
+// shortOS drops a kernel's flavour suffix and joins image and kernel.
+func shortOS(image, kernel string) string {
+	k := strings.TrimSuffix(kernel, "-generic")
+	switch {
+	case image == "":
+		return k
+	case k == "":
+		return image
+	}
+	return image + " " + k
+}
+
+type cell struct {
+	s    string
+	st   lipgloss.Style
+	last bool
+}
+
+type table struct {
+	head []string
+	rows [][]cell
+}
+
+func (t *table) add(r []cell) { t.rows = append(t.rows, r) }
+
+func (t *table) write(b *strings.Builder, p palette) {
+	w := make([]int, len(t.head))
+	for i, h := range t.head {
+		w[i] = lipgloss.Width(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			if n := lipgloss.Width(c.s); n > w[i] {
+				w[i] = n
+			}
+		}
+	}
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-lipgloss.Width(s))) }
+	b.WriteString("  ")
+	for i, h := range t.head {
+		if i == len(t.head)-1 {
+			b.WriteString(p.r(p.dim, h))
+		} else {
+			b.WriteString(p.r(p.dim, pad(h, w[i])) + "  ")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.rows {
+		b.WriteString("  ")
+		for i, c := range r {
+			if c.last || i == len(r)-1 {
+				b.WriteString(p.r(c.st, c.s))
+			} else {
+				b.WriteString(p.r(c.st, pad(c.s, w[i])) + "  ")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
