@@ -89,7 +89,7 @@ type Cluster struct {
 	locks    map[LockRef]*LockObject
 	volumes  map[string]*Volume
 	reboot   map[string]bool
-	rebootOK bool // a RebootRequiredSet has been applied
+	rebootOK bool     // a RebootRequiredSet has been applied
 	alerts   []string // firing blocking alerts (AlertsFiring)
 	alertsOK bool     // an AlertsFiring has been applied
 	sources  map[SourceName]SourceHealth
