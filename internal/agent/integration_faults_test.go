@@ -212,6 +212,13 @@ func TestIntegrationBlackHoledAPI(t *testing.T) {
 		}
 	}
 
+	m := a.metrics(t)
+	for _, want := range []string{`rebootwatch_agent_iterations_total{result="error"}`, `rebootwatch_api_errors_total{verb="list"}`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	proxy.set(false)
 	eventually(t, "/healthz is 200 again", func() (bool, string) { return a.probe("/healthz") == 200, a.tail(3) })
 	n := len(a.heartbeats(t))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -164,7 +165,8 @@ type agentProc struct {
 	cmd        *exec.Cmd
 	out        *syncBuffer
 	done       chan struct{}
-	healthAddr string
+	healthAddr  string
+	metricsAddr string
 }
 
 // startAgentProc runs the agent with the kubeconfig and args; it returns
@@ -192,6 +194,7 @@ func startAgentProc(t *testing.T, bin, name, kubeconfig string, args ...string) 
 		for _, l := range p.lines(t) {
 			if l["msg"] == "starting" {
 				p.healthAddr, _ = l["healthAddress"].(string)
+				p.metricsAddr, _ = l["metricsAddress"].(string)
 				return p.healthAddr != "", ""
 			}
 		}
@@ -275,6 +278,22 @@ func (p *agentProc) probe(path string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// metrics returns the agent's /metrics text.
+func (p *agentProc) metrics(t *testing.T) string {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + p.metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/metrics %d %v", resp.StatusCode, err)
+	}
+	return string(b)
 }
 
 // eventually polls cond for a generous bound (machines are noisy).

@@ -65,6 +65,12 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 	if h := fleetHolder(t, admin); h != testZincatiID {
 		t.Fatalf("a held lock was touched: holder %q", h)
 	}
+	readyStart := time.Now()
+	eventually(t, "/readyz is 200 once the informers synced", func() (bool, string) { return a.probe("/readyz") == 200, a.tail(3) })
+	t.Logf("ready after %s", time.Since(readyStart))
+	if code := a.probe("/healthz"); code != 200 {
+		t.Errorf("/healthz %d", code)
+	}
 
 	// Watch the Lease, delete the Node, time the Lease update.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -110,6 +116,17 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 		l, ok := fleetlockLock(hb)
 		return ok && l.Verdict == model.VerdictFree
 	})
+	m := a.metrics(t)
+	for _, want := range []string{
+		`rebootwatch_actions_total{action="reap",kind="fleetlock",result="done"} 1`,
+		`rebootwatch_lock_verdict{kind="fleetlock",lock="default/fleetlock-default",verdict="free"} 1`,
+		`rebootwatch_agent_leader 1`,
+		`rebootwatch_agent_last_success_timestamp_seconds`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	a.stop(t, syscall.SIGTERM)
 	mustNotContainToken(t, token, a)
 }
