@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 )
 
 func main() {
@@ -140,13 +142,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // sourceStarters wires the informer sources to the agent.
-func sourceStarters(cfg agent.Config, client kubernetes.Interface, dyn dynamic.Interface, log interface{}) []agent.Starter {
-	_ = dyn
+func sourceStarters(cfg agent.Config, client kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger) []agent.Starter {
 	return []agent.Starter{{
 		Name: "kube",
 		Start: func(ctx context.Context, sink func(model.Event)) (agent.Source, error) {
 			return kube.Start(ctx, kube.Options{Client: client, FleetlockNamespace: cfg.FleetlockNamespace,
-				KuredDaemonSet: cfg.KuredDaemonSet, RequestTimeout: cfg.RequestTimeout}, sink)
+				KuredDaemonSet: cfg.KuredDaemonSet, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
+		},
+	}, {
+		Name: "longhorn",
+		Start: func(ctx context.Context, sink func(model.Event)) (agent.Source, error) {
+			return longhorn.Start(ctx, longhorn.Options{Client: dyn, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
 		},
 	}}
 }
