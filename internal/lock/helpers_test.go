@@ -21,11 +21,10 @@ const (
 	mid3 = "3c09ca98649c4c7abc779cd04c96812e"
 )
 
-func zid(t testing.TB, mid string) string {
-	t.Helper()
+func zid(_ testing.TB, mid string) string {
 	id, err := ZincatiNodeID(mid)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return id
 }

@@ -79,17 +79,16 @@ type Mapping struct {
 	How string
 }
 
-// Index maps holder ids to nodes for one judgement. Build it with
-// NewIndex; it is read-only afterwards.
+// Index maps holder ids to nodes for one judgement. It scans the node list
+// on demand (locks are few, nodes many), so building it costs nothing; the
+// Zincati ids come from a cache keyed by machine id.
 type Index struct {
-	names    map[string]bool
-	lower    map[string][]string
-	appIDs   map[string][]string
-	machine  map[string][]string
-	unusable []string // nodes whose machine id cannot be hashed
+	nodes  []*model.Node
+	exists func(name string) bool
+	cache  appIDCache
 }
 
-// appIDCache caches Zincati ids by machine id.
+// appIDCache caches Zincati ids by machine id ("" = unusable machine id).
 type appIDCache map[string]string
 
 func (c appIDCache) get(machineID string) (string, bool) {
@@ -107,67 +106,76 @@ func (c appIDCache) get(machineID string) (string, bool) {
 	return id, id != ""
 }
 
-// NewIndex builds the holder index of a set of nodes. cache may be nil.
+// NewIndex builds the holder index of a set of nodes. cache (machine id ->
+// Zincati id) may be nil; the engine passes one that lives across judgements.
 func NewIndex(nodes []*model.Node, cache map[string]string) *Index {
+	names := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if n != nil {
+			names[n.Name] = true
+		}
+	}
+	return newIndex(nodes, func(n string) bool { return names[n] }, cache)
+}
+
+func newIndex(nodes []*model.Node, exists func(string) bool, cache map[string]string) *Index {
 	if cache == nil {
 		cache = map[string]string{}
 	}
-	ac := appIDCache(cache)
-	ix := &Index{
-		names:   make(map[string]bool, len(nodes)),
-		lower:   make(map[string][]string, len(nodes)),
-		appIDs:  make(map[string][]string, len(nodes)),
-		machine: make(map[string][]string, len(nodes)),
-	}
-	for _, n := range nodes {
-		if n == nil {
-			continue
-		}
-		ix.names[n.Name] = true
-		l := strings.ToLower(n.Name)
-		ix.lower[l] = append(ix.lower[l], n.Name)
-		id, ok := ac.get(n.MachineID)
-		if !ok {
-			ix.unusable = append(ix.unusable, n.Name)
-			continue
-		}
-		ix.appIDs[id] = append(ix.appIDs[id], n.Name)
-		mid := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(n.MachineID), "-", ""))
-		ix.machine[mid] = append(ix.machine[mid], n.Name)
-	}
-	return ix
+	return &Index{nodes: nodes, exists: exists, cache: appIDCache(cache)}
 }
 
 // Resolve maps a holder id of a lock kind to nodes. kured holders are Node
 // names (matched exactly, else case-insensitively); fleetlock holders are
 // Zincati ids (also accepted: a node name or a raw machine id).
 func (ix *Index) Resolve(kind model.LockKind, holder string) Mapping {
-	if kind == model.LockKured && holder == ManualHolder && !ix.names[holder] {
+	if kind == model.LockKured && holder == ManualHolder && !ix.exists(holder) {
 		return Mapping{Kind: MatchManual, How: `nodeID "manual" is kured's manual lock`}
 	}
-	if ix.names[holder] {
+	if ix.exists(holder) {
 		return Mapping{Kind: MatchOne, Nodes: []string{holder}, How: "holder is the node name"}
 	}
 	h := strings.ToLower(strings.TrimSpace(holder))
-	if ns := ix.lower[h]; len(ns) > 0 {
-		return several(ns, "holder matches the node name case-insensitively")
+	var byName []string
+	for _, n := range ix.nodes {
+		if n != nil && strings.EqualFold(n.Name, h) {
+			byName = append(byName, n.Name)
+		}
 	}
-	if kind == model.LockFleetlock {
-		if ns := ix.appIDs[h]; len(ns) > 0 {
-			return several(ns, "holder is the Zincati id of the node's machine id")
-		}
-		if ns := ix.machine[h]; len(ns) > 0 {
-			return several(ns, "holder is the node's raw machine id")
-		}
-		if !isHex32(h) {
-			return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", clip(holder))}
-		}
-		if len(ix.unusable) > 0 {
-			return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(ix.unusable), list(ix.unusable, 3))}
-		}
-		return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
+	if len(byName) > 0 {
+		return several(byName, "holder matches the node name case-insensitively")
 	}
-	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node is named %q", clip(holder))}
+	if kind != model.LockFleetlock {
+		return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node is named %q", clip(holder))}
+	}
+	if !isHex32(h) {
+		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", clip(holder))}
+	}
+	var byApp, byMachine, unusable []string
+	for _, n := range ix.nodes {
+		if n == nil {
+			continue
+		}
+		id, ok := ix.cache.get(n.MachineID)
+		if !ok {
+			unusable = append(unusable, n.Name)
+			continue
+		}
+		if id == h {
+			byApp = append(byApp, n.Name)
+		} else if strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(n.MachineID), "-", ""), h) {
+			byMachine = append(byMachine, n.Name)
+		}
+	}
+	switch {
+	case len(byApp) > 0:
+		return several(byApp, "holder is the Zincati id of the node's machine id")
+	case len(byMachine) > 0:
+		return several(byMachine, "holder is the node's raw machine id")
+	case len(unusable) > 0:
+		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), list(unusable, 3))}
+	}
+	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
 }
 
 func several(ns []string, how string) Mapping {

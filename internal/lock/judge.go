@@ -32,7 +32,7 @@ type Engine struct {
 
 	mu         sync.Mutex
 	firstSeen  map[string]time.Time // lock key -> first judged
-	cordoned   map[string]bool      // node -> unschedulable when last judged
+	cordoned   map[string]bool      // nodes unschedulable when last judged
 	uncordoned map[string]time.Time // node -> when first seen schedulable again after a cordon
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 }
@@ -102,26 +102,31 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 	names := c.NodeNames()
 	nodes := make([]*model.Node, 0, len(names))
 	ctx := &judgeCtx{c: c, now: now, busy: map[string]string{}}
-	present := make(map[string]bool, len(names))
 	for _, name := range names {
 		n, _ := c.Node(name)
 		nodes = append(nodes, n)
-		present[name] = true
-		if !n.Unschedulable && e.cordoned[name] {
+		switch {
+		case n.Unschedulable && !e.cordoned[name]:
+			e.cordoned[name] = true
+		case !n.Unschedulable && e.cordoned[name]:
+			delete(e.cordoned, name)
 			e.uncordoned[name] = now
 		}
-		e.cordoned[name] = n.Unschedulable
 		if why := busyReason(c, n); why != "" {
 			ctx.busy[name] = why
 		}
 	}
 	for name := range e.cordoned {
-		if !present[name] {
+		if _, ok := c.Node(name); !ok {
 			delete(e.cordoned, name)
+		}
+	}
+	for name := range e.uncordoned {
+		if _, ok := c.Node(name); !ok {
 			delete(e.uncordoned, name)
 		}
 	}
-	ix := NewIndex(nodes, e.appIDs)
+	ix := newIndex(nodes, func(n string) bool { _, ok := c.Node(n); return ok }, e.appIDs)
 
 	var js []judged
 	seenKeys := map[string]bool{}
