@@ -84,6 +84,9 @@ type Cluster struct {
 	Options Options
 	// Judge is injected by the wiring; without it every lock is unknown.
 	Judge Judge
+	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
+	// picture (nodes before locks) never shows as phase changes.
+	AwaitSync bool
 
 	nodes    map[string]*Node
 	locks    map[LockRef]*LockObject
@@ -100,6 +103,8 @@ type Cluster struct {
 	seq      uint64
 	names    []string // sorted node names; nil when stale
 	now      time.Time
+	synced   bool
+	judged   bool // locks were judged at least once
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -180,6 +185,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 			}
 			c.log(now, KindSource, "", msg)
 		}
+	case Synced:
+		c.synced = true
 	case ActionRecorded:
 		msg := fmt.Sprintf("%s %s (holder %s): %s", e.Action, e.Lock, e.Holder, e.Outcome)
 		if e.Message != "" {
@@ -201,6 +208,9 @@ func (c *Cluster) track(name string) *Track {
 // Recompute judges the locks and advances every node's phase to now.
 func (c *Cluster) Recompute(now time.Time) {
 	c.now = now
+	if c.AwaitSync && !c.synced {
+		return
+	}
 	prev := c.statuses
 	if c.Judge != nil {
 		c.statuses = c.Judge(c, now)
@@ -254,6 +264,10 @@ func unjudged(c *Cluster) []LockStatus {
 	}
 	return out
 }
+
+// Synced reports whether the first picture is complete (always true
+// without AwaitSync).
+func (c *Cluster) Synced() bool { return c.synced || !c.AwaitSync }
 
 // NodeNames returns every node name, sorted.
 func (c *Cluster) NodeNames() []string {

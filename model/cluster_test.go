@@ -229,3 +229,25 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestAwaitSyncHoldsDerivation(t *testing.T) {
+	c := newTestCluster(VerdictHeld)
+	c.AwaitSync = true
+	c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", false)}, t0)
+	c.Recompute(t0)
+	if c.Synced() || c.Phase("a") != PhaseUnknown || len(c.Timeline()) != 0 {
+		t.Fatalf("derived before sync: phase %s timeline %v", c.Phase("a"), c.Timeline())
+	}
+	// The lock arrives with the rest of the first picture: a is rebooting, never "down".
+	c.Apply(LockUpserted{LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "k", Name: "kured"}, Holder: "a", AcquireTime: t0}}, t0)
+	c.Apply(Synced{}, t0)
+	c.Recompute(t0)
+	if !c.Synced() || c.Phase("a") != PhaseRebooting {
+		t.Fatalf("after sync: %s", c.Phase("a"))
+	}
+	for _, e := range c.Timeline() {
+		if strings.Contains(e.Message, "down") {
+			t.Fatalf("timeline shows a transient down: %v", e.Message)
+		}
+	}
+}

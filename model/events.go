@@ -39,6 +39,10 @@ type ActionRecorded struct {
 	Message string
 }
 
+// Synced says every source has delivered its first picture (or reported
+// why it cannot). A cluster with AwaitSync derives nothing before it.
+type Synced struct{}
+
 // Batch applies several events as one.
 type Batch []Event
 
@@ -51,4 +55,5 @@ func (VolumeDeleted) isEvent()     {}
 func (RebootRequiredSet) isEvent() {}
 func (SourceChanged) isEvent()     {}
 func (ActionRecorded) isEvent()    {}
+func (Synced) isEvent()            {}
 func (Batch) isEvent()             {}

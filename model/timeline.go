@@ -64,6 +64,8 @@ func (c *Cluster) logLocks(now time.Time, prev, next []LockStatus) {
 		seen[k] = true
 		o, had := old[k]
 		switch {
+		case !had && s.Holder != "" && !c.judged:
+			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s held by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
 		case !had && s.Holder != "":
 			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s taken by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
 		case had && o.Verdict != s.Verdict && s.Holder != "":
@@ -75,6 +77,7 @@ func (c *Cluster) logLocks(now time.Time, prev, next []LockStatus) {
 			c.log(now, KindLock, o.HolderNode(), fmt.Sprintf("%s released by %s", o.LockRef, holderLabel(o)))
 		}
 	}
+	c.judged = true
 }
 
 func holderLabel(s LockStatus) string {

@@ -128,8 +128,9 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		RequestTimeout: c.RequestTimeout, KuredDaemonSet: c.KuredDaemonSet, FleetlockNamespace: c.FleetlockNamespace,
 		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
 		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
-		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS,
+		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout,
 		Demo: c.Demo, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
+		DemoStart: env.Now().Truncate(time.Second), WallNow: env.Now,
 	}
 }
 
