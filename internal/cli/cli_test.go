@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// testEnv is a pipe-like environment at a fixed time.
+func testEnv(now time.Time) (Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	vars := map[string]string{"HOME": "/nonexistent-home"}
+	return Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return vars[k] }, Now: func() time.Time { return now }}, &out, &errb
+}
+
+var demoStart = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from golden file (go test ./internal/cli -update to accept):\n%s", name, got)
+	}
+}
+
+// The demo frozen 22 minutes in: cp-2 and cp-3 are done, worker-1 has
+// rebooted and holds the kured lock without releasing, the ghost lease.
+func TestDemoSnapshotJSONGolden(t *testing.T) {
+	env, out, errb := testEnv(demoStart)
+	code := run(context.Background(), []string{"--demo", "--speed", "0", "--demo-at", "22m", "--snapshot", "-o", "json"}, env)
+	if code != ExitAttention {
+		t.Fatalf("exit %d, want 2 (ghost lease); stderr: %s", code, errb)
+	}
+	var snap model.Snapshot
+	if err := json.Unmarshal(out.Bytes(), &snap); err != nil {
+		t.Fatal(err)
+	}
+	// Every field of DESIGN §7 is present, with null where there is no value.
+	var raw map[string]any
+	_ = json.Unmarshal(out.Bytes(), &raw)
+	for _, k := range []string{"schema", "generatedAt", "context", "sources", "fleet", "locks", "nodes", "volumes", "attention"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("snapshot lacks %q", k)
+		}
+	}
+	if snap.Schema != "rebootwatch.snapshot/v1" || snap.Context != "demo" || len(snap.Nodes) != 7 {
+		t.Fatalf("schema %q context %q nodes %d", snap.Schema, snap.Context, len(snap.Nodes))
+	}
+	golden(t, "demo-snapshot.json", out.Bytes())
+}
+
+func TestDemoSnapshotTextIsPlainWhenPiped(t *testing.T) {
+	env, out, errb := testEnv(demoStart)
+	code := run(context.Background(), []string{"--demo", "--speed", "0", "--demo-at", "22m", "--snapshot"}, env)
+	if code != ExitAttention {
+		t.Fatalf("exit %d; stderr %s", code, errb)
+	}
+	if strings.Contains(out.String(), "\x1b[") {
+		t.Fatal("colour escapes in piped output")
+	}
+	for _, want := range []string{"LOCKS", "NODES", "VOLUMES", "ATTENTION", "ghost", "fleetlock-default", "worker-1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	golden(t, "demo-snapshot.txt", out.Bytes())
+}
+
+func TestColourOnTerminalUnlessNoColor(t *testing.T) {
+	for _, noColor := range []bool{false, true} {
+		env, out, _ := testEnv(demoStart)
+		env.StdoutTTY = true
+		vars := map[string]string{}
+		if noColor {
+			vars["NO_COLOR"] = "1"
+		}
+		env.Getenv = func(k string) string { return vars[k] }
+		run(context.Background(), []string{"--demo", "--speed", "0", "--snapshot"}, env)
+		if got := strings.Contains(out.String(), "\x1b["); got == noColor {
+			t.Fatalf("NO_COLOR=%v: colour escapes present=%v", noColor, got)
+		}
+	}
+}
+
+func TestFlagErrorsAreOneLine(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "flag provided but not defined: -nope"},
+		{[]string{"--snapshot", "-o", "yaml"}, `unknown output format "yaml"`},
+		{[]string{"--snapshot", "--kubeconfig", "/does/not/exist"}, "kubeconfig /does/not/exist"},
+		{[]string{"--snapshot"}, "no kubeconfig"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--kured-daemonset", "kured", "--snapshot"}, "want namespace/name"},
+	}
+	for _, tc := range cases {
+		env, _, errb := testEnv(demoStart)
+		code := run(context.Background(), tc.args, env)
+		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
+		if code != ExitError || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	env, out, _ := testEnv(demoStart)
+	if code := run(context.Background(), []string{"--help"}, env); code != 0 || !strings.Contains(out.String(), "--snapshot") || !strings.Contains(out.String(), "-demo") {
+		t.Fatalf("help: %d %s", code, out)
+	}
+	env, out, _ = testEnv(demoStart)
+	if code := run(context.Background(), []string{"version"}, env); code != 0 || !strings.HasPrefix(out.String(), "rebootwatch ") {
+		t.Fatalf("version: %d %s", code, out)
+	}
+}

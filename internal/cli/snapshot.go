@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/internal/report"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// runSnapshot prints one report and exits with the code it implies (DESIGN §7).
+func runSnapshot(ctx context.Context, env Env, c *Common) int {
+	if multi.Requested(c.Context, c.AllContexts) {
+		return runSnapshotMulti(ctx, env, c, nil)
+	}
+	s, err := live.Open(ctx, c.LiveOptions(env))
+	if err != nil {
+		return fail(env, err)
+	}
+	defer s.Close()
+	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
+	defer cancel()
+	cl, syncErr := s.Collect(sctx)
+	if syncErr != nil && c.Verbose {
+		fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", syncErr)
+	}
+	return writeSnapshot(env, c, cl, s.Clock())
+}
+
+// writeSnapshot renders one cluster's snapshot and returns its exit code.
+func writeSnapshot(env Env, c *Common, cl *model.Cluster, now time.Time) int {
+	snap := cl.Snapshot(now)
+	if c.Output == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(snap); err != nil {
+			return fail(env, err)
+		}
+	} else if err := report.Text(env.Stdout, cl, now, report.Options{Color: colorOK(env)}); err != nil {
+		return fail(env, err)
+	}
+	if snap.ExitCode == ExitError {
+		fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", cl.Context, unreadable(cl))
+	}
+	return snap.ExitCode
+}
+
+// unreadable explains why the node list could not be read.
+func unreadable(cl *model.Cluster) string {
+	if h, ok := cl.Source(model.SourceNodes); ok && h.Message != "" {
+		return fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
+	}
+	return "no node list was received"
+}
+
+// colorOK says whether to colour output: a terminal, and NO_COLOR unset.
+func colorOK(env Env) bool {
+	return env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+}

@@ -1,0 +1,347 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+	"github.com/rebootwatch/rebootwatch/sources/sim"
+)
+
+// Options say which cluster to open and how.
+type Options struct {
+	Kubeconfig string
+	// KubeconfigEnv is $KUBECONFIG and Home is $HOME (passed in, not read here).
+	KubeconfigEnv string
+	Home          string
+	Context       string
+
+	RequestTimeout     time.Duration
+	KuredDaemonSet     string
+	FleetlockNamespace string
+
+	PrometheusURL       string
+	PrometheusTokenFile string
+	PrometheusInsecure  bool
+	PrometheusInterval  time.Duration
+	PrometheusAlerts    string
+
+	OrphanGrace time.Duration
+	TargetOS    string
+
+	Demo      bool
+	DemoSeed  int64
+	DemoSpeed float64
+	DemoAt    time.Duration
+	// SyncTimeout bounds the wait for the first picture (default 30s).
+	SyncTimeout time.Duration
+
+	// DemoStart is the demo's scenario time zero (default: now, so the
+	// demo's timestamps look current). Tests fix it.
+	DemoStart time.Time
+	// WallNow is the wall clock (time.Now when nil).
+	WallNow func() time.Time
+	// Config, when set, is used instead of a kubeconfig (tests).
+	Config *rest.Config
+}
+
+// Session is one opened cluster.
+type Session struct {
+	Context string
+	// Clock is the session's time: the wall clock, or the demo's scenario time.
+	Clock   func() time.Time
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Events carries every source's events, in order per source.
+	Events <-chan model.Event
+	Demo   bool
+	// Sim is the demo cluster (nil for a real cluster).
+	Sim *sim.Sim
+
+	opts   Options
+	engine *lock.Engine
+	events chan model.Event
+	cancel context.CancelFunc
+	waits  []func(context.Context) error
+	wg     sync.WaitGroup
+	stop   sync.Once
+}
+
+// eventBuffer is how many events may wait for the model's owner.
+const eventBuffer = 8192
+
+// Open connects to the cluster the options name and starts its sources.
+// It returns quickly: use WaitForSync to wait for the first full picture.
+func Open(ctx context.Context, o Options) (*Session, error) {
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 20 * time.Second
+	}
+	if o.WallNow == nil {
+		o.WallNow = time.Now
+	}
+	if o.SyncTimeout <= 0 {
+		o.SyncTimeout = 30 * time.Second
+	}
+	s := &Session{opts: o, events: make(chan model.Event, eventBuffer),
+		engine: lock.New(lock.Options{OrphanGrace: o.OrphanGrace})}
+	s.Events = s.events
+	var err error
+	if o.Demo {
+		err = s.openDemo()
+	} else {
+		err = s.openReal()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.start(ctx); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Session) openDemo() error {
+	start := s.opts.DemoStart
+	if start.IsZero() {
+		start = s.opts.WallNow().Truncate(time.Second)
+	}
+	sm, err := sim.New(sim.Config{Seed: s.opts.DemoSeed, Start: start})
+	if err != nil {
+		return fmt.Errorf("demo cluster: %w", err)
+	}
+	clock := sim.Clock{Start: start, Offset: s.opts.DemoAt, Speed: s.opts.DemoSpeed, Wall: s.opts.WallNow(), WallNow: s.opts.WallNow}
+	if err := sm.Step(clock.Now()); err != nil {
+		return fmt.Errorf("demo cluster: %w", err)
+	}
+	s.Sim, s.Demo, s.Context = sm, true, "demo"
+	s.Clock = clock.Now
+	s.Client, s.Dynamic = sm.Client, sm.Dynamic
+	return nil
+}
+
+func (s *Session) openReal() error {
+	s.Clock = s.opts.WallNow
+	cfg := s.opts.Config
+	if cfg == nil {
+		var name string
+		var err error
+		cfg, name, err = RESTConfig(s.opts.Kubeconfig, s.opts.KubeconfigEnv, s.opts.Home, s.opts.Context)
+		if err != nil {
+			return err
+		}
+		s.Context = name
+	} else {
+		cfg = rest.CopyConfig(cfg)
+		s.Context = s.opts.Context
+	}
+	cfg.Timeout = s.opts.RequestTimeout
+	cfg.UserAgent = "rebootwatch"
+	var err error
+	if s.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	if s.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	return nil
+}
+
+// RESTConfig loads a kubeconfig the way kubectl does: --kubeconfig, else
+// $KUBECONFIG (a path list), else ~/.kube/config; --context, else the
+// current context. It returns the config and the context's name.
+func RESTConfig(kubeconfig, env, home, context string) (*rest.Config, string, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	switch {
+	case kubeconfig != "":
+		if _, err := os.Stat(kubeconfig); err != nil {
+			return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, errors.Unwrap(err))
+		}
+		rules.ExplicitPath = kubeconfig
+	case env != "":
+		rules.Precedence = filepath.SplitList(env)
+	default:
+		def := filepath.Join(home, ".kube", "config")
+		if _, err := os.Stat(def); err != nil {
+			return nil, "", fmt.Errorf("no kubeconfig: %s does not exist and KUBECONFIG is not set (use --kubeconfig, or --demo to try rebootwatch without a cluster)", def)
+		}
+		rules.ExplicitPath = def
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	name := context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	if name == "" {
+		return nil, "", errors.New("kubeconfig has no current context: pass --context")
+	}
+	if _, ok := raw.Contexts[name]; !ok {
+		return nil, "", fmt.Errorf("kubeconfig has no context %q", name)
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig context %q: %w", name, err)
+	}
+	return cfg, name, nil
+}
+
+// sink forwards an event to the owner; it drops nothing, and gives up only
+// when the session is closed.
+func (s *Session) sink(ctx context.Context) sources.Sink {
+	return func(ev model.Event) {
+		select {
+		case s.events <- ev:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (s *Session) start(ctx context.Context) error {
+	sink := s.sink(ctx)
+	ks, err := kube.Start(ctx, kube.Options{
+		Client: s.Client, RequestTimeout: s.opts.RequestTimeout,
+		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
+	}, sink)
+	if err != nil {
+		return err
+	}
+	s.waits = append(s.waits, ks.WaitForSync)
+	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout}, sink)
+	if err != nil {
+		return err
+	}
+	s.waits = append(s.waits, ls.WaitForSync)
+	if s.Demo {
+		// The demo's reboot-required signal stands in for Prometheus; its
+		// first value is there before the first sync completes.
+		sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusOK,
+			Message: "simulated kured_reboot_required", LastSync: s.Clock()}})
+		sink(model.RebootRequiredSet{Values: s.Sim.RebootRequired()})
+		// The demo starts playing once the informers hold the first picture,
+		// so no change is lost between their list and their watch.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_ = ks.WaitForSync(wctx)
+			_ = ls.WaitForSync(wctx)
+			cancel()
+			s.Sim.Run(ctx, s.Clock, 250*time.Millisecond, sink)
+		}()
+		s.announceSync(ctx, sink)
+		return nil
+	}
+	ps, err := prometheus.Start(ctx, prometheus.Options{
+		URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,
+		Interval: s.opts.PrometheusInterval, AlertFilter: s.opts.PrometheusAlerts, RequestTimeout: s.opts.RequestTimeout,
+	}, sink)
+	if err != nil {
+		return err
+	}
+	s.waits = append(s.waits, ps.WaitForSync)
+	s.announceSync(ctx, sink)
+	return nil
+}
+
+// announceSync sends model.Synced once every source has delivered its
+// first picture or reported why it cannot (bounded by the sync timeout), so
+// the model never derives phases from half a picture.
+func (s *Session) announceSync(ctx context.Context, sink sources.Sink) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		wctx, cancel := context.WithTimeout(ctx, s.opts.SyncTimeout)
+		defer cancel()
+		_ = s.WaitForSync(wctx)
+		sink(model.Synced{})
+	}()
+}
+
+// WaitForSync waits until every source has delivered its first picture or
+// reported why it cannot, bounded by ctx.
+func (s *Session) WaitForSync(ctx context.Context) error {
+	var errs []error
+	for _, w := range s.waits {
+		if err := w(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NewCluster returns an empty model for this session with the session's
+// lock engine wired as its Judge.
+func (s *Session) NewCluster() *model.Cluster {
+	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
+	c.Judge = s.engine.Judge
+	c.AwaitSync = true
+	return c
+}
+
+// Engine returns the session's lock engine: the one that judges its model,
+// so plans are made on the same memory (first-seen times, uncordons).
+func (s *Session) Engine() *lock.Engine { return s.engine }
+
+// Close stops the sources and the demo.
+func (s *Session) Close() {
+	s.stop.Do(func() {
+		s.cancel()
+		s.wg.Wait()
+	})
+}
+
+// Collect waits for the first sync (bounded by ctx) and returns the model
+// with every event delivered so far applied and derived. Events keep
+// flowing to the model's owner only through Events; Collect is for
+// one-shot callers.
+func (s *Session) Collect(ctx context.Context) (*model.Cluster, error) {
+	c := s.NewCluster()
+	for !c.Synced() {
+		select {
+		case ev := <-s.events:
+			c.Apply(ev, s.Clock())
+		case <-ctx.Done():
+			// Take what arrived: sources that never answered are reported
+			// by their health, and the model judges without them.
+			s.Drain(c)
+			c.Apply(model.Synced{}, s.Clock())
+			c.Recompute(s.Clock())
+			return c, fmt.Errorf("sources did not sync: %w", ctx.Err())
+		}
+	}
+	s.Drain(c)
+	c.Recompute(s.Clock())
+	return c, nil
+}
+
+// Drain applies every event already waiting, without blocking.
+func (s *Session) Drain(c *model.Cluster) {
+	for {
+		select {
+		case ev := <-s.events:
+			c.Apply(ev, s.Clock())
+		default:
+			return
+		}
+	}
+}
