@@ -151,7 +151,7 @@ func genWorld(r *rand.Rand) world {
 func TestPropertyNoUnsafeAction(t *testing.T) {
 	n := 3000
 	if testing.Short() {
-		n = 300
+		n = 1000
 	}
 	r := rand.New(rand.NewPCG(4, 2026))
 	var allowed, refused int
