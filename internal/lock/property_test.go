@@ -42,7 +42,7 @@ func genWorld(r *rand.Rand) world {
 		}
 		switch r.IntN(8) {
 		case 0: // no machine id
-		case 1:
+		case 1, 2:
 			opts = append(opts, machine(mids[0])) // shared machine id
 		default:
 			opts = append(opts, machine(mids[i]))
