@@ -335,7 +335,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 			}
 		case probeErr != nil:
 			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: the API could not be read this iteration ("+apiErr+")"
-		case !leader:
+		case !leader || !a.IsLeader(): // re-checked before each write
 			r.Action, r.Outcome, r.Message = action, "skipped", "not the leader"
 		default:
 			a.act(ctx, s, action, now, &r)
