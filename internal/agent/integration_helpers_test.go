@@ -161,10 +161,10 @@ func tokenConfig(c *testcluster.Cluster, token string) *rest.Config {
 
 // agentProc is a running agent binary.
 type agentProc struct {
-	name       string
-	cmd        *exec.Cmd
-	out        *syncBuffer
-	done       chan struct{}
+	name        string
+	cmd         *exec.Cmd
+	out         *syncBuffer
+	done        chan struct{}
 	healthAddr  string
 	metricsAddr string
 }
