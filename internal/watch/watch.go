@@ -324,8 +324,9 @@ func arrow(msg string) string {
 	return rest
 }
 
-// lockVerdict returns the verdict a lock entry states ("taken by X (v)" or
-// "judged v: reason"), and whether it was a judgement.
+// lockVerdict returns the verdict a lock entry states ("taken by X (v)",
+// "held by X (v)" when first seen, or "held by X judged v: reason"), and
+// whether it was a judgement (a change of verdict).
 func lockVerdict(msg string) (v model.Verdict, judged bool) {
 	if i := strings.Index(msg, " judged "); i >= 0 {
 		rest := msg[i+len(" judged "):]
@@ -334,7 +335,7 @@ func lockVerdict(msg string) (v model.Verdict, judged bool) {
 		}
 		return model.Verdict(rest), true
 	}
-	if strings.Contains(msg, " taken by ") && strings.HasSuffix(msg, ")") {
+	if (strings.Contains(msg, " taken by ") || strings.Contains(msg, " held by ")) && strings.HasSuffix(msg, ")") {
 		if i := strings.LastIndexByte(msg, '('); i >= 0 {
 			return model.Verdict(msg[i+1 : len(msg)-1]), false
 		}

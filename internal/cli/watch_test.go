@@ -1,0 +1,405 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sim"
+)
+
+// watchStart is the demo's scenario time zero in the watch tests.
+var watchStart = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+
+// fakeClock is the wall clock the tests step by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+// lockedBuffer is an output the loop writes while the test may read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// watchRun is one `rebootwatch watch` run on the demo, driven step by step:
+// the test moves the clock, steps the simulated cluster itself, waits until
+// the loop's model has received everything the simulation wrote, then ticks.
+type watchRun struct {
+	t       *testing.T
+	clock   *fakeClock
+	tick    chan time.Time
+	inspect chan func([]*model.Cluster)
+	out     *lockedBuffer
+	errb    *lockedBuffer
+	code    chan int
+	cancel  context.CancelFunc
+	sims    []*sim.Sim
+	exited  bool
+	result  int
+}
+
+func startWatch(t *testing.T, args ...string) *watchRun {
+	t.Helper()
+	r := &watchRun{t: t, clock: &fakeClock{t: watchStart}, tick: make(chan time.Time),
+		inspect: make(chan func([]*model.Cluster)), out: &lockedBuffer{}, errb: &lockedBuffer{}, code: make(chan int, 1)}
+	env := Env{Stdin: strings.NewReader(""), Stdout: r.out, Stderr: r.errb,
+		Getenv: func(k string) string {
+			if k == "HOME" {
+				return "/nonexistent-home"
+			}
+			return ""
+		}, Now: r.clock.Now}
+	var mu sync.Mutex
+	deps := defaultWatchDeps()
+	deps.ticker = func(time.Duration) (<-chan time.Time, func()) { return r.tick, func() {} }
+	deps.inspect = r.inspect
+	deps.opened = func(m *multi.Member) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Session != nil && m.Session.Sim != nil {
+			r.sims = append(r.sims, m.Session.Sim)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	c := DefaultCommon()
+	go func() { r.code <- runWatchWith(ctx, env, &c, args, deps) }()
+	t.Cleanup(func() { r.stop() })
+	// The first inspection is served once the loop runs (first sync done).
+	r.do(func([]*model.Cluster) {})
+	return r
+}
+
+// do runs f on the loop's goroutine; false when the loop has exited.
+func (r *watchRun) do(f func([]*model.Cluster)) bool {
+	if r.exited {
+		return false
+	}
+	done := make(chan struct{})
+	select {
+	case r.inspect <- func(cs []*model.Cluster) { f(cs); close(done) }:
+		<-done
+		return true
+	case code := <-r.code:
+		r.exited, r.result = true, code
+		return false
+	case <-time.After(time.Minute):
+		r.t.Fatalf("the watch loop did not answer within a minute; output:\n%s", r.out.String())
+		return false
+	}
+}
+
+// step moves time by d, plays the demo to it, waits until every cluster
+// holds what the demo wrote, and ticks. It returns false once the watch
+// has exited.
+func (r *watchRun) step(d time.Duration) bool {
+	now := r.clock.Add(d)
+	for _, s := range r.sims {
+		if err := s.Step(now); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var ok bool
+		if !r.do(func(cs []*model.Cluster) { ok = r.caughtUp(cs) }) {
+			return false
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the model never caught up with the demo at %s", now)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	select {
+	case r.tick <- now:
+	case code := <-r.code:
+		r.exited, r.result = true, code
+		return false
+	}
+	// Wait for the tick to be processed (the loop serves this after it).
+	return r.do(func([]*model.Cluster) {})
+}
+
+// caughtUp compares every cluster's model with its demo's API objects.
+func (r *watchRun) caughtUp(cs []*model.Cluster) bool {
+	ctx := context.Background()
+	for i, s := range r.sims {
+		c := cs[i]
+		nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			mn, ok := c.Node(n.Name)
+			if !ok || mn.BootID != n.Status.NodeInfo.BootID || mn.Unschedulable != n.Spec.Unschedulable {
+				return false
+			}
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == "Ready" {
+					if mc, ok := mn.Condition("Ready"); !ok || mc.Status != string(cond.Status) {
+						return false
+					}
+				}
+			}
+		}
+		ds, err := s.Client.AppsV1().DaemonSets(sim.KuredNamespace).Get(ctx, sim.KuredName, metav1.GetOptions{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		lk, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: sim.KuredNamespace, Name: sim.KuredName})
+		if !ok || lk.Annotation != ds.Annotations[sim.KuredLockKey] {
+			return false
+		}
+		lease, err := s.Client.CoordinationV1().Leases(sim.FleetlockNamespace).Get(ctx, sim.FleetlockLease, metav1.GetOptions{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		fl, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: sim.FleetlockNamespace, Name: sim.FleetlockLease})
+		if !ok || fl.ResourceVersion != lease.ResourceVersion {
+			return false
+		}
+		if h, ok := c.Source(model.SourceLonghorn); ok && h.Status == model.StatusOK {
+			vols, err := s.Dynamic.Resource(sim.VolumeGVR).Namespace(sim.LonghornNamespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			byKey := map[string]model.Robustness{}
+			for _, v := range c.Volumes() {
+				byKey[v.Key()] = v.Robustness
+			}
+			for _, v := range vols.Items {
+				st, _ := v.Object["status"].(map[string]any)
+				rob, _ := st["robustness"].(string)
+				if got, ok := byKey[v.GetNamespace()+"/"+v.GetName()]; !ok || got != model.NormalRobustness(rob) {
+					return false
+				}
+			}
+		}
+		for name, want := range s.RebootRequired() {
+			if got := c.RebootRequired(name); got == nil || *got != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// run steps until the watch exits or limit passes; it returns the exit
+// code, or -1 when the watch was still running (then it is stopped).
+func (r *watchRun) run(every, limit time.Duration) int {
+	for el := time.Duration(0); el < limit; el += every {
+		if !r.step(every) {
+			return r.result
+		}
+	}
+	r.stop()
+	return -1
+}
+
+func (r *watchRun) stop() int {
+	if !r.exited {
+		r.cancel()
+		r.result = <-r.code
+		r.exited = true
+	}
+	return r.result
+}
+
+// watchGolden compares got with testdata/name; `go test -update` rewrites it.
+func watchGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -run Watch -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs from the golden file (go test ./internal/cli -run Watch -update to accept):\n%s", name, got)
+	}
+}
+
+// The seeded demo watched for an hour of scenario time in 10 s steps: cp-2
+// and cp-3 reboot, worker-1 reboots but keeps the kured lock, the lock
+// engine judges it orphaned after the 10 minute grace, and --stall-after
+// exits 2 with that reason. The whole stream is the golden file.
+func TestWatchDemoGoldenAndStall(t *testing.T) {
+	r := startWatch(t, "--demo", "--speed", "1", "--seed", "1", "--summary-every", "5m", "--stall-after", "30m")
+	code := r.run(10*time.Second, time.Hour)
+	if code != ExitAttention {
+		t.Fatalf("exit %d, want 2 (stalled on the orphaned lock); stderr:\n%s\nout:\n%s", code, r.errb.String(), r.out.String())
+	}
+	out := r.out.String()
+	if strings.Contains(out, "\x1b[") {
+		t.Fatal("colour in piped output")
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, " stall ") || !strings.Contains(last, "held by worker-1 judged orphaned") {
+		t.Fatalf("last line %q: want the stall on worker-1's orphaned lock", last)
+	}
+	if !strings.Contains(r.errb.String(), "stalled: a lock needs attention") {
+		t.Fatalf("stderr %q lacks the stall reason", r.errb.String())
+	}
+	watchGolden(t, "watch-demo.golden", out)
+}
+
+// With a long orphan grace the orphaned lock is never judged within the
+// window; the fleet simply stops moving once worker-1 keeps the lock, and
+// --stall-after fires on time alone.
+func TestWatchStallsWhenNothingMoves(t *testing.T) {
+	r := startWatch(t, "--demo", "--speed", "1", "--orphan-grace", "5h", "--stall-after", "15m", "--summary-every", "0")
+	code := r.run(30*time.Second, 2*time.Hour)
+	if code != ExitAttention {
+		t.Fatalf("exit %d, want 2; out:\n%s", code, r.out.String())
+	}
+	out := r.out.String()
+	if !strings.Contains(out, "stall   nothing progressed for 15m") || strings.Contains(out, "judged orphaned") {
+		t.Fatalf("want a time stall and no orphan judgement:\n%s", out)
+	}
+}
+
+// --until-done on the demo, with an operator fixing both incidents the way
+// the lock engine's actions would (reap the ghost lease, release the
+// orphaned kured lock): exit 0 once every node rebooted.
+func TestWatchDemoUntilDone(t *testing.T) {
+	r := startWatch(t, "--demo", "--speed", "1", "--until-done", "-o", "json", "--summary-every", "10m")
+	ctx := context.Background()
+	s := r.sims[0]
+	lease, err := s.Client.CoordinationV1().Leases(sim.FleetlockNamespace).Get(ctx, sim.FleetlockLease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	lease.Spec.HolderIdentity = &empty
+	if _, err := s.Client.CoordinationV1().Leases(sim.FleetlockNamespace).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	code := -1
+	for el := time.Duration(0); el < 3*time.Hour; el += 30 * time.Second {
+		if !released {
+			var orphaned bool
+			r.do(func(cs []*model.Cluster) {
+				for _, st := range cs[0].LockStatuses() {
+					if st.Kind == model.LockKured && st.Verdict == model.VerdictOrphaned {
+						orphaned = true
+					}
+				}
+			})
+			if orphaned {
+				ds, err := s.Client.AppsV1().DaemonSets(sim.KuredNamespace).Get(ctx, sim.KuredName, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				delete(ds.Annotations, sim.KuredLockKey)
+				if _, err := s.Client.AppsV1().DaemonSets(sim.KuredNamespace).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				released = true
+			}
+		}
+		if !r.step(30 * time.Second) {
+			code = r.result
+			break
+		}
+	}
+	if !released {
+		t.Fatal("worker-1's lock was never judged orphaned")
+	}
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s\nout:\n%s", code, r.errb.String(), r.out.String())
+	}
+	// Every line is one JSON object; the last says done.
+	lines := strings.Split(strings.TrimSuffix(r.out.String(), "\n"), "\n")
+	kinds := map[string]int{}
+	var last map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if m["context"] != "demo" {
+			t.Fatalf("context %v in %s", m["context"], l)
+		}
+		kinds[fmt.Sprint(m["kind"])]++
+		last = m
+	}
+	if last["kind"] != "done" {
+		t.Fatalf("last line %v", last)
+	}
+	for _, k := range []string{"start", "phase", "lock", "node", "summary", "done"} {
+		if kinds[k] == 0 {
+			t.Fatalf("no %s line in %v", k, kinds)
+		}
+	}
+	if want := "done: 6 node(s) rebooted and done, every lock is free"; last["message"] != want {
+		t.Fatalf("done message %v, want %q", last["message"], want)
+	}
+}
+
+func TestWatchFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--stall-after", "-1m"},
+		{"--summary-every", "-1s"},
+		{"--tick", "0s"},
+		{"-o", "yaml"},
+		{"extra"},
+	} {
+		var out, errb bytes.Buffer
+		env := Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Now: time.Now}
+		c := DefaultCommon()
+		if code := runWatch(context.Background(), env, &c, args); code != ExitError || errb.Len() == 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
