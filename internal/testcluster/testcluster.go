@@ -34,7 +34,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -451,4 +455,83 @@ func writeRSAKey(path string) error {
 
 func randomToken() string {
 	return rand.Text()
+}
+
+// LonghornVolumeGVR is Longhorn's volume resource, served once
+// InstallLonghornCRD ran.
+var LonghornVolumeGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "volumes"}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// LonghornCRDName is the name of the CRD InstallLonghornCRD creates.
+const LonghornCRDName = "volumes.longhorn.io"
+
+// InstallLonghornCRD installs a minimal volumes.longhorn.io CRD (v1beta2,
+// namespaced, status subresource, schema preserving unknown fields) and
+// waits until volumes can be listed.
+func (c *Cluster) InstallLonghornCRD(t testing.TB) {
+	t.Helper()
+	dyn := c.Dynamic(t)
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": LonghornCRDName},
+		"spec": map[string]any{
+			"group": "longhorn.io", "scope": "Namespaced",
+			"names": map[string]any{"kind": "Volume", "listKind": "VolumeList", "plural": "volumes", "singular": "volume",
+				"shortNames": []any{"lhv"}},
+			"versions": []any{map[string]any{
+				"name": "v1beta2", "served": true, "storage": true,
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				"subresources": map[string]any{"status": map[string]any{}},
+			}},
+		},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("testcluster: create Longhorn CRD: %v", err)
+	}
+	for {
+		_, err := dyn.Resource(LonghornVolumeGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testcluster: Longhorn CRD never served: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// RemoveLonghornCRD deletes the CRD and waits until it is gone.
+func (c *Cluster) RemoveLonghornCRD(t testing.TB) {
+	t.Helper()
+	dyn := c.Dynamic(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := dyn.Resource(crdGVR).Delete(ctx, LonghornCRDName, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("testcluster: delete Longhorn CRD: %v", err)
+	}
+	for {
+		_, err := dyn.Resource(crdGVR).Get(ctx, LonghornCRDName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testcluster: Longhorn CRD not deleted: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Dynamic returns a dynamic client for the admin.
+func (c *Cluster) Dynamic(t testing.TB) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(c.Admin)
+	if err != nil {
+		t.Fatalf("testcluster: dynamic client: %v", err)
+	}
+	return d
 }

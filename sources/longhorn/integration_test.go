@@ -1,0 +1,158 @@
+package longhorn_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+)
+
+type recorder struct {
+	mu sync.Mutex
+	c  *model.Cluster
+}
+
+func (r *recorder) sink(ev model.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Apply(ev, time.Now())
+}
+
+func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := f(r.c)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Fatalf("never saw: %s; sources %+v, %d volumes", what, r.c.Sources(), r.c.VolumeCount())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// createVolume creates a Volume and sets its status through the status
+// subresource, as longhorn-manager does.
+func createVolume(t testing.TB, dyn dynamic.Interface, ns, name, robustness, node string, replicas int64) {
+	t.Helper()
+	ctx := context.Background()
+	ri := dyn.Resource(testcluster.LonghornVolumeGVR).Namespace(ns)
+	u, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "longhorn.io/v1beta2", "kind": "Volume",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"numberOfReplicas": replicas, "size": "1073741824", "frontend": "blockdev"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := "detached"
+	if node != "" {
+		state = "attached"
+	}
+	u.Object["status"] = map[string]any{"robustness": robustness, "state": state, "currentNodeID": node, "ownerID": node}
+	if _, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgainstRealAPIServer(t *testing.T) {
+	c := testcluster.Start(t)
+	dyn := c.Dynamic(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// The CRD is absent: not-installed, and the model has no Longhorn.
+	r := &recorder{c: model.NewCluster("it", model.Options{})}
+	src, err := longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, r.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := src.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := src.Health(); h.Status != model.StatusNotInstalled {
+		t.Fatalf("CRD absent: %+v", h)
+	}
+	r.mu.Lock()
+	if r.c.VolumeSummary() != nil {
+		t.Error("volume summary present without Longhorn")
+	}
+	r.mu.Unlock()
+
+	// Installed, with volumes in every robustness.
+	c.InstallLonghornCRD(t)
+	ns := c.Namespace(t, "longhorn-system")
+	createVolume(t, dyn, ns, "pvc-healthy", "healthy", "w-1", 3)
+	createVolume(t, dyn, ns, "pvc-degraded", "degraded", "w-2", 3)
+	createVolume(t, dyn, ns, "pvc-faulted", "faulted", "", 2)
+	createVolume(t, dyn, ns, "pvc-unknown", "unknown", "", 1)
+	r.eventually(t, "four volumes, one of each", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceLonghorn)
+		s := c.VolumeSummary()
+		return h.Status == model.StatusOK && s != nil && s.Total == 4 && s.Healthy == 1 && s.Degraded == 1 && s.Faulted == 1 && s.Unknown == 1
+	})
+	r.mu.Lock()
+	vols := r.c.Volumes()
+	r.mu.Unlock()
+	for _, v := range vols {
+		if v.Name == "pvc-degraded" && (v.Replicas != 3 || v.Node != "w-2" || v.State != "attached" || v.Namespace != ns) {
+			t.Errorf("pvc-degraded %+v", v)
+		}
+	}
+
+	// A volume rebuilds: the watch carries it.
+	ri := dyn.Resource(testcluster.LonghornVolumeGVR).Namespace(ns)
+	u, err := ri.Get(ctx, "pvc-degraded", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(u.Object, "healthy", "status", "robustness")
+	if _, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.eventually(t, "rebuilt", func(c *model.Cluster) bool { return c.VolumeSummary().Healthy == 2 })
+
+	// Uninstalled: the source says so and the volumes are forgotten.
+	c.RemoveLonghornCRD(t)
+	r.eventually(t, "not-installed again", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceLonghorn)
+		return h.Status == model.StatusNotInstalled && c.VolumeCount() == 0 && !c.LonghornPresent()
+	})
+}
+
+func TestForbiddenAgainstRealAPIServer(t *testing.T) {
+	c := testcluster.Start(t)
+	c.InstallLonghornCRD(t)
+	carol, err := dynamic.NewForConfig(c.UserConfig("carol"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src, err := longhorn.Start(ctx, longhorn.Options{Client: carol}, func(model.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := src.Health(); h.Status != model.StatusForbidden || h.Message != "cannot list volumes.longhorn.io (RBAC)" {
+		t.Fatalf("%+v", h)
+	}
+}
