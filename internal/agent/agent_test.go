@@ -362,3 +362,66 @@ func TestAgentMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentPolicies(t *testing.T) {
+	now := time.Now()
+	ok := func(n model.SourceName) model.Event {
+		return model.SourceChanged{Health: model.SourceHealth{Name: n, Status: model.StatusOK, LastSync: now}}
+	}
+	expiredKured := func() []model.Event {
+		created := now.Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+		return []model.Event{ok(model.SourceNodes), ok(model.SourceKured),
+			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
+			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-3*time.Hour))},
+			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
+				UID: "ds-uid", ResourceVersion: "7", Present: true,
+				Annotation: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":3600000000000}`}},
+		}
+	}
+	ghost := func() []model.Event { return append(fleetlockWorld(now), model.NodeDeleted{Name: "n1"}) }
+	for _, tc := range []struct {
+		name    string
+		world   func() []model.Event
+		set     func(*Config)
+		verdict model.Verdict
+		outcome string
+		message string
+	}{
+		{"expired reaped", expiredKured, func(*Config) {}, model.VerdictExpired, lock.OutcomeDryRun, "would"},
+		{"expired left with --reap-expired=false", expiredKured, func(c *Config) { c.ReapExpired = false }, model.VerdictExpired, "skipped", "--reap-expired=false"},
+		{"ghost left with --reap-ghost=false", ghost, func(c *Config) { c.ReapGhost = false }, model.VerdictGhost, "skipped", "--reap-ghost=false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.DryRun = true
+			tc.set(&cfg)
+			h := startAgent(t, cfg, fake.NewClientset(), tc.world())
+			hb := h.waitFor(t, tc.name, func(hb heartbeat) bool { return lockWith(hb, tc.verdict, tc.outcome) })
+			if !strings.Contains(hb.Locks[0].Message, tc.message) {
+				t.Errorf("message %q lacks %q", hb.Locks[0].Message, tc.message)
+			}
+		})
+	}
+}
+
+func TestAgentNeverActsOnAmbiguous(t *testing.T) {
+	now := time.Now()
+	world := fleetlockWorld(now)
+	// A second node with n1's machine id: the holder maps to both.
+	world = append(world, model.NodeUpserted{Node: readyNode("n1-twin", testMachineID, now.Add(-3*time.Hour))})
+	client := fake.NewClientset(fleetLease(testZincatiID))
+	h := startAgent(t, testConfig(), client, world)
+	n := 0
+	hb := h.waitFor(t, "three iterations skipping the ambiguous lock", func(hb heartbeat) bool {
+		if lockWith(hb, model.VerdictAmbiguous, "skipped") {
+			n++
+		}
+		return n >= 3
+	})
+	if !strings.Contains(hb.Locks[0].Message, "never acts on an ambiguous") {
+		t.Errorf("message %q", hb.Locks[0].Message)
+	}
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("acted on an ambiguous lock: holder %q", got)
+	}
+}
