@@ -1,12 +1,307 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// runAction runs `rebootwatch release|reap`. Owned by the lock engine work
-// (issue 4); until it lands the actions are not available.
+const actionUsage = `rebootwatch %[1]s — %[2]s
+
+Usage:
+  rebootwatch %[1]s [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--dry-run] [--yes] [--allow-unsafe]
+
+It judges the lock, prints the verdict and every safety gate, and makes one
+write carrying the judged resourceVersion. Without a terminal it needs --yes.
+--allow-unsafe overrides failed gates only on a terminal, after you type the
+holder's name; --yes alone never overrides anything.
+
+Exit codes: 0 done (or dry run), 1 error (cluster unreadable, conflict,
+forbidden, no such lock), 2 refused by the verdict or a gate.
+
+Flags:
+`
+
+// actionFlags are release/reap's own flags.
+type actionFlags struct {
+	kind   string
+	lock   string
+	holder string
+	yes    bool
+}
+
+// runAction runs `rebootwatch release|reap` (DESIGN §9, issue 4).
 func runAction(ctx context.Context, env Env, c *Common, action string, args []string) int {
-	return fail(env, fmt.Errorf("%s is not built yet", action))
+	a := model.Action(action)
+	what := "release a lock left behind by a node that finished its reboot"
+	if a == model.ActionReap {
+		what = "reap a lock held by a node that no longer exists (or whose TTL passed)"
+	}
+	var af actionFlags
+	code, ok := ParseSub(action, fmt.Sprintf(actionUsage, action, what), env, c, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&af.kind, "kind", "", "lock kind: kured or fleetlock (default: the one lock discovery finds)")
+		fs.StringVar(&af.lock, "lock", "", "the lock as namespace/name (default: the one lock of that kind)")
+		fs.StringVar(&af.holder, "holder", "", "the holder (node name or holder id) — needed for a kured multi-lock")
+		fs.BoolVar(&af.yes, "yes", false, "do not ask for confirmation (needed without a terminal; never overrides a gate)")
+	})
+	if !ok {
+		return code
+	}
+	switch af.kind {
+	case "", string(model.LockKured), string(model.LockFleetlock):
+	default:
+		return fail(env, fmt.Errorf("--kind %q: want kured or fleetlock", af.kind))
+	}
+	var want model.LockRef
+	if af.lock != "" {
+		ns, name, ok := strings.Cut(af.lock, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fail(env, fmt.Errorf("--lock %q: want namespace/name", af.lock))
+		}
+		want.Namespace, want.Name = ns, name
+	}
+	if multi.Requested(c.Context, c.AllContexts) {
+		return fail(env, errors.New(action+" acts on one cluster: pick one --context"))
+	}
+	if c.AllowUnsafe && !c.DryRun && !(env.StdinTTY && env.StdoutTTY) {
+		return fail(env, errors.New("--allow-unsafe needs a terminal to type the holder's name on; it cannot be used from a script"))
+	}
+
+	s, err := live.Open(ctx, c.LiveOptions(env))
+	if err != nil {
+		return fail(env, err)
+	}
+	defer s.Close()
+	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
+	cl, syncErr := s.Collect(sctx)
+	cancel()
+	if syncErr != nil && c.Verbose {
+		fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", syncErr)
+	}
+	if !cl.Readable() {
+		return fail(env, fmt.Errorf("could not read the cluster %q: %s", cl.Context, unreadable(cl)))
+	}
+	ref, err := pickLock(cl, model.LockKind(af.kind), want)
+	if err != nil {
+		return fail(env, err)
+	}
+	eng := s.Engine()
+	plan, err := eng.Plan(cl, ref, af.holder, a, s.Clock())
+	if err != nil {
+		return fail(env, err)
+	}
+
+	out := &actionOutput{env: env, json: c.Output == "json", plan: plan}
+	out.describe()
+
+	in := bufio.NewReader(env.Stdin)
+	override := false
+	if !plan.Allowed && c.AllowUnsafe && plan.Write.Op != "" {
+		if c.DryRun {
+			override = true
+		} else {
+			name := holderName(plan.Status)
+			fmt.Fprintf(env.Stderr, "\n%s\nOVERRIDE: this %s ignores the failed gates above. Type the holder's name (%s) to go ahead: ", plan.Refusal, action, name)
+			line := readLine(in)
+			if line != name {
+				out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "override not confirmed (typed " + quoteOrNothing(line) + "); nothing changed", Write: plan.Write})
+				return ExitAttention
+			}
+			override = true
+		}
+	}
+	// The typed holder name confirms an override; an allowed action asks y/N.
+	if plan.Allowed && !c.DryRun && !af.yes {
+		if !(env.StdinTTY && env.StdoutTTY) {
+			return fail(env, errors.New("no terminal to confirm on: pass --yes to "+action+" from a script (or --dry-run to see the write)"))
+		}
+		fmt.Fprintf(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
+		if l := strings.ToLower(readLine(in)); l != "y" && l != "yes" {
+			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed; nothing changed", Write: plan.Write})
+			return ExitAttention
+		}
+	}
+
+	who := env.Getenv("USER")
+	if who == "" {
+		who = "someone"
+	}
+	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch " + action, DryRun: c.DryRun,
+		Logger: slog.New(slog.NewTextHandler(env.Stderr, nil)), Timeout: c.RequestTimeout}
+	r := actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: override})
+	out.finish(r)
+	switch r.Outcome {
+	case lock.OutcomeDone, lock.OutcomeDryRun:
+		return ExitOK
+	case lock.OutcomeRefused:
+		return ExitAttention
+	}
+	return ExitError
+}
+
+// pickLock finds the lock the flags name: by kind and/or namespace/name,
+// else the one lock discovery found, else an error naming the candidates.
+func pickLock(cl *model.Cluster, kind model.LockKind, want model.LockRef) (model.LockRef, error) {
+	var cands []model.LockRef
+	for _, l := range cl.Locks() {
+		if kind != "" && l.Kind != kind {
+			continue
+		}
+		if want.Name != "" && (l.Namespace != want.Namespace || l.Name != want.Name) {
+			continue
+		}
+		cands = append(cands, l.LockRef)
+	}
+	switch len(cands) {
+	case 1:
+		return cands[0], nil
+	case 0:
+		var all []string
+		for _, l := range cl.Locks() {
+			all = append(all, describeRef(l.LockRef))
+		}
+		what := "no lock"
+		if kind != "" {
+			what = "no " + string(kind) + " lock"
+		}
+		if want.Name != "" {
+			what += " " + want.Namespace + "/" + want.Name
+		}
+		if len(all) == 0 {
+			return model.LockRef{}, fmt.Errorf("%s found: discovery found no kured DaemonSet and no fleetlock Lease (see --kured-daemonset, --fleetlock-namespace)", what)
+		}
+		return model.LockRef{}, fmt.Errorf("%s found; locks: %s", what, strings.Join(all, ", "))
+	}
+	var names []string
+	for _, r := range cands {
+		names = append(names, describeRef(r))
+	}
+	sort.Strings(names)
+	return model.LockRef{}, fmt.Errorf("%d locks match; pick one: %s", len(cands), strings.Join(names, ", "))
+}
+
+func describeRef(r model.LockRef) string {
+	return "--kind " + string(r.Kind) + " --lock " + r.Namespace + "/" + r.Name
+}
+
+// holderName is what the operator types to confirm an override: the node
+// the holder maps to, else the raw holder id.
+func holderName(s model.LockStatus) string {
+	if n := s.HolderNode(); n != "" {
+		return n
+	}
+	return s.Holder
+}
+
+func readLine(r *bufio.Reader) string {
+	line, _ := r.ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+func quoteOrNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// actionOutput prints the verdict, the gates and the result, as text or
+// one JSON document.
+type actionOutput struct {
+	env  Env
+	json bool
+	plan lock.Plan
+}
+
+func (o *actionOutput) describe() {
+	if o.json {
+		return
+	}
+	p, w := o.plan, o.env.Stdout
+	s := p.Status
+	holder := s.Holder
+	if n := s.HolderNode(); n != "" && n != s.Holder {
+		holder += " (node " + n + ")"
+	}
+	if holder == "" {
+		holder = "—"
+	}
+	fmt.Fprintf(w, "Lock:    %s\nHolder:  %s\nVerdict: %s — %s\n", s.LockRef, holder, s.Verdict, s.Reason)
+	for _, e := range s.Evidence {
+		fmt.Fprintf(w, "         %s: %s\n", e.Key, e.Value)
+	}
+	fmt.Fprintf(w, "Gates for %s:\n", p.Action)
+	for _, g := range p.Gates {
+		mark := "✓"
+		if !g.Passed {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "  %s %-12s %s\n", mark, g.Name, g.Reason)
+	}
+	fmt.Fprintf(w, "Write:   %s\n", p.Write)
+}
+
+type jsonGate struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Reason string `json:"reason"`
+}
+
+type jsonAction struct {
+	Action     model.Action     `json:"action"`
+	Kind       model.LockKind   `json:"kind"`
+	Namespace  string           `json:"namespace"`
+	Name       string           `json:"name"`
+	Holder     string           `json:"holder"`
+	HolderNode *string          `json:"holderNode"`
+	Verdict    model.Verdict    `json:"verdict"`
+	Reason     string           `json:"reason"`
+	Evidence   []model.Evidence `json:"evidence"`
+	Gates      []jsonGate       `json:"gates"`
+	Allowed    bool             `json:"allowed"`
+	Write      string           `json:"write"`
+	Outcome    string           `json:"outcome"`
+	Message    string           `json:"message"`
+}
+
+func (o *actionOutput) finish(r lock.Result) {
+	p := o.plan
+	if !o.json {
+		fmt.Fprintf(o.env.Stdout, "Result:  %s — %s\n", r.Outcome, r.Message)
+		return
+	}
+	s := p.Status
+	doc := jsonAction{Action: p.Action, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Holder: s.Holder,
+		Verdict: s.Verdict, Reason: s.Reason, Evidence: s.Evidence, Gates: []jsonGate{}, Allowed: p.Allowed,
+		Write: p.Write.String(), Outcome: r.Outcome, Message: r.Message}
+	if doc.Evidence == nil {
+		doc.Evidence = []model.Evidence{}
+	}
+	if n := s.HolderNode(); n != "" {
+		doc.HolderNode = &n
+	}
+	for _, g := range p.Gates {
+		doc.Gates = append(doc.Gates, jsonGate{g.Name, g.Passed, g.Reason})
+	}
+	enc := json.NewEncoder(o.env.Stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
 }

@@ -398,13 +398,10 @@ func short8(id string) string {
 	return id
 }
 
-// sortedBusy lists busy nodes other than skip, sorted.
-func sortedBusy(busy map[string]string, skip map[string]bool) []string {
-	var out []string
-	for n, why := range busy {
-		if !skip[n] {
-			out = append(out, n+" ("+why+")")
-		}
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

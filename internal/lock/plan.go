@@ -329,7 +329,12 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 
 	// other-nodes: no other node NotReady, of unknown readiness, mid-cycle
 	// or holding another lock.
-	others := sortedBusy(ctx.busy, holders)
+	why := map[string][]string{}
+	for n, r := range ctx.busy {
+		if !holders[n] {
+			why[n] = append(why[n], r)
+		}
+	}
 	for k := range js {
 		if k == i {
 			continue
@@ -340,9 +345,13 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		}
 		for _, n := range o.HolderNodes {
 			if !holders[n] {
-				others = append(others, fmt.Sprintf("%s (holds %s)", n, o.LockRef))
+				why[n] = append(why[n], "holds "+o.LockRef.String())
 			}
 		}
+	}
+	var others []string
+	for _, n := range sortedKeys(why) {
+		others = append(others, n+" ("+strings.Join(why[n], ", ")+")")
 	}
 	if len(others) > 0 {
 		add(GateOtherNodes, false, "other nodes are not steady: %s", list(others, 5))
