@@ -290,6 +290,9 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.drain()
 
 	probeErr := a.probe(ctx)
+	if ctx.Err() != nil {
+		return // shutting down: a cancelled probe is not an API failure
+	}
 	result := resultOK
 	var apiErr string
 	nodes := a.nodesSource
