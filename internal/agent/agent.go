@@ -298,8 +298,12 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	nodes := a.nodesSource
 	if probeErr != nil {
 		apiErr = "node list: " + probeErr.Error()
+		// Forbidden: the API answered and RBAC says no (a restart would not
+		// help; the heartbeat and readiness say why). Anything else,
+		// including 401 (credentials rejected), is an error that makes
+		// /healthz fail after 3× interval.
 		st := model.StatusError
-		if apierrors.IsForbidden(probeErr) || apierrors.IsUnauthorized(probeErr) {
+		if apierrors.IsForbidden(probeErr) {
 			st = model.StatusForbidden
 			result = resultDegraded
 		} else {
