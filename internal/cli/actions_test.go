@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The demo frozen 22 minutes in has two incidents: worker-1 rebooted and
+// still holds the kured lock (orphaned), and a ghost fleetlock lease. The
+// ghost cannot be reaped while worker-1 is mid-cycle.
+var demo22 = []string{"--demo", "--speed", "0", "--demo-at", "22m"}
+
+func runArgs(t *testing.T, stdin string, tty bool, args ...string) (int, string, string) {
+	t.Helper()
+	env, out, errb := testEnv(demoStart)
+	env.Stdin = strings.NewReader(stdin)
+	env.StdinTTY, env.StdoutTTY = tty, tty
+	code := run(context.Background(), append(append([]string{}, demo22...), args...), env)
+	return code, out.String(), errb.String()
+}
+
+func TestReleaseOrphanedKured(t *testing.T) {
+	code, out, errb := runArgs(t, "", false, "release", "--kind", "kured", "--yes")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	for _, want := range []string{"Verdict: orphaned", "✓ other-nodes", "remove annotation weave.works/kured-node-lock", "Result:  done — released"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errb, `msg="reboot lock release" outcome=done`) {
+		t.Errorf("no log line on stderr: %s", errb)
+	}
+}
+
+func TestReapRefusedByGateExits2(t *testing.T) {
+	code, out, _ := runArgs(t, "", false, "reap", "--kind", "fleetlock", "--yes")
+	if code != ExitAttention || !strings.Contains(out, "✗ other-nodes") || !strings.Contains(out, "Result:  refused") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// The wrong action for the verdict is refused by the verdict gate.
+	code, out, _ = runArgs(t, "", false, "reap", "--kind", "kured", "--yes")
+	if code != ExitAttention || !strings.Contains(out, "✗ verdict") || !strings.Contains(out, "use release") {
+		t.Fatalf("reap of orphaned: exit %d\n%s", code, out)
+	}
+}
+
+func TestActionNeedsYesWithoutTTY(t *testing.T) {
+	code, out, errb := runArgs(t, "", false, "release", "--kind", "kured")
+	if code != ExitError || !strings.Contains(errb, "pass --yes") || strings.Contains(out, "Result:  done") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+}
+
+func TestActionConfirmOnTTY(t *testing.T) {
+	code, out, _ := runArgs(t, "n\n", true, "release", "--kind", "kured")
+	if code != ExitAttention || !strings.Contains(out, "not confirmed") {
+		t.Fatalf("answer n: exit %d\n%s", code, out)
+	}
+	code, out, _ = runArgs(t, "\n", true, "release", "--kind", "kured")
+	if code != ExitAttention {
+		t.Fatalf("default answer must be No: exit %d\n%s", code, out)
+	}
+	code, out, _ = runArgs(t, "y\n", true, "release", "--kind", "kured")
+	if code != ExitOK || !strings.Contains(out, "Result:  done") {
+		t.Fatalf("answer y: exit %d\n%s", code, out)
+	}
+}
+
+func TestAllowUnsafe(t *testing.T) {
+	// Never from a script, --yes or not.
+	code, _, errb := runArgs(t, "", false, "reap", "--kind", "fleetlock", "--allow-unsafe", "--yes")
+	if code != ExitError || !strings.Contains(errb, "needs a terminal") {
+		t.Fatalf("no tty: exit %d %s", code, errb)
+	}
+	// On a terminal, a wrong name refuses and changes nothing.
+	code, out, _ := runArgs(t, "worker-1\n", true, "reap", "--kind", "fleetlock", "--allow-unsafe", "--yes")
+	if code != ExitAttention || !strings.Contains(out, "override not confirmed") {
+		t.Fatalf("wrong name: exit %d\n%s", code, out)
+	}
+	// The holder's id, typed, overrides the failed gate.
+	_, js, _ := runArgs(t, "", false, "reap", "--kind", "fleetlock", "--dry-run", "-o", "json")
+	var doc struct{ Holder string }
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Holder == "" {
+		t.Fatalf("dry-run json: %v\n%s", err, js)
+	}
+	code, out, _ = runArgs(t, doc.Holder+"\n", true, "reap", "--kind", "fleetlock", "--allow-unsafe")
+	if code != ExitOK || !strings.Contains(out, "OVERRIDING failed gates") {
+		t.Fatalf("typed holder: exit %d\n%s", code, out)
+	}
+}
+
+func TestActionDryRunJSON(t *testing.T) {
+	code, out, _ := runArgs(t, "", false, "release", "--kind", "kured", "--dry-run", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var doc struct {
+		Verdict, Outcome, Write, Message string
+		Allowed                          bool
+		HolderNode                       *string
+		Gates                            []struct {
+			Name   string
+			Passed bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if doc.Verdict != "orphaned" || doc.Outcome != "dry-run" || !doc.Allowed || len(doc.Gates) != 5 ||
+		doc.HolderNode == nil || *doc.HolderNode != "worker-1" || !strings.Contains(doc.Message, doc.Write) {
+		t.Fatalf("doc %+v", doc)
+	}
+}
+
+func TestActionLockSelection(t *testing.T) {
+	code, _, errb := runArgs(t, "", false, "release", "--yes")
+	if code != ExitError || !strings.Contains(errb, "--kind kured --lock kube-system/kured") || !strings.Contains(errb, "--kind fleetlock --lock default/fleetlock-default") {
+		t.Fatalf("several locks: exit %d %s", code, errb)
+	}
+	code, out, _ := runArgs(t, "", false, "release", "--lock", "kube-system/kured", "--holder", "worker-1", "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "dry run: would update DaemonSet kube-system/kured") {
+		t.Fatalf("by --lock: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"release", "--kind", "etcd"},
+		{"release", "--lock", "kured"},
+		{"release", "--lock", "kube-system/nope", "--yes"},
+		{"release", "--kind", "kured", "--holder", "worker-9", "--yes"},
+	} {
+		code, _, errb := runArgs(t, "", false, bad...)
+		if code != ExitError || strings.Count(strings.TrimSpace(errb), "\n") != 0 || !strings.HasPrefix(errb, "rebootwatch: ") {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, errb)
+		}
+	}
+}
