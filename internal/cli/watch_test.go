@@ -79,6 +79,13 @@ type watchRun struct {
 
 func startWatch(t *testing.T, args ...string) *watchRun {
 	t.Helper()
+	return startWatchEnv(t, nil, args...)
+}
+
+// startWatchEnv is startWatch with a change to the environment (a terminal,
+// NO_COLOR).
+func startWatchEnv(t *testing.T, mod func(*Env), args ...string) *watchRun {
+	t.Helper()
 	r := &watchRun{t: t, clock: &fakeClock{t: watchStart}, tick: make(chan time.Time),
 		inspect: make(chan func([]*model.Cluster)), out: &lockedBuffer{}, errb: &lockedBuffer{}, code: make(chan int, 1)}
 	env := Env{Stdin: strings.NewReader(""), Stdout: r.out, Stderr: r.errb,
@@ -88,6 +95,9 @@ func startWatch(t *testing.T, args ...string) *watchRun {
 			}
 			return ""
 		}, Now: r.clock.Now}
+	if mod != nil {
+		mod(&env)
+	}
 	var mu sync.Mutex
 	deps := defaultWatchDeps()
 	deps.ticker = func(time.Duration) (<-chan time.Time, func()) { return r.tick, func() {} }
@@ -401,5 +411,47 @@ func TestWatchFlagErrors(t *testing.T) {
 		if code := runWatch(context.Background(), env, &c, args); code != ExitError || errb.Len() == 0 {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
+	}
+}
+
+// Colour on a terminal, plain when NO_COLOR is set; the bell only with --bell
+// and only when a critical line appears (the ghost lease at start).
+func TestWatchColourAndBell(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		tty         bool
+		noColor     string
+		bell        bool
+		wantColour  bool
+		wantBellOut bool
+	}{
+		{"terminal", true, "", false, true, false},
+		{"terminal NO_COLOR", true, "1", false, false, false},
+		{"pipe bell", false, "", true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"--demo", "--speed", "1", "--summary-every", "0"}
+			if c.bell {
+				args = append(args, "--bell")
+			}
+			r := startWatchEnv(t, func(e *Env) {
+				e.StdoutTTY = c.tty
+				get := e.Getenv
+				e.Getenv = func(k string) string {
+					if k == "NO_COLOR" {
+						return c.noColor
+					}
+					return get(k)
+				}
+			}, args...)
+			r.run(10*time.Second, time.Minute)
+			out := r.out.String()
+			if got := strings.Contains(out, "\x1b["); got != c.wantColour {
+				t.Fatalf("colour %v, want %v:\n%q", got, c.wantColour, out)
+			}
+			if got := strings.Count(out, "\a"); (got > 0) != c.wantBellOut || got > 1 {
+				t.Fatalf("%d bells, want %v (once, for the ghost at start)", got, c.wantBellOut)
+			}
+		})
 	}
 }

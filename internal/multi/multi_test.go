@@ -1,0 +1,121 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+func TestSplitAndRequested(t *testing.T) {
+	if got := strings.Join(Split(" a, b,,a ,c"), "|"); got != "a|b|c" {
+		t.Fatalf("split %q", got)
+	}
+	for _, c := range []struct {
+		ctx  string
+		all  bool
+		want bool
+	}{{"", false, false}, {"prod", false, false}, {"a,b", false, true}, {"", true, true}} {
+		if got := Requested(c.ctx, c.all); got != c.want {
+			t.Fatalf("Requested(%q,%v) = %v", c.ctx, c.all, got)
+		}
+	}
+}
+
+func TestWorst(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want int
+	}{{nil, 0}, {[]int{0, 0}, 0}, {[]int{0, 1}, 1}, {[]int{1, 2, 0}, 2}, {[]int{2, 1}, 2}} {
+		if got := Worst(c.in...); got != c.want {
+			t.Fatalf("Worst(%v) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:1
+users:
+- name: u
+  user:
+    token: x
+contexts:
+- name: zeta
+  context: {cluster: c, user: u}
+- name: alpha
+  context: {cluster: c, user: u}
+current-context: zeta
+`
+
+func TestContexts(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "config")
+	if err := os.WriteFile(kc, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Contexts(kc, "", "", "", true)
+	if err != nil || strings.Join(all, ",") != "alpha,zeta" {
+		t.Fatalf("all: %v %v", all, err)
+	}
+	// $KUBECONFIG is a path list; --context keeps the order given.
+	got, err := Contexts("", filepath.Join(dir, "missing")+string(os.PathListSeparator)+kc, "", "zeta,alpha", false)
+	if err != nil || strings.Join(got, ",") != "zeta,alpha" {
+		t.Fatalf("list: %v %v", got, err)
+	}
+	if _, err := Contexts(kc, "", "", "alpha,nope,gone", false); err == nil || !strings.Contains(err.Error(), `"nope", "gone"`) {
+		t.Fatalf("missing contexts: %v", err)
+	}
+	if _, err := Contexts("", "", dir, "a,b", false); err == nil || !strings.Contains(err.Error(), "no kubeconfig") {
+		t.Fatalf("no kubeconfig: %v", err)
+	}
+	if _, err := Contexts(filepath.Join(dir, "nope"), "", "", "a,b", false); err == nil {
+		t.Fatal("a missing --kubeconfig must fail")
+	}
+}
+
+// One cluster that cannot be opened is recorded and the others open.
+func TestOpenAndCollectWithOneFailing(t *testing.T) {
+	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	base := live.Options{Demo: true, DemoSeed: 1, DemoStart: start, WallNow: func() time.Time { return start }}
+	open := func(ctx context.Context, o live.Options) (*live.Session, error) {
+		if o.Context == "broken" {
+			return nil, errors.New("kubeconfig context \"broken\": no server")
+		}
+		return live.Open(ctx, o)
+	}
+	ms := Open(context.Background(), base, []string{"east", "broken", "west"}, open)
+	defer Close(ms)
+	if ms[0].Session == nil || ms[2].Session == nil || ms[1].Err == nil {
+		t.Fatalf("members %+v %+v %+v", ms[0], ms[1], ms[2])
+	}
+	if ms[0].Session.Context != "east" || ms[2].Session.Context != "west" {
+		t.Fatalf("names %q %q", ms[0].Session.Context, ms[2].Session.Context)
+	}
+	rs := Collect(context.Background(), ms, 30*time.Second, func() time.Time { return start })
+	var codes []int
+	for _, r := range rs {
+		codes = append(codes, r.Cluster.ExitCode(r.Now))
+	}
+	if codes[0] != 2 || codes[1] != 1 || codes[2] != 2 || Worst(codes...) != 2 {
+		t.Fatalf("codes %v", codes)
+	}
+	if rs[1].Cluster.Context != "broken" || !strings.Contains(Why(rs[1].Cluster), "no server") {
+		t.Fatalf("broken: %q", Why(rs[1].Cluster))
+	}
+	// Each demo cluster is its own fleet (seed offset by position).
+	l0, _ := rs[0].Cluster.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"})
+	l2, _ := rs[2].Cluster.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"})
+	if l0 == nil || l2 == nil || l0.Holder == l2.Holder {
+		t.Fatalf("the two demo clusters share a ghost holder: %v %v", l0, l2)
+	}
+}
