@@ -330,3 +330,24 @@ func Attention(rows []Row) int {
 	}
 	return n
 }
+
+// Screen renders the whole cluster list as the root's body: a box of w×h
+// cells titled "Clusters" with how many need attention in its top border,
+// the rows inside, and a one-line hint at the bottom.
+func Screen(ctx *pctx.Context, l *List, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	p := ctx.P
+	note := fmt.Sprintf("%d clusters", len(l.Rows))
+	if n := Attention(l.Rows); n > 0 {
+		note = fmt.Sprintf("%d of %d need attention", n, len(l.Rows))
+	}
+	inner := max(h-2, 0)
+	bodyH := max(inner-2, 0)
+	body := Render(ctx, l.Rows, l.Sel, max(w-2, 0), bodyH)
+	if inner >= 2 {
+		body = append(body, "", p.Paint(pctx.Muted, "↑/↓ select · enter open · esc back to this list · q quit"))
+	}
+	return pctx.Box(p, "Clusters", note, body, w, h)
+}

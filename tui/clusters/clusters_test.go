@@ -128,3 +128,25 @@ func TestListKeys(t *testing.T) {
 		t.Fatalf("G: %q", l.Selected())
 	}
 }
+
+func TestScreen(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	l := &List{}
+	l.SetRows([]Row{RowOf(busy(), t0), RowOf(unreachable(), t0)})
+	lines := Screen(ctx, l, 100, 8)
+	if len(lines) != 8 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, ln := range lines {
+		if w := ansi.StringWidth(ln); w != 100 {
+			t.Fatalf("line %d is %d cells", i, w)
+		}
+	}
+	top := ansi.Strip(lines[0])
+	if !strings.Contains(top, "Clusters") || !strings.Contains(top, "1 of 2 need attention") {
+		t.Fatalf("top border %q", top)
+	}
+	if !strings.Contains(ansi.Strip(lines[6]), "enter open") {
+		t.Fatalf("hint line %q", ansi.Strip(lines[6]))
+	}
+}
