@@ -29,15 +29,28 @@ cleanup() {
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
+# A placeholder session keeps the server up while tests restart theirs.
+"${T[@]}" new-session -d -s keep "sleep 3600"
 
 # start ARGS...: (re)start the dashboard in a 120x40 pane.
 start() {
 	"${T[@]}" kill-session -t e2e >/dev/null 2>&1
 	"${T[@]}" new-session -d -s e2e -x "${COLS:-120}" -y "${ROWS:-40}" \
 		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=$TMPD $BIN --demo --speed 0 $*; echo \"EXITED:\$?\"; sleep 60"
+	# Wait for the first frame with nodes (or an early exit).
+	for _ in $(seq 1 100); do
+		if screen | grep -qE "sort: |EXITED:"; then break; fi
+		sleep 0.1
+	done
+	sleep 0.3
 }
 screen() { "${T[@]}" capture-pane -p -t e2e 2>/dev/null; }
 keys() { "${T[@]}" send-keys -t e2e "$@"; }
+# esc: a lone Escape, then a pause so the next key is not read as alt+key.
+esc() {
+	keys Escape
+	sleep 0.4
+}
 # The confirm dialog ignores keys for 400ms after opening.
 settle() { sleep "${1:-0.6}"; }
 
@@ -68,7 +81,7 @@ expect_not() {
 }
 
 # --- 1. the main screen at the ghost-lease moment ---------------------------
-start "--demo-at ${E2E_AT_START:-0s}"
+start "--demo-at ${E2E_AT:-30m}"
 expect "dashboard opens" "rebootwatch"
 expect "locks panel" "Locks"
 expect "nodes panel" "Nodes"
@@ -80,7 +93,7 @@ expect "footer help" "? help"
 keys /
 keys w o r k e r
 expect "filter narrows to workers" "4/7 nodes"
-keys Escape
+esc
 expect "esc clears the filter" "7 nodes · sort"
 
 keys s
@@ -89,40 +102,62 @@ expect "s cycles the sort" "sort: name"
 keys Enter
 expect "enter opens the node detail" "Conditions"
 expect "detail shows boot ids" "Boot ids seen"
-keys Escape
+esc
 expect "esc returns" "Timeline"
 
 keys '?'
 expect "? opens the full help" "? or esc to close"
-keys Escape
+esc
 
 keys t
 expect "t switches theme" "theme: light"
 
-# --- 2. confirm dialog: cancel, then accept the reap of the ghost ----------
+# --- 2. confirm dialogs: cancel, then release the orphan and reap the ghost
+start "--demo-at ${E2E_AT:-30m}"
+expect "orphaned kured lock shown" "orphaned"
+keys r
+expect "r opens the release dialog" "Release lock?"
+expect "dialog shows the gates" "gates"
+expect "dialog shows the exact write" "remove annotation"
+expect "dialog defaults to No" "[ No ]"
+settle
+keys Enter
+expect "enter on No cancels" "release cancelled: nothing written"
+
+keys r
+expect "release dialog again" "Release lock?"
+settle
+keys y Enter
+expect "release done toast" "release kured:kube-system/kured: done"
+expect "release on the timeline" "release kured:kube-system/kured (holder worker-1): done"
+
 keys Tab
 keys x
 expect "x opens the reap dialog" "Reap lock?"
-expect "dialog shows gates" "gates"
-expect "dialog shows the exact write" "holderIdentity"
-expect "dialog defaults to No" "[ No ]"
-settle
-keys Escape
-expect "esc cancels" "reap cancelled: nothing written"
-
-keys x
-expect "dialog opens again" "Reap lock?"
+expect "reap writes the lease holder" "holderIdentity"
 settle
 keys y Enter
 expect "reap done toast" "reap fleetlock:default/fleetlock-default: done"
-expect "lease is free afterwards" "free"
-expect "action on the timeline" "reap fleetlock:default/fleetlock-default (holder"
+expect "nothing needs attention afterwards" "nothing needs attention"
 
 keys q
 expect "q quits with status 0" "EXITED:0"
 
+# --- 2b. a gate refuses: the ghost cannot be reaped while a node is mid-cycle
+start "--demo-at ${E2E_AT:-30m}"
+keys Tab
+keys x
+expect "reap dialog" "Reap lock?"
+expect "failed gate shown" "✗ other-nodes"
+expect "Yes is only an unsafe override" "Yes, unsafe"
+settle
+keys Enter
+expect "refusal toast" "reap fleetlock:default/fleetlock-default: refused"
+expect "ghost still there" "ghost"
+keys q
+
 # --- 3. read-only hides every action ----------------------------------------
-start "--demo-at ${E2E_AT_START:-0s} --read-only"
+start "--demo-at ${E2E_AT:-30m} --read-only"
 expect "read-only marker" "[read-only]"
 expect_not "no release hint in read-only" "r release"
 keys Tab
@@ -132,19 +167,18 @@ keys q
 expect "quits" "EXITED:0"
 
 # --- 4. dry-run shows the write without making it ---------------------------
-start "--demo-at ${E2E_AT_START:-0s} --dry-run"
+start "--demo-at ${E2E_AT:-30m} --dry-run"
 expect "dry-run marker" "[dry-run]"
-keys Tab
-keys x
+keys r
 expect "dry-run dialog" "DRY RUN, not written"
 settle
 keys y Enter
-expect "dry-run outcome" "reap fleetlock:default/fleetlock-default: dry-run"
-expect "lease still ghost after a dry run" "ghost"
+expect "dry-run outcome" "release kured:kube-system/kured: dry-run"
+expect "lock still orphaned after a dry run" "orphaned"
 keys q
 
 # --- 5. small terminals ------------------------------------------------------
-COLS=60 ROWS=15 start "--demo-at ${E2E_AT_START:-0s}"
+COLS=60 ROWS=15 start "--demo-at ${E2E_AT:-30m}"
 expect "condensed layout at 60x15" "STEP"
 "${T[@]}" resize-window -t e2e -x 50 -y 12 >/dev/null 2>&1
 expect "too small below 60x15" "terminal too small"
