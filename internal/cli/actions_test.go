@@ -110,7 +110,7 @@ func TestActionDryRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if doc.Verdict != "orphaned" || doc.Outcome != "dry-run" || !doc.Allowed || len(doc.Gates) != 5 ||
+	if doc.Verdict != "orphaned" || doc.Outcome != "dry-run" || !doc.Allowed || len(doc.Gates) != 6 ||
 		doc.HolderNode == nil || *doc.HolderNode != "worker-1" || !strings.Contains(doc.Message, doc.Write) {
 		t.Fatalf("doc %+v", doc)
 	}

@@ -15,6 +15,7 @@ const (
 	GateHolder     = "holder"
 	GateOtherNodes = "other-nodes"
 	GateVolumes    = "volumes"
+	GateAlerts     = "alerts"
 )
 
 // Gate is one safety check before a release or reap (DESIGN §6.3).
@@ -259,6 +260,9 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 			stale = append(stale, "longhorn "+string(h.Status))
 		}
 	}
+	if !c.Synced() {
+		stale = append(stale, "first picture not complete")
+	}
 	if len(stale) > 0 {
 		add(GateFreshData, false, "data is not fresh: %s", strings.Join(stale, ", "))
 	} else {
@@ -374,6 +378,21 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		} else {
 			add(GateVolumes, true, "no Longhorn volume is degraded or faulted")
 		}
+	}
+
+	// alerts: no blocking Prometheus alert fires (kured's alert filter),
+	// when that is configured.
+	names, known := c.FiringAlerts()
+	h, reported := c.Source(model.SourcePrometheus)
+	switch {
+	case !known:
+		add(GateAlerts, true, "no blocking-alert filter configured")
+	case reported && !h.Usable():
+		add(GateAlerts, false, "prometheus is %s: cannot tell whether blocking alerts fire", h.Status)
+	case len(names) > 0:
+		add(GateAlerts, false, "blocking alerts firing: %s", list(names, 5))
+	default:
+		add(GateAlerts, true, "no blocking alert fires")
 	}
 	return gs
 }

@@ -24,8 +24,8 @@ func mustPlan(t *testing.T, e *Engine, c *model.Cluster, ref model.LockRef, hold
 	if err != nil {
 		t.Fatalf("Plan(%s, %q, %s): %v", ref, holder, a, err)
 	}
-	if len(p.Gates) != 5 {
-		t.Fatalf("want 5 gates, got %+v", p.Gates)
+	if len(p.Gates) != 6 {
+		t.Fatalf("want 6 gates, got %+v", p.Gates)
 	}
 	for _, g := range p.Gates {
 		if g.Reason == "" {
@@ -154,6 +154,9 @@ func TestPlanGates(t *testing.T) {
 		{"other node NotReady", []model.Event{nodesOK(), up(node("n1", notReady(now.Add(-time.Minute)))), ghost}, GateOtherNodes, "n1 (NotReady"},
 		{"other node readiness unknown", []model.Event{nodesOK(), up(node("n1", noReady())), ghost}, GateOtherNodes, "readiness unknown"},
 		{"nodes stale", []model.Event{source(model.SourceNodes, model.StatusStale), up(node("n1")), ghost}, GateFreshData, "nodes stale"},
+		{"blocking alert firing", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{Names: []string{"EtcdDown"}}, ghost}, GateAlerts, "EtcdDown"},
+		{"no blocking alert", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{}, ghost}, "", ""},
+		{"alerts unknown: prometheus errored", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{}, source(model.SourcePrometheus, model.StatusError), ghost}, GateAlerts, "prometheus is error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

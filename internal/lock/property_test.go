@@ -117,6 +117,12 @@ func genWorld(r *rand.Rand) world {
 		if r.IntN(3) == 0 {
 			ev = append(ev, source(model.SourceLonghorn, append(statuses, model.StatusNotInstalled)[r.IntN(len(statuses)+1)]))
 		}
+		switch r.IntN(8) {
+		case 0:
+			ev = append(ev, model.AlertsFiring{Names: []string{"EtcdHighLatency"}})
+		case 1:
+			ev = append(ev, model.AlertsFiring{})
+		}
 		for i := range names {
 			switch r.IntN(6) {
 			case 0:
@@ -293,6 +299,10 @@ func checkAllowed(t *testing.T, seed uint64, c *model.Cluster, e *Engine, p Plan
 				fail("volume %s is %s", v.Key(), v.Robustness)
 			}
 		}
+	}
+	// The alert gate: no blocking Prometheus alert fires.
+	if names, known := c.FiringAlerts(); known && len(names) > 0 {
+		fail("blocking alerts fire: %v", names)
 	}
 	// Rule 2: the write carries the judged UID and resourceVersion.
 	obj, ok := c.Lock(s.LockRef)
