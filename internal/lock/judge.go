@@ -37,6 +37,9 @@ type Engine struct {
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 }
 
+// Judge must stay a model.Judge.
+var _ model.Judge = (&Engine{}).Judge
+
 // New returns an engine.
 func New(opts Options) *Engine {
 	if opts.OrphanGrace <= 0 {
