@@ -5,17 +5,20 @@
 # into a PNG with hack/ansi2png (DejaVu Sans Mono; fonts-dejavu-core).
 #
 # Moments: a node draining while its Longhorn volumes are degraded; the
-# ghost fleetlock lease selected with its holder; the confirm dialog of a
-# release refused by a gate; the light theme. Output: screenshots/*.png
-# (and the captured .ans text next to them for review).
+# ghost fleetlock lease selected next to an orphaned kured lock; the confirm
+# dialog of the orphan's release (every gate passed, the exact write); a
+# reap refused by its gates; the light theme. Output: screenshots/*.png
+# (KEEP_ANSI=1 keeps the captured .ans text next to them for review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${REBOOTWATCH_BIN:-$PWD/bin/rebootwatch}
 OUT=${OUT:-$PWD/screenshots}
 # Scenario moments (time since the demo's start); see the note in the README.
-AT_DRAIN=${AT_DRAIN:-24m}
-AT_GHOST=${AT_GHOST:-0s}
-AT_STALL=${AT_STALL:-58m}
+# 7m30s: worker-1 drains, its Longhorn replicas are gone (10 volumes
+# degraded). 30m: worker-1 rebooted but never released kured's lock
+# (orphaned) and the fleetlock Lease is still held by a ghost.
+AT_DRAIN=${AT_DRAIN:-7m30s}
+AT_STALL=${AT_STALL:-30m}
 command -v tmux >/dev/null || { echo "screenshots: tmux is required (apt-get install tmux)"; exit 1; }
 [ -x "$BIN" ] || { echo "screenshots: $BIN is not built (make build)"; exit 1; }
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || { echo "screenshots: install fonts-dejavu-core"; exit 1; }
@@ -26,6 +29,8 @@ A2P="$(mktemp -d)/ansi2png"
 SOCK="rebootwatch-shots-$$"
 T=(tmux -L "$SOCK" -f /dev/null)
 trap '"${T[@]}" kill-server >/dev/null 2>&1 || true; rm -rf "$(dirname "$A2P")"' EXIT
+# A placeholder session keeps the server up between shots.
+"${T[@]}" new-session -d -s keep "sleep 3600"
 
 # shot NAME COLS ROWS BG FG "ARGS" KEYS...: start, send keys, capture, render.
 shot() {
@@ -47,12 +52,14 @@ shot() {
 	sleep 0.5
 	"${T[@]}" capture-pane -e -p -t shot >"$OUT/$name.ans"
 	"$A2P" -in "$OUT/$name.ans" -out "$OUT/$name.png" -cols "$cols" -rows "$rows" -bg "$bg" -fg "$fg" -size 14 -title "rebootwatch --demo"
+	[ -n "${KEEP_ANSI:-}" ] || rm -f "$OUT/$name.ans"
 	echo "screenshots: $OUT/$name.png"
 }
 
 DARK_BG='#1b1e24' DARK_FG='#d0d4dc'
 LIGHT_BG='#ffffff' LIGHT_FG='#1f2328'
 shot draining-degraded 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark"
-shot ghost-lease 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_GHOST --theme dark" Tab
-shot confirm-dialog 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark" r @wait
-shot light-theme 160 44 "$LIGHT_BG" "$LIGHT_FG" "--demo-at $AT_STALL --theme light"
+shot ghost-lease 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark" Tab
+shot confirm-dialog 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark" r @wait
+shot refused-by-gates 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark" Tab x @wait
+shot light-theme 160 44 "$LIGHT_BG" "$LIGHT_FG" "--demo-at $AT_DRAIN --theme light"

@@ -97,6 +97,33 @@ func TestSortCycles(t *testing.T) {
 	}
 }
 
+// TestCursorStaysOnTopUntilMoved: before the operator moves, the cursor
+// follows the first row (the node that most needs eyes) as rows reorder.
+func TestCursorStaysOnTopUntilMoved(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	if r, _ := m.table.Selected(); r.Name != "w-03" {
+		t.Fatalf("cursor starts on %s; want w-03", r.Name)
+	}
+	// The lock moves to w-04, which now drains and sorts first.
+	kured := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "999", Present: true, Annotation: "w-04", AcquireTime: t0}}})
+	if rowNames(m)[0] != "w-04" {
+		t.Fatalf("rows = %v; want w-04 first", rowNames(m))
+	}
+	if r, _ := m.table.Selected(); r.Name != "w-04" {
+		t.Fatalf("cursor on %s; want the new first row w-04", r.Name)
+	}
+	// Once moved, the cursor follows its node.
+	press(m, "j", "j")
+	sel, _ := m.table.Selected()
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "1000", Present: true, Annotation: "w-05", AcquireTime: t0}}})
+	if r, _ := m.table.Selected(); r.Name != sel.Name {
+		t.Fatalf("moved cursor jumped from %s to %s", sel.Name, r.Name)
+	}
+}
+
 func TestCursorFollowsNodeAcrossSort(t *testing.T) {
 	m := newFixture().model(Options{})
 	size(m, 100, 30)

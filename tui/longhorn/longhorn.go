@@ -25,7 +25,7 @@ func Gate(p pctx.Painter, s *model.VolumeSummary) string {
 	case s.Faulted > 0:
 		return p.Paint(pctx.Critical, fmt.Sprintf("gate ✗ %d faulted: unsafe to free a lock", s.Faulted))
 	case s.Degraded > 0:
-		return p.Paint(pctx.Warning, fmt.Sprintf("gate ✗ %d degraded: unsafe to free a lock (the next drain could leave 1 replica)", s.Degraded))
+		return p.Paint(pctx.Warning, fmt.Sprintf("gate ✗ %d degraded: unsafe to free a lock", s.Degraded))
 	case s.Unknown > 0:
 		return p.Paint(pctx.Warning, fmt.Sprintf("gate ? %d volume(s) unknown", s.Unknown))
 	}
@@ -67,6 +67,9 @@ func Render(p pctx.Painter, d Data, w, h int) []string {
 		return nil
 	}
 	lines := []string{Counts(p, d.Summary), Gate(p, d.Summary)}
+	if d.Summary != nil && d.Summary.Degraded > 0 && d.Summary.Faulted == 0 {
+		lines = append(lines, p.Paint(pctx.Muted, "  the next drain could leave a volume with 1 replica"))
+	}
 	if d.Summary != nil {
 		room := h - len(lines)
 		for i, k := range d.Summary.NotHealthy {

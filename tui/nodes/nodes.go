@@ -58,6 +58,10 @@ type Table struct {
 	Sort     SortMode
 	Filter   string
 	selected string // name under the cursor, kept across rebuilds
+	// pinned is true once the operator moved the cursor: it then stays on
+	// its node when rows reorder; until then it stays on the first row, the
+	// node that most needs eyes.
+	pinned bool
 }
 
 // cycleRank puts nodes that need eyes first.
@@ -169,7 +173,7 @@ func Match(r *Row, filter string) bool {
 }
 
 func (t *Table) apply(now time.Time) {
-	if t.selected == "" && t.Cursor < len(t.rows) {
+	if t.pinned && t.selected == "" && t.Cursor < len(t.rows) {
 		t.selected = t.rows[t.Cursor].Name
 	}
 	t.rows = t.rows[:0]
@@ -255,14 +259,21 @@ func (t *Table) Selected() (Row, bool) {
 	return t.rows[t.Cursor], true
 }
 
-// Move moves the cursor by d rows (clamped).
+// Move moves the cursor by d rows (clamped); the cursor then follows its
+// node when rows reorder. Back on the first row it follows the top again.
 func (t *Table) Move(d int) {
 	t.Cursor = max(0, min(t.Cursor+d, len(t.rows)-1))
+	t.pinned = t.Cursor > 0
 }
 
-// Top and Bottom jump to the first and last row.
-func (t *Table) Top()    { t.Cursor = 0 }
-func (t *Table) Bottom() { t.Cursor = max(len(t.rows)-1, 0) }
+// Top jumps to the first row (and follows the top); Bottom to the last.
+func (t *Table) Top() { t.Cursor, t.pinned = 0, false }
+
+// Bottom jumps to the last row.
+func (t *Table) Bottom() {
+	t.Cursor = max(len(t.rows)-1, 0)
+	t.pinned = true
+}
 
 // Scroll keeps the cursor within the h visible rows; the root calls it
 // from Update whenever the cursor or the layout changes.
