@@ -78,7 +78,7 @@ func TestVerdicts(t *testing.T) {
 		{name: "kured TTL without created is expired, like kured",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(`{"nodeID":"n1","TTL":3600000000000}`))}}},
 			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictExpired, nodes: []string{"n1"}, actions: []model.Action{P}, reason: "no created time"}}},
-		{name: "kured expired lock of a ghost holder is a ghost",
+		{name: "kured expired lock of a ghost holder is expired (TTL checked first; both allow reap)",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(single(ent("n9", h(-3*time.Hour), time.Hour))))}}},
 			want:  []want{{ref: kuredRef, holder: "n9", verdict: model.VerdictExpired, actions: []model.Action{P}}}},
 		{name: "kured created in the future proves no reboot",
