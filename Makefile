@@ -7,7 +7,7 @@ TESTFLAGS ?= -count=1 -timeout 40m
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all build demo test unit integration e2e bench lint fmt vet testcluster screenshots clean
+.PHONY: all deps build demo test unit integration e2e bench lint fmt vet testcluster screenshots clean
 
 all: build
 
@@ -28,12 +28,16 @@ $(BIN)/kube-apiserver: hack/testcluster/go.mod
 $(BIN)/etcd: hack/testcluster/go.mod
 	cd hack/testcluster && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 
+# tmux and prometheus from Debian, when missing (hack/deps.sh).
+deps:
+	bash hack/deps.sh
+
 unit:
 	$(GO) test $(TESTFLAGS) -short $(PKGS)
 
 # test runs everything: unit tests, integration tests against a real
 # kube-apiserver + etcd and Prometheus, and the tmux end-to-end script.
-test: build testcluster
+test: deps build testcluster
 	REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(PKGS)
 	@if command -v tmux >/dev/null 2>&1; then bash hack/e2e-tmux.sh; else echo "tmux not installed: skipping the tmux end-to-end script"; fi
 

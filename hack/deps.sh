@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the system packages the full test suite needs when they are
+# missing: tmux (the end-to-end script) and prometheus (the Prometheus
+# source's integration tests), both from Debian. Nothing else is needed but
+# Go. Run by `make test`; safe to run again.
+set -euo pipefail
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+if [ ${#need[@]} -eq 0 ]; then
+	exit 0
+fi
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		sudo="sudo"
+	else
+		echo "deps: ${need[*]} missing and not root: install them with apt-get install ${need[*]}" >&2
+		exit 1
+	fi
+fi
+echo "deps: installing ${need[*]} (apt-get)"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian starts a prometheus service on install; the tests run their own on
+# free loopback ports and need nothing else listening.
+$sudo systemctl stop prometheus >/dev/null 2>&1 || true
+$sudo systemctl disable prometheus >/dev/null 2>&1 || true
