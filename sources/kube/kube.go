@@ -298,7 +298,7 @@ func (s *Source) newPart(name model.SourceName, resource, ns string, example run
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *part {
 	p := &part{name: name, resource: resource, ns: ns}
 	p.rep = sources.NewReporter(name, 0, s.send, s.opts.Clock)
-	lw := &sources.ListWatch{Timeout: s.opts.RequestTimeout, ListFunc: list, WatchFunc: watchFn,
+	lw := &sources.ListWatch{Client: s.opts.Client, Timeout: s.opts.RequestTimeout, ListFunc: list, WatchFunc: watchFn,
 		OnResult: func(verb string, err error) { s.onResult(p, verb, err) }}
 	p.inf = cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
 		ObjectDescription: resource,
@@ -385,7 +385,15 @@ func (s *Source) WaitForSync(ctx context.Context) error {
 		select {
 		case <-p.rep.Settled():
 		case <-ctx.Done():
-			return fmt.Errorf("kube source: %s not synced: %w", p.name, ctx.Err())
+			var waiting []string
+			for _, p := range s.parts {
+				select {
+				case <-p.rep.Settled():
+				default:
+					waiting = append(waiting, string(p.name))
+				}
+			}
+			return fmt.Errorf("kube source: %s not synced: %w", strings.Join(waiting, ", "), ctx.Err())
 		}
 	}
 	return nil

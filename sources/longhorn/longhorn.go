@@ -145,6 +145,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		synced, failed bool
 	)
 	lw := &sources.ListWatch{
+		Client:  s.opts.Client,
 		Timeout: s.opts.RequestTimeout,
 		ListFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			return ri.List(ctx, lo)
