@@ -12,6 +12,21 @@ import (
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
+// HolderFull renders a lock's holder with the whole raw id (dialogs).
+func HolderFull(s model.LockStatus) string {
+	switch {
+	case s.Holder == "":
+		return "–"
+	case s.Verdict == model.VerdictAmbiguous && len(s.HolderNodes) > 0:
+		return strings.Join(s.HolderNodes, ", ") + " (id " + s.Holder + ")"
+	case s.HolderNode() != "" && s.HolderNode() != s.Holder:
+		return s.HolderNode() + " (id " + s.Holder + ")"
+	case s.HolderNode() == "" && s.Verdict == model.VerdictGhost:
+		return s.Holder + " (matches no node)"
+	}
+	return s.Holder
+}
+
 // Holder renders a lock's holder: node name and raw id when they differ.
 func Holder(s model.LockStatus) string {
 	switch {
