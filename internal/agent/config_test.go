@@ -196,7 +196,8 @@ func TestLoadRESTConfig(t *testing.T) {
 		t.Fatalf("error does not say what to do: %v", err)
 	}
 	cfg, origin, err = LoadRESTConfig(c, noEnv, in)
-	if err != nil || cfg.Host != "https://10.0.0.1:443" || cfg.Timeout != 7*time.Second || origin != "in-cluster service account" {
+	if err != nil || cfg.Host != "https://10.0.0.1:443" || cfg.Timeout != 7*time.Second || origin != "in-cluster service account" ||
+		cfg.BearerTokenFile == "" { // the token file is what client-go re-reads on rotation
 		t.Fatalf("in-cluster: %v %v %q", cfg, err, origin)
 	}
 	c.Context = "one"
