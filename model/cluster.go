@@ -337,13 +337,20 @@ func (c *Cluster) LonghornPresent() bool {
 	return h.Status != StatusNotInstalled && h.Status != StatusDisabled
 }
 
+// The two values RebootRequired points to; callers must not write through it.
+var boolTrue, boolFalse = true, false
+
 // RebootRequired returns a node's reboot-required signal (kured_reboot_required),
-// or nil when unknown.
+// or nil when unknown. The pointer is shared: never write through it.
 func (c *Cluster) RebootRequired(name string) *bool {
-	if v, ok := c.reboot[name]; ok {
-		return &v
+	v, ok := c.reboot[name]
+	switch {
+	case !ok:
+		return nil
+	case v:
+		return &boolTrue
 	}
-	return nil
+	return &boolFalse
 }
 
 // Source returns the last health of a source; ok is false when never reported.
