@@ -426,7 +426,8 @@ func TestEverySize(t *testing.T) {
 	m := f.model(Options{AllowUnsafe: true})
 	modes := []func(){
 		func() { m.mode, m.dialog = modeMain, nil },
-		func() { m.mode = modeDetail; m.detailNode = "w-03" },
+		func() { m.mode = modeDetail; m.detailIsLock = false; m.detailNode = "w-03" },
+		func() { m.mode = modeDetail; m.detailIsLock = true; m.detailLock = 0 },
 		func() { m.mode = modeHelp },
 		func() {
 			m.mode = modeMain
@@ -649,5 +650,27 @@ func TestFrozenClusterClockKeepsTheDialogUsable(t *testing.T) {
 	m.Update(tickMsg(wall.Now()))
 	if m.toast != nil {
 		t.Fatal("toast did not expire on the wall clock")
+	}
+}
+
+func TestLockDetail(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "tab", "enter")
+	s := screen(m)
+	for _, want := range []string{"Lock fleetlock:default/fleetlock-default", ghostID + " (matches no node)", "holder matches no current node", "Evidence", "x reap"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lock detail lacks %q:\n%s", want, s)
+		}
+	}
+	// r/x from the lock detail act on that lock.
+	openAfterIgnore(t, f, m, "x")
+	if m.dialog.Plan.Status.Kind != model.LockFleetlock {
+		t.Fatalf("x in the lock detail planned on %s", m.dialog.Plan.Status.LockRef)
+	}
+	press(m, "esc", "esc")
+	if m.mode != modeMain {
+		t.Fatal("esc should leave the detail")
 	}
 }

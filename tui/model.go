@@ -10,7 +10,6 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
-	"github.com/rebootwatch/rebootwatch/tui/detail"
 	"github.com/rebootwatch/rebootwatch/tui/dialog"
 	"github.com/rebootwatch/rebootwatch/tui/nodes"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -115,8 +114,10 @@ type Model struct {
 	lockSel int
 	mode    mode
 
-	detailNode string
-	detailOff  int
+	detailNode   string
+	detailLock   int // index into LockStatuses when detailIsLock
+	detailIsLock bool
+	detailOff    int
 
 	filtering   bool
 	filterDraft string
@@ -347,7 +348,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.mode = modeMain
 		case key.Matches(msg, k.Down):
 			// Stop where the last line is at the bottom of the box.
-			n := len(detail.Lines(m.ctx, m.c, m.detailNode))
+			n := len(m.detailLines(m.ctx.Width))
 			if g := m.geometry(); !g.small {
 				m.detailOff = min(m.detailOff+1, max(n-(g.bodyH-2), 0))
 			}
@@ -375,10 +376,15 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.focus = focusNodes
 	case key.Matches(msg, k.Detail):
 		if m.focus == focusLocks {
+			if m.lockSel < len(m.c.LockStatuses()) {
+				m.mode = modeDetail
+				m.detailIsLock, m.detailLock, m.detailOff = true, m.lockSel, 0
+			}
 			break
 		}
 		if r, ok := m.table.Selected(); ok {
 			m.mode = modeDetail
+			m.detailIsLock = false
 			m.detailNode = r.Name
 			m.detailOff = 0
 		}
@@ -458,6 +464,9 @@ func (m *Model) nextTheme() {
 // needs attention.
 func (m *Model) target(a model.Action) (model.LockStatus, bool) {
 	sts := m.c.LockStatuses()
+	if m.mode == modeDetail && m.detailIsLock && m.detailLock < len(sts) {
+		return sts[m.detailLock], sts[m.detailLock].Holder != ""
+	}
 	if m.focus == focusLocks && m.lockSel < len(sts) {
 		return sts[m.lockSel], sts[m.lockSel].Holder != ""
 	}

@@ -281,6 +281,7 @@ func (m *Model) helpBox(w, h int) []string {
 	body = append(body, "",
 		p.Paint(pctx.Muted, "filter: / then words matched against node name, phase and role (all must match)"),
 		p.Paint(pctx.Muted, "sort: s cycles cycle → name → phase → time in phase → role"),
+		p.Paint(pctx.Muted, "tab moves between the nodes and the locks; enter opens the node's or the lock's detail (evidence, reason)"),
 		p.Paint(pctx.Muted, "stepper: ● done  ◉ current  ○ to come — pending → draining → rebooting → recovering → done"))
 	if m.ctx.ReadOnly {
 		body = append(body, p.Paint(pctx.Warning, "read-only: actions are hidden"))
@@ -294,12 +295,31 @@ func (m *Model) helpBox(w, h int) []string {
 }
 
 func (m *Model) detailBox(w, h int) []string {
-	body := detail.Lines(m.ctx, m.c, m.detailNode)
+	body := m.detailLines(w)
 	body = body[min(m.detailOff, max(len(body)-(h-2), 0)):]
 	for i := range body {
 		body[i] = " " + body[i]
 	}
-	return pctx.Box(m.ctx.P, "Node "+m.detailNode, "esc back · j/k scroll", body, w, h)
+	title := "Node " + m.detailNode
+	if m.detailIsLock {
+		title = "Lock"
+		if sts := m.c.LockStatuses(); m.detailLock < len(sts) {
+			title = "Lock " + sts[m.detailLock].LockRef.String()
+		}
+	}
+	return pctx.Box(m.ctx.P, title, "esc back · j/k scroll", body, w, h)
+}
+
+// detailLines is the content of the detail view (node or lock).
+func (m *Model) detailLines(w int) []string {
+	if m.detailIsLock {
+		sts := m.c.LockStatuses()
+		if m.detailLock >= len(sts) {
+			return []string{m.ctx.P.Paint(pctx.Warning, "the lock is gone")}
+		}
+		return detail.LockLines(m.ctx, sts[m.detailLock], w-2)
+	}
+	return detail.Lines(m.ctx, m.c, m.detailNode)
 }
 
 func (m *Model) footer(w int) string {

@@ -178,3 +178,70 @@ func holds(s model.LockStatus, name string) bool {
 	}
 	return s.Holder == name
 }
+
+// LockLines returns the detail of one judged lock: holder, verdict with
+// the whole reason, the evidence it rests on and the allowed actions.
+func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
+	p := ctx.P
+	var out []string
+	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 14))+v) }
+	kv("kind", string(s.Kind))
+	kv("object", s.Namespace+"/"+s.Name+p.Paint(pctx.Muted, " (uid "+s.UID+", resourceVersion "+s.ResourceVersion+")"))
+	kv("holder", locks.HolderFull(s))
+	kv("held for", locks.Held(s, ctx.Now))
+	if !s.Created.IsZero() {
+		kv("taken", s.Created.Format("2006-01-02 15:04:05"))
+	}
+	if s.TTL > 0 {
+		kv("ttl", s.TTL.String())
+	}
+	kv("verdict", p.Verdict(s.Verdict, string(s.Verdict)))
+	for i, l := range wrap(s.Reason, max(width-16, 20)) {
+		if i == 0 {
+			kv("reason", l)
+		} else {
+			kv("", l)
+		}
+	}
+	out = append(out, "", p.Paint(pctx.Title, "Evidence"))
+	if len(s.Evidence) == 0 {
+		out = append(out, p.Paint(pctx.Muted, "none recorded"))
+	}
+	for _, e := range s.Evidence {
+		kv(e.Key, e.Value)
+	}
+	if !ctx.ReadOnly {
+		out = append(out, "", p.Paint(pctx.Title, "Actions"))
+		if len(s.Actions) == 0 {
+			out = append(out, p.Paint(pctx.Muted, "none allowed now (r/x still show which gate refuses)"))
+		}
+		for _, a := range s.Actions {
+			key := "r"
+			if a == model.ActionReap {
+				key = "x"
+			}
+			out = append(out, p.Paint(pctx.Accent, key)+" "+string(a))
+		}
+	}
+	return out
+}
+
+func wrap(s string, w int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case pctx.Width(line)+1+pctx.Width(word) <= w:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
