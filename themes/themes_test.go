@@ -163,3 +163,14 @@ func TestNoColorRequested(t *testing.T) {
 		t.Error("NO_COLOR=1 must disable colour")
 	}
 }
+
+// TestExampleFile keeps the README's example theme valid.
+func TestExampleFile(t *testing.T) {
+	th, err := LoadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Name != "mine" || th.Phase(model.PhaseDraining) != (color.RGBA{0xff, 0x87, 0x00, 0xff}) || th.Verdict(model.VerdictGhost) != (color.RGBA{0xff, 0, 0, 0xff}) {
+		t.Fatalf("example theme = %+v", th)
+	}
+}
