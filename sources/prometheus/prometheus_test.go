@@ -3,6 +3,8 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -233,5 +235,24 @@ func TestVectorAndFilter(t *testing.T) {
 	}
 	if got := FilterFiring(alerts, regexp.MustCompile("^B$")); strings.Join(got, ",") != "B" {
 		t.Errorf("%v", got)
+	}
+}
+
+func TestTLSSkipVerify(t *testing.T) {
+	f := &fakeProm{block: make(chan struct{})}
+	f.mode.Store("ok")
+	srv := httptest.NewUnstartedServer(f)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	t.Cleanup(func() { close(f.block); srv.Close() })
+
+	// A self-signed certificate is refused unless verification is skipped.
+	_, s := start(t, Options{URL: srv.URL, Interval: time.Hour})
+	if h := s.Health(); h.Status != model.StatusError || !strings.Contains(h.Message, "certificate") {
+		t.Errorf("verifying: %+v", h)
+	}
+	_, s = start(t, Options{URL: srv.URL, Interval: time.Hour, InsecureSkipVerify: true})
+	if h := s.Health(); h.Status != model.StatusOK {
+		t.Errorf("skipping verification: %+v", h)
 	}
 }
