@@ -118,46 +118,44 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 
 	out := &lineWriter{env: env, json: c.Output == "json", bell: c.Bell, styles: watch.NewStyles(c.Output != "json" && colorOK(env))}
 	wopts := watch.Options{Prefix: several, SummaryEvery: wf.summaryEvery, UntilDone: wf.untilDone, StallAfter: wf.stallAfter}
-	results := multi.Collect(ctx, opened, c.SyncTimeout, env.Now)
 	members := make([]*member, len(opened))
 	for i, m := range opened {
-		mb := &member{m: m, c: results[i].Cluster, w: watch.New(wopts), clock: env.Now}
-		if m.Session != nil {
-			mb.clock = m.Session.Clock
-		}
-		if results[i].Err != nil && c.Verbose {
-			fmt.Fprintf(env.Stderr, "rebootwatch: %s: %v\n", m.Context, results[i].Err)
-		}
-		if !mb.c.Readable() {
-			mb.readErr = true
-			why := multi.Why(mb.c)
-			if m.Err != nil {
-				why = m.Err.Error()
-			}
-			out.write(watch.Unreachable(m.Context, several, mb.clock(), why))
-			fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", m.Context, why)
-		}
+		mb := &member{m: m, w: watch.New(wopts), clock: env.Now}
 		members[i] = mb
-	}
-	if ctx.Err() != nil {
-		return exitOf(members)
+		if m.Session == nil {
+			// Could not even be opened: reported now, never watched.
+			mb.c = multi.Unreachable(m.Context, m.Err, env.Now())
+			mb.readErr = true
+			out.write(watch.Unreachable(m.Context, several, env.Now(), m.Err.Error()))
+			fmt.Fprintf(env.Stderr, "rebootwatch: could not open the cluster %q: %v\n", m.Context, m.Err)
+			continue
+		}
+		mb.clock = m.Session.Clock
 	}
 
-	// Fan the sessions' events into one channel, tagged by member.
-	evs := make(chan taggedEvent, 256)
+	// Each cluster's first picture is collected on its own (bounded by
+	// --sync-timeout), so a slow or unreachable cluster never holds up
+	// the others; then its events are fanned into one channel, tagged.
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
+	evs := make(chan taggedEvent, 256)
+	ready := make(chan collected, len(members))
 	for i, mb := range members {
 		if mb.m.Session == nil {
 			continue
 		}
-		go func(i int, in <-chan model.Event) {
+		go func(i int, s *live.Session) {
+			sctx, cancel := context.WithTimeout(fctx, c.SyncTimeout)
+			cl, err := s.Collect(sctx)
+			cancel()
+			select {
+			case ready <- collected{i, cl, err}:
+			case <-fctx.Done():
+				return
+			}
 			for {
 				select {
-				case ev, ok := <-in:
-					if !ok {
-						return
-					}
+				case ev := <-s.Events:
 					select {
 					case evs <- taggedEvent{i, ev}:
 					case <-fctx.Done():
@@ -167,80 +165,112 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 					return
 				}
 			}
-		}(i, mb.m.Session.Events)
+		}(i, mb.m.Session)
 	}
 
-	step := func() (int, bool) {
-		for _, mb := range members {
-			if mb.done || mb.m.Session == nil {
-				continue
-			}
-			now := mb.clock()
-			mb.c.Recompute(now)
-			if !mb.c.Readable() {
-				continue // never read yet: reported once, watched from its first sync on
-			}
-			lines, oc := mb.w.Step(mb.c, now)
-			for _, l := range lines {
-				out.write(l)
-			}
-			if oc.Attention {
-				out.ring()
-			}
-			mb.readErr = false
-			switch {
-			case oc.Stalled:
-				fmt.Fprintf(env.Stderr, "rebootwatch: %s: stalled: %s\n", mb.m.Context, oc.Reason)
-				return ExitAttention, true
-			case oc.Done:
-				mb.done = true
-			}
+	// stepOne derives one collected cluster and prints its lines; end is
+	// true when it stalled.
+	stepOne := func(mb *member) (end bool) {
+		if mb.c == nil || mb.done {
+			return false
 		}
-		if wf.untilDone {
-			all := true
-			for _, mb := range members {
-				if !mb.done && !mb.readErr && mb.m.Session != nil {
-					all = false
-				}
-			}
-			if all {
-				code := ExitOK
-				for _, mb := range members {
-					if mb.readErr || mb.m.Session == nil {
-						code = ExitError
-					}
-				}
-				return code, true
-			}
+		now := mb.clock()
+		mb.c.Recompute(now)
+		if !mb.c.Readable() {
+			return false // never read yet: reported once, watched from its first sync on
 		}
-		return 0, false
+		mb.readErr = false
+		lines, oc := mb.w.Step(mb.c, now)
+		for _, l := range lines {
+			out.write(l)
+		}
+		if oc.Attention {
+			out.ring()
+		}
+		switch {
+		case oc.Stalled:
+			fmt.Fprintf(env.Stderr, "rebootwatch: %s: stalled: %s\n", mb.m.Context, oc.Reason)
+			return true
+		case oc.Done:
+			mb.done = true
+		}
+		return false
 	}
-	if code, end := step(); end {
+	// finished says whether --until-done holds for every cluster that can
+	// be read (unreadable ones make the exit code 1 instead).
+	finished := func() (int, bool) {
+		if !wf.untilDone {
+			return 0, false
+		}
+		code := ExitOK
+		for _, mb := range members {
+			switch {
+			case mb.c == nil:
+				return 0, false // first picture still coming
+			case mb.readErr:
+				code = ExitError
+			case !mb.done:
+				return 0, false
+			}
+		}
+		return code, true
+	}
+	if code, end := finished(); end {
 		return code
 	}
+
 	tick, stopTick := deps.ticker(wf.tick)
 	defer stopTick()
-	clusters := make([]*model.Cluster, len(members))
-	for i, mb := range members {
-		clusters[i] = mb.c
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return exitOf(members)
+		case r := <-ready:
+			mb := members[r.i]
+			mb.c = r.c
+			if r.err != nil && c.Verbose {
+				fmt.Fprintf(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.err)
+			}
+			if !mb.c.Readable() {
+				mb.readErr = true
+				why := multi.Why(mb.c, r.err)
+				out.write(watch.Unreachable(mb.m.Context, several, mb.clock(), why))
+				fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, why)
+			}
+			if stepOne(mb) {
+				return ExitAttention
+			}
+			if code, end := finished(); end {
+				return code
+			}
 		case te := <-evs:
 			mb := members[te.i]
 			mb.c.Apply(te.ev, mb.clock())
 		case f := <-deps.inspect:
 			drain(evs, members)
-			f(clusters)
+			cs := make([]*model.Cluster, len(members))
+			for i, mb := range members {
+				cs[i] = mb.c
+			}
+			f(cs)
 		case <-tick:
 			drain(evs, members)
-			if code, end := step(); end {
+			for _, mb := range members {
+				if stepOne(mb) {
+					return ExitAttention
+				}
+			}
+			if code, end := finished(); end {
 				return code
 			}
 		}
 	}
+}
+
+type collected struct {
+	i   int
+	c   *model.Cluster
+	err error
 }
 
 // drain applies every event already waiting.
@@ -257,10 +287,15 @@ func drain(evs chan taggedEvent, members []*member) {
 }
 
 // exitOf is the exit code when the watch is interrupted: the worst of the
-// clusters' own codes (DESIGN §7).
+// clusters' own codes (DESIGN §7); a cluster whose first picture never came
+// counts as unreadable.
 func exitOf(members []*member) int {
 	var codes []int
 	for _, mb := range members {
+		if mb.c == nil {
+			codes = append(codes, ExitError)
+			continue
+		}
 		codes = append(codes, mb.c.ExitCode(mb.clock()))
 	}
 	return multi.Worst(codes...)

@@ -68,7 +68,11 @@ func TestWatchRealClusterUntilDone(t *testing.T) {
 		for {
 			var got model.Phase
 			select {
-			case inspect <- func(cl []*model.Cluster) { got = cl[0].Phase("n1") }:
+			case inspect <- func(cl []*model.Cluster) {
+				if cl[0] != nil {
+					got = cl[0].Phase("n1")
+				}
+			}:
 			case rc := <-code:
 				t.Fatalf("watch exited (%d) while waiting for n1 %s:\n%s\n%s", rc, p, out.String(), errb.String())
 			case <-time.After(time.Minute):

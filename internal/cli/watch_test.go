@@ -114,8 +114,25 @@ func startWatchEnv(t *testing.T, mod func(*Env), args ...string) *watchRun {
 	c := DefaultCommon()
 	go func() { r.code <- runWatchWith(ctx, env, &c, args, deps) }()
 	t.Cleanup(func() { r.stop() })
-	// The first inspection is served once the loop runs (first sync done).
-	r.do(func([]*model.Cluster) {})
+	// Wait until every cluster's first picture is in (and its first lines
+	// printed), before the test moves the clock.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		all := true
+		if !r.do(func(cs []*model.Cluster) {
+			for _, c := range cs {
+				if c == nil {
+					all = false
+				}
+			}
+		}) || all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first sync never completed")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	return r
 }
 
@@ -177,6 +194,9 @@ func (r *watchRun) caughtUp(cs []*model.Cluster) bool {
 	ctx := context.Background()
 	for i, s := range r.sims {
 		c := cs[i]
+		if c == nil {
+			return false
+		}
 		nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			r.t.Fatal(err)

@@ -230,10 +230,15 @@ func Unreachable(context string, err error, now time.Time) *model.Cluster {
 	return c
 }
 
-// Why explains in one line why a cluster is not readable.
-func Why(c *model.Cluster) string {
+// Why explains in one line why a cluster is not readable: the node
+// source's own report, else the first sync's error (a cluster that never
+// answered within the sync timeout).
+func Why(c *model.Cluster, syncErr error) string {
 	if h, ok := c.Source(model.SourceNodes); ok && h.Message != "" {
 		return fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
+	}
+	if syncErr != nil {
+		return "no node list was received: " + syncErr.Error()
 	}
 	return "no node list was received"
 }

@@ -109,8 +109,8 @@ func TestOpenAndCollectWithOneFailing(t *testing.T) {
 	if codes[0] != 2 || codes[1] != 1 || codes[2] != 2 || Worst(codes...) != 2 {
 		t.Fatalf("codes %v", codes)
 	}
-	if rs[1].Cluster.Context != "broken" || !strings.Contains(Why(rs[1].Cluster), "no server") {
-		t.Fatalf("broken: %q", Why(rs[1].Cluster))
+	if rs[1].Cluster.Context != "broken" || !strings.Contains(Why(rs[1].Cluster, rs[1].Err), "no server") {
+		t.Fatalf("broken: %q", Why(rs[1].Cluster, rs[1].Err))
 	}
 	// Each demo cluster is its own fleet (seed offset by position).
 	l0, _ := rs[0].Cluster.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"})
