@@ -41,7 +41,7 @@ func (m *Model) refresh() {
 		d.vols[v.Key()] = v
 	}
 	d.sources = m.c.Sources()
-	m.table.Rebuild(m.c, m.now)
+	m.table.Rebuild(m.c, d.fleet.Target, m.now)
 	if n := len(m.c.LockStatuses()); m.lockSel >= n {
 		m.lockSel = max(n-1, 0)
 	}

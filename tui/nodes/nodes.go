@@ -85,9 +85,10 @@ func cycleRank(p model.Phase) int {
 	return 7
 }
 
-// Rebuild derives the rows from the cluster at now. Call it when the cluster
-// changed (events, ticks), never from a render.
-func (t *Table) Rebuild(c *model.Cluster, now time.Time) {
+// Rebuild derives the rows from the cluster at now, given the fleet's
+// target OS (the caller has it from Fleet; finding it walks every node).
+// Call it when the cluster changed (events, ticks), never from a render.
+func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 	names := c.NodeNames()
 	if cap(t.all) < len(names) {
 		t.all = make([]Row, 0, len(names))
@@ -99,7 +100,6 @@ func (t *Table) Rebuild(c *model.Cluster, now time.Time) {
 			holds[n] = s.Kind
 		}
 	}
-	target := c.TargetOS()
 	for _, name := range names {
 		n, _ := c.Node(name)
 		r := Row{Name: name, Role: n.Role(), Phase: c.Phase(name), Cordoned: n.Unschedulable,
