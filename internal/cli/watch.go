@@ -233,7 +233,7 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			}
 			if !mb.c.Readable() {
 				mb.readErr = true
-				why := multi.Why(mb.c, r.err)
+				why := multi.Why(mb.c, syncErr(r.err, c.SyncTimeout))
 				out.write(watch.Unreachable(mb.m.Context, several, mb.clock(), why))
 				fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, why)
 			}
@@ -265,6 +265,15 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			}
 		}
 	}
+}
+
+// syncErr is the error of a first sync that ended without the node list:
+// the sync's own, else that nothing answered in time.
+func syncErr(err error, timeout time.Duration) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("no answer within --sync-timeout %s", timeout)
 }
 
 type collected struct {
