@@ -363,3 +363,28 @@ func TestColourOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("coloured line has no escapes: %q", col)
 	}
 }
+
+// Entries of one instant read the same on every run: source, node, volume,
+// then lock/phase/action in the model's order; later instants stay later.
+func TestOrderedWithinAnInstant(t *testing.T) {
+	t1 := t0.Add(time.Second)
+	in := []model.TimelineEntry{
+		{Seq: 1, Time: t0, Kind: model.KindVolume, Message: "volume v1 healthy → degraded"},
+		{Seq: 2, Time: t0, Kind: model.KindSource, Message: "source longhorn ok → error"},
+		{Seq: 3, Time: t0, Kind: model.KindNode, Message: "n1 booted"},
+		{Seq: 4, Time: t0, Kind: model.KindSource, Message: "source kured ok → stale"},
+		{Seq: 5, Time: t0, Kind: model.KindLock, Message: "released"},
+		{Seq: 6, Time: t0, Kind: model.KindPhase, Message: "n1 recovering → done"},
+		{Seq: 7, Time: t1, Kind: model.KindSource, Message: "source nodes ok → error"},
+	}
+	var got []uint64
+	for _, e := range ordered(in) {
+		got = append(got, e.Seq)
+	}
+	if fmt.Sprint(got) != "[4 2 3 1 5 6 7]" {
+		t.Fatalf("order %v", got)
+	}
+	if in[0].Seq != 1 {
+		t.Fatal("ordered changed its input")
+	}
+}
