@@ -61,9 +61,10 @@ type Source struct {
 	log  *slog.Logger
 	rep  *sources.Reporter
 
-	mu    sync.Mutex // serialises sink calls and guards known
+	mu    sync.Mutex // serialises sink calls and guards known and run
 	sink  sources.Sink
 	known map[string]bool // namespace/name of volumes sent
+	run   int             // generation of the running informer; handlers of an older one are ignored
 }
 
 // Start validates the options and starts the source; it returns at once.
@@ -85,7 +86,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.rep = sources.NewReporter(model.SourceLonghorn, 0, s.send, o.Clock)
-	go s.run(ctx)
+	go s.loop(ctx)
 	return s, nil
 }
 
@@ -111,7 +112,7 @@ func (s *Source) WaitForSync(ctx context.Context) error {
 
 // run alternates between running the informer and, while the CRD is absent,
 // waiting RecheckInterval before trying again.
-func (s *Source) run(ctx context.Context) {
+func (s *Source) loop(ctx context.Context) {
 	for {
 		if s.runInformer(ctx) {
 			return
@@ -133,6 +134,10 @@ const notInstalled = "volumes.longhorn.io/v1beta2 is not served (Longhorn not in
 func (s *Source) runInformer(ctx context.Context) (done bool) {
 	ictx, stop := context.WithCancel(ctx)
 	defer stop()
+	s.mu.Lock()
+	s.run++
+	gen := s.run
+	s.mu.Unlock()
 	var absent sync.Once
 	gone := make(chan struct{})
 	res := s.opts.Client.Resource(VolumeGVR)
@@ -189,9 +194,9 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		s.log.Debug("longhorn watch ended", "err", err)
 	})
 	reg, _ := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { s.upsert(nil, obj) },
+		AddFunc: func(obj any) { s.upsert(gen, nil, obj) },
 		UpdateFunc: func(oldObj, newObj any) {
-			s.upsert(oldObj, newObj)
+			s.upsert(gen, oldObj, newObj)
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -202,8 +207,10 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 				return
 			}
 			s.mu.Lock()
-			delete(s.known, u.GetNamespace()+"/"+u.GetName())
-			s.sink(model.VolumeDeleted{Namespace: u.GetNamespace(), Name: u.GetName()})
+			if gen == s.run {
+				delete(s.known, u.GetNamespace()+"/"+u.GetName())
+				s.sink(model.VolumeDeleted{Namespace: u.GetNamespace(), Name: u.GetName()})
+			}
 			s.mu.Unlock()
 		},
 	})
@@ -221,8 +228,10 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	case <-ctx.Done():
 		return true
 	case <-gone:
-		// Let the informer goroutines wind down before the next attempt.
 		stop()
+		s.mu.Lock()
+		s.run++ // late events of this informer are dropped
+		s.mu.Unlock()
 		return false
 	}
 }
@@ -247,7 +256,7 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-func (s *Source) upsert(oldObj, newObj any) {
+func (s *Source) upsert(gen int, oldObj, newObj any) {
 	u, ok := newObj.(*unstructured.Unstructured)
 	if !ok {
 		return
@@ -257,8 +266,10 @@ func (s *Source) upsert(oldObj, newObj any) {
 		return
 	}
 	s.mu.Lock()
-	s.known[v.Key()] = true
-	s.sink(model.VolumeUpserted{Volume: v})
+	if gen == s.run {
+		s.known[v.Key()] = true
+		s.sink(model.VolumeUpserted{Volume: v})
+	}
 	s.mu.Unlock()
 }
 
