@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// TestRealClusterReapGhost runs the dashboard's model on a live session
+// against a real kube-apiserver: kured's lock is held by a node that does not
+// exist; the screen shows it as a ghost, x → y → enter reaps it through the
+// lock engine, and the DaemonSet loses its annotation.
+func TestRealClusterReapGhost(t *testing.T) {
+	tc := testcluster.Start(t)
+	cs := tc.Client(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.NewTime(now.Add(-time.Hour)), LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{BootID: "boot-1", MachineID: "0123456789abcdef0123456789abcdef", OSImage: "os 1", KernelVersion: "k1"}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	value := fmt.Sprintf(`{"nodeID":"gone-node","metadata":{"unschedulable":false},"created":%q,"TTL":0}`, now.Add(-2*time.Hour).Format(time.RFC3339))
+	labels := map[string]string{"app.kubernetes.io/name": "kured"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", Labels: labels,
+			Annotations: map[string]string{lock.KuredAnnotation: value}},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "kured:test"}}}}},
+	}
+	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := live.Open(sctx, live.Options{Config: tc.Admin, Context: "testcluster", RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	eng := s.Engine()
+	cl := s.NewCluster()
+	cl.Judge = eng.Judge
+	wall := &clock{now: time.Now()}
+	m := New(Options{Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: wall.Now, Context: sctx,
+		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test"}}})
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+
+	// pump applies the session's events until cond holds on the screen.
+	pump := func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.After(60 * time.Second)
+		for !cond(screen(m)) {
+			got := make(chan tea.Msg, 1)
+			go func() { got <- waitEvents(s.Events)() }()
+			select {
+			case msg := <-got:
+				m.Update(msg)
+			case <-time.After(500 * time.Millisecond):
+				m.Update(tickMsg(time.Now()))
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s:\n%s", what, screen(m))
+			}
+		}
+	}
+	pump("the ghost lock", func(s string) bool { return strings.Contains(s, "ghost") && strings.Contains(s, "n1") })
+
+	press(m, "tab", "x")
+	if m.dialog == nil {
+		t.Fatalf("x opened no dialog:\n%s", screen(m))
+	}
+	wall.Add(time.Second)
+	if !m.dialog.Plan.Allowed {
+		t.Fatalf("the engine refused the reap: %s\n%s", m.dialog.Plan.Refusal, screen(m))
+	}
+	cmd := press(m, "y", "enter")
+	if cmd == nil {
+		t.Fatal("confirm returned no command")
+	}
+	m.Update(cmd())
+	if s := screen(m); !strings.Contains(s, "reap kured:kube-system/kured: done") {
+		t.Fatalf("no done toast:\n%s", s)
+	}
+	got, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Annotations[lock.KuredAnnotation]; ok {
+		t.Fatalf("the lock annotation is still there: %v", got.Annotations)
+	}
+	pump("the lock to be free", func(string) bool {
+		sts := m.c.LockStatuses()
+		return len(sts) == 1 && sts[0].Verdict == model.VerdictFree
+	})
+	if s := screen(m); !strings.Contains(s, "nothing needs attention") || !strings.Contains(s, "released by gone-node") {
+		t.Fatalf("screen after the reap:\n%s", s)
+	}
+}
