@@ -295,6 +295,16 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if strings.Join(got, ",") != "nodes=ok,kured=ok,fleetlock=forbidden" {
 			t.Errorf("snapshot sources %v", got)
 		}
+
+		// Granting Leases later heals the source without a restart.
+		grantNamed(t, admin, "alice-leases", "alice", []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
+		})
+		r.eventually(t, "fleetlock ok once granted", func(c *model.Cluster) bool {
+			f, _ := c.Source(model.SourceFleetlock)
+			_, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
+			return f.Status == model.StatusOK && ok
+		})
 	})
 
 	t.Run("a user with no grants at all", func(t *testing.T) {
@@ -329,8 +339,12 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 func grant(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
+	grantNamed(t, cs, "test-"+user, user, rules)
+}
+
+func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
 	ctx := context.Background()
-	name := "test-" + user
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
