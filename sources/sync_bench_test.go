@@ -53,6 +53,9 @@ const (
 //
 //     REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench FullSync -benchtime 3x -timeout 30m ./sources/
 func BenchmarkFullSync(b *testing.B) {
+	if !testcluster.Integration() {
+		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
+	}
 	c := testcluster.Start(b)
 	cs := c.Client(b)
 	dyn := c.Dynamic(b)
