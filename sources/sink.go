@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -131,6 +132,12 @@ func apiMessage(err error) string {
 	if errors.As(err, &se) && se.Status().Message != "" {
 		return se.Status().Message
 	}
+	// A transport error carries the whole request URL; its cause (which
+	// names the host) is what an operator needs.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
 	return err.Error()
 }
 
@@ -188,7 +195,13 @@ func (l *ListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOption
 	}
 	w, err := l.WatchFunc(ctx, opts)
 	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-	if l.OnResult != nil && (err == nil || !initial) {
+	// A server that answered a failed initial stream (it may not support
+	// WatchList) is followed by a list whose outcome is reported; one that
+	// did not answer at all (connection refused, timeout) is reported now,
+	// or a dead cluster would say nothing until the sync timeout.
+	var status apierrors.APIStatus
+	answered := err != nil && errors.As(err, &status)
+	if l.OnResult != nil && (err == nil || !initial || !answered) {
 		l.OnResult("watch", err)
 	}
 	return w, err

@@ -225,7 +225,11 @@ func summary(p palette, s model.Snapshot) string {
 	if target == "" {
 		target = "?"
 	}
-	return fmt.Sprintf("Fleet: %s upgraded to %s · %s · %s", p.r(p.bold, fmt.Sprintf("%d/%d", f.Upgraded, f.Nodes)), target, eta, strings.Join(parts, ", "))
+	line := fmt.Sprintf("Fleet: %s upgraded to %s · %s", p.r(p.bold, fmt.Sprintf("%d/%d", f.Upgraded, f.Nodes)), target, eta)
+	if len(parts) > 0 {
+		line += " · " + strings.Join(parts, ", ")
+	}
+	return line
 }
 
 // Stepper renders a node's place in pending → draining → rebooting →
