@@ -366,7 +366,24 @@ func (s *Source) refresh(p *part) {
 }
 
 // awaitSync reports a part once its handler has seen the initial list.
+//
+// A part that has neither synced nor failed within the request timeout (a
+// hung initial stream, say) is reported as an error meanwhile, so no source
+// stays silent: it turns ok when the sync completes.
 func (s *Source) awaitSync(ctx context.Context, p *part) {
+	timer := time.AfterFunc(s.opts.RequestTimeout, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		select {
+		case <-p.rep.Settled():
+			return // it said something already
+		default:
+		}
+		if !p.synced && ctx.Err() == nil {
+			p.rep.Set(model.StatusError, fmt.Sprintf("no initial sync of %s within %s (still trying)", p.resource, s.opts.RequestTimeout))
+		}
+	})
+	defer timer.Stop()
 	if !cache.WaitForCacheSync(ctx.Done(), p.reg.HasSynced) {
 		return
 	}

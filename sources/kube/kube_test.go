@@ -365,15 +365,27 @@ func TestWaitForSyncBounded(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := Start(ctx, Options{Client: cs}, func(model.Event) {})
+	r := newRecorder()
+	s, err := Start(ctx, Options{Client: cs, RequestTimeout: 100 * time.Millisecond}, r.sink)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	wctx, wcancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer wcancel()
 	err = s.WaitForSync(wctx)
 	if err == nil || !strings.Contains(err.Error(), "kured") {
 		t.Fatalf("WaitForSync on a hung list: %v, want an error naming kured", err)
+	}
+	// The fake's reactor ignores the request's context, so the list never
+	// returns: the source still reports after the request timeout.
+	wctx2, wcancel2 := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel2()
+	if err := s.WaitForSync(wctx2); err != nil {
+		t.Fatal(err)
+	}
+	if h := r.source(model.SourceKured); h.Status != model.StatusError ||
+		h.Message != "no initial sync of daemonsets.apps within 100ms (still trying)" {
+		t.Errorf("kured with a hung list: %+v", h)
 	}
 }
 

@@ -215,6 +215,21 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		},
 	})
 	go inf.RunWithContext(ictx)
+	// Neither synced nor failed within the request timeout (a hung initial
+	// stream, say): say so meanwhile rather than stay silent.
+	timer := time.AfterFunc(s.opts.RequestTimeout, func() {
+		hmu.Lock()
+		defer hmu.Unlock()
+		select {
+		case <-s.rep.Settled():
+			return
+		default:
+		}
+		if !synced && ictx.Err() == nil {
+			s.rep.Set(model.StatusError, fmt.Sprintf("no initial sync of volumes.longhorn.io within %s (still trying)", s.opts.RequestTimeout))
+		}
+	})
+	defer timer.Stop()
 	go func() {
 		if !cache.WaitForCacheSync(ictx.Done(), reg.HasSynced) {
 			return

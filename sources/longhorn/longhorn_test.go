@@ -2,6 +2,7 @@ package longhorn
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,5 +186,19 @@ func TestTransformVolume(t *testing.T) {
 	}
 	if _, err := Start(context.Background(), Options{}, func(model.Event) {}); err == nil {
 		t.Error("missing client accepted")
+	}
+}
+
+func TestHungListIsReported(t *testing.T) {
+	cl := newFake()
+	block := make(chan struct{})
+	defer close(block)
+	cl.PrependReactor("list", "volumes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-block // ignores the request's context: never returns in time
+		return true, nil, apierrors.NewInternalError(errors.New("late"))
+	})
+	_, s := startSource(t, Options{Client: cl, RequestTimeout: 100 * time.Millisecond})
+	if h := s.Health(); h.Status != model.StatusError || h.Message != "no initial sync of volumes.longhorn.io within 100ms (still trying)" {
+		t.Fatalf("%+v", h)
 	}
 }
