@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -62,6 +63,8 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), model.StatusError, `watch leases.coordination.k8s.io in namespace "ns": request timed out`},
 		{apierrors.NewUnauthorized("token expired"), model.StatusError, `watch leases.coordination.k8s.io: unauthorized: token expired`},
 		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), model.StatusError, `watch leases.coordination.k8s.io in namespace "ns": dial tcp 127.0.0.1:1: connect: connection refused`},
+		{&url.Error{Op: "Get", URL: "https://127.0.0.1:1/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=true", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")},
+			model.StatusError, `watch leases.coordination.k8s.io in namespace "ns": dial tcp 127.0.0.1:1: connect: connection refused`},
 	}
 	for _, c := range cases {
 		st, msg := Classify("watch", "leases.coordination.k8s.io", "ns", c.err)
