@@ -168,7 +168,18 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		if !g.Passed {
 			mark, role = "✗", pctx.Critical
 		}
-		add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, pctx.Trunc(g.Reason, max(inner-17, 4))))
+		reason := strings.Split(ansi.Wrap(g.Reason, max(inner-17, 8), " /,"), "\n")
+		for i, l := range reason {
+			if i == 0 {
+				add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, l))
+				continue
+			}
+			if i == 2 && len(reason) > 3 {
+				add(strings.Repeat(" ", 17) + p.Paint(pctx.Muted, "…"))
+				break
+			}
+			add(strings.Repeat(" ", 17) + p.Paint(pctx.Text, l))
+		}
 	}
 	write := d.Plan.Write.String()
 	if d.DryRun {
