@@ -161,7 +161,8 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 	st := d.Plan.Status
 	wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name)
 	wrapped("holder   ", pctx.Bold, locks.HolderFull(st))
-	add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)) + p.Paint(pctx.Muted, " — ") + pctx.Trunc(st.Reason, max(inner-20, 5)))
+	add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
+	wrapped("reason   ", pctx.Text, st.Reason)
 	add(p.Paint(pctx.Muted, "gates"))
 	for _, g := range d.Plan.Gates {
 		mark, role := "✓", pctx.OK
