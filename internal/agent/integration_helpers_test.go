@@ -257,9 +257,22 @@ func (p *agentProc) tail(n int) string {
 // waitHeartbeat waits for a heartbeat satisfying cond.
 func (p *agentProc) waitHeartbeat(t *testing.T, what string, cond func(heartbeat) bool) heartbeat {
 	t.Helper()
+	return p.waitHeartbeatSince(t, 0, what, cond)
+}
+
+// mark is the number of heartbeats logged so far.
+func (p *agentProc) mark(t *testing.T) int { return len(p.heartbeats(t)) }
+
+// waitHeartbeatSince waits for a heartbeat after the first since ones.
+func (p *agentProc) waitHeartbeatSince(t *testing.T, since int, what string, cond func(heartbeat) bool) heartbeat {
+	t.Helper()
 	var found heartbeat
 	eventually(t, p.name+": "+what, func() (bool, string) {
-		for _, hb := range p.heartbeats(t) {
+		hbs := p.heartbeats(t)
+		if since > len(hbs) {
+			since = len(hbs)
+		}
+		for _, hb := range hbs[since:] {
 			if cond(hb) {
 				found = hb
 				return true, ""
