@@ -105,6 +105,8 @@ type Cluster struct {
 	now      time.Time
 	synced   bool
 	judged   bool // locks were judged at least once
+	target   OS   // newest OS seen, valid while targetOK
+	targetOK bool
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -135,6 +137,9 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if _, ok := c.nodes[n.Name]; !ok {
 			c.names = nil
 		}
+		if old, ok := c.nodes[n.Name]; !ok || old.OSImage != n.OSImage || old.KernelVersion != n.KernelVersion {
+			c.targetOK = false
+		}
 		c.nodes[n.Name] = &n
 		t := c.track(n.Name)
 		if n.BootID != "" && (len(t.Boots) == 0 || t.Boots[len(t.Boots)-1].BootID != n.BootID) {
@@ -150,6 +155,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if _, ok := c.nodes[e.Name]; ok {
 			delete(c.nodes, e.Name)
 			delete(c.tracks, e.Name)
+			c.targetOK = false
 			c.names = nil
 			c.log(now, KindNode, e.Name, e.Name+" deleted")
 		}

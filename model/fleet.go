@@ -24,6 +24,15 @@ func (c *Cluster) TargetOS() OS {
 	if c.Options.TargetOS != "" {
 		return OS{Image: c.Options.TargetOS}
 	}
+	if c.targetOK {
+		return c.target
+	}
+	c.target, c.targetOK = c.newestOS(), true
+	return c.target
+}
+
+// newestOS scans the nodes for the newest image/kernel pair.
+func (c *Cluster) newestOS() OS {
 	var best OS
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
