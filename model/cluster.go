@@ -144,7 +144,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		t := c.track(n.Name)
 		if n.BootID != "" && (len(t.Boots) == 0 || t.Boots[len(t.Boots)-1].BootID != n.BootID) {
 			if len(t.Boots) > 0 {
-				c.log(now, KindNode, n.Name, fmt.Sprintf("%s booted (boot id %s → %s)", n.Name, short(t.Boots[len(t.Boots)-1].BootID), short(n.BootID)))
+				c.add(TimelineEntry{Time: now, Kind: KindNode, Node: n.Name, Change: ChangeBooted,
+					Message: fmt.Sprintf("%s booted (boot id %s → %s)", n.Name, short(t.Boots[len(t.Boots)-1].BootID), short(n.BootID))})
 			}
 			t.Boots = append(t.Boots, BootSeen{BootID: n.BootID, FirstSeen: now})
 			if len(t.Boots) > maxBoots {
@@ -157,7 +158,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 			delete(c.tracks, e.Name)
 			c.targetOK = false
 			c.names = nil
-			c.log(now, KindNode, e.Name, e.Name+" deleted")
+			c.add(TimelineEntry{Time: now, Kind: KindNode, Node: e.Name, Change: ChangeDeleted, Message: e.Name + " deleted"})
 		}
 	case LockUpserted:
 		l := e.Lock
@@ -167,7 +168,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 	case VolumeUpserted:
 		v := e.Volume
 		if old, ok := c.volumes[v.Key()]; ok && old.Robustness != v.Robustness {
-			c.log(now, KindVolume, v.Node, fmt.Sprintf("volume %s %s → %s", v.Name, old.Robustness, v.Robustness))
+			c.add(TimelineEntry{Time: now, Kind: KindVolume, Node: v.Node, To: string(v.Robustness),
+				Message: fmt.Sprintf("volume %s %s → %s", v.Name, old.Robustness, v.Robustness)})
 		}
 		c.volumes[v.Key()] = &v
 	case VolumeDeleted:
@@ -189,7 +191,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 			if e.Health.Message != "" {
 				msg += ": " + e.Health.Message
 			}
-			c.log(now, KindSource, "", msg)
+			c.add(TimelineEntry{Time: now, Kind: KindSource, To: string(e.Health.Status), Message: msg})
 		}
 	case Synced:
 		c.synced = true
@@ -198,7 +200,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if e.Message != "" {
 			msg += " — " + e.Message
 		}
-		c.log(now, KindAction, "", msg)
+		c.add(TimelineEntry{Time: now, Kind: KindAction, Node: "", Change: e.Outcome, Message: msg})
 	}
 }
 
@@ -256,7 +258,8 @@ func (c *Cluster) Recompute(now time.Time) {
 			}
 		}
 		if from != "" && from != t.Phase {
-			c.log(now, KindPhase, name, fmt.Sprintf("%s %s → %s", name, from, t.Phase))
+			c.add(TimelineEntry{Time: now, Kind: KindPhase, Node: name, To: string(t.Phase),
+				Message: fmt.Sprintf("%s %s → %s", name, from, t.Phase)})
 		}
 	}
 }

@@ -141,6 +141,21 @@ func TestRecomputeDrivesPhasesTimelineAndETA(t *testing.T) {
 			t.Errorf("timeline lacks %q:\n%s", want, all)
 		}
 	}
+	// The structured fields say the same as the messages.
+	var changes []string
+	for _, e := range c.Timeline() {
+		switch e.Kind {
+		case KindPhase:
+			changes = append(changes, "phase:"+e.To)
+		case KindLock:
+			changes = append(changes, "lock:"+e.Change+":"+string(e.Verdict))
+		case KindNode:
+			changes = append(changes, "node:"+e.Change)
+		}
+	}
+	if got := strings.Join(changes, " "); got != "lock:taken:held phase:draining phase:rebooting node:booted phase:recovering lock:released: phase:done" {
+		t.Fatalf("structured timeline: %s", got)
+	}
 	last := c.Timeline()[len(c.Timeline())-1].Seq
 	if got := c.TimelineSince(last); len(got) != 0 {
 		t.Fatalf("nothing after the last seq, got %v", got)

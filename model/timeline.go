@@ -18,7 +18,19 @@ const (
 	KindNode   TimelineKind = "node"
 )
 
+// What a timeline entry says happened, beside its kind (Change).
+const (
+	ChangeHeld     = "held"     // lock: first seen held
+	ChangeTaken    = "taken"    // lock: taken while watched
+	ChangeJudged   = "judged"   // lock: its verdict changed
+	ChangeReleased = "released" // lock: freed
+	ChangeBooted   = "booted"   // node: a new boot id
+	ChangeDeleted  = "deleted"  // node: gone from the API
+)
+
 // TimelineEntry is one change that matters, as rebootwatch observed it.
+// Message is for people; the other fields are for programs (watch, the
+// dashboard) so that none of them has to parse the message.
 type TimelineEntry struct {
 	// Seq increases by one per entry; readers remember the last they saw.
 	Seq     uint64
@@ -26,11 +38,21 @@ type TimelineEntry struct {
 	Kind    TimelineKind
 	Node    string
 	Message string
+	// Change is what happened: a Change* word for lock and node entries,
+	// the outcome (done, dry-run, refused, conflict, forbidden, error) for actions.
+	Change string
+	// To is the new state: the phase (KindPhase), robustness (KindVolume)
+	// or source status (KindSource).
+	To string
+	// Verdict is the lock's verdict (KindLock).
+	Verdict Verdict
 }
 
-func (c *Cluster) log(now time.Time, kind TimelineKind, node, msg string) {
+// add appends an entry, numbering it.
+func (c *Cluster) add(e TimelineEntry) {
 	c.seq++
-	c.timeline = append(c.timeline, TimelineEntry{Seq: c.seq, Time: now, Kind: kind, Node: node, Message: msg})
+	e.Seq = c.seq
+	c.timeline = append(c.timeline, e)
 	if len(c.timeline) > maxTimeline {
 		c.timeline = append(c.timeline[:0:0], c.timeline[len(c.timeline)-maxTimeline:]...)
 	}
@@ -65,16 +87,17 @@ func (c *Cluster) logLocks(now time.Time, prev, next []LockStatus) {
 		o, had := old[k]
 		switch {
 		case !had && s.Holder != "" && !c.judged:
-			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s held by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
+			c.lockEntry(now, s, ChangeHeld, fmt.Sprintf("%s held by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
 		case !had && s.Holder != "":
-			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s taken by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
+			c.lockEntry(now, s, ChangeTaken, fmt.Sprintf("%s taken by %s (%s)", s.LockRef, holderLabel(s), s.Verdict))
 		case had && o.Verdict != s.Verdict && s.Holder != "":
-			c.log(now, KindLock, s.HolderNode(), fmt.Sprintf("%s held by %s judged %s: %s", s.LockRef, holderLabel(s), s.Verdict, s.Reason))
+			c.lockEntry(now, s, ChangeJudged, fmt.Sprintf("%s held by %s judged %s: %s", s.LockRef, holderLabel(s), s.Verdict, s.Reason))
 		}
 	}
 	for _, o := range prev {
 		if !seen[lockKey(o)] && o.Holder != "" {
-			c.log(now, KindLock, o.HolderNode(), fmt.Sprintf("%s released by %s", o.LockRef, holderLabel(o)))
+			c.add(TimelineEntry{Time: now, Kind: KindLock, Node: o.HolderNode(), Change: ChangeReleased,
+				Message: fmt.Sprintf("%s released by %s", o.LockRef, holderLabel(o))})
 		}
 	}
 	c.judged = true
@@ -85,4 +108,8 @@ func holderLabel(s LockStatus) string {
 		return n + " (" + s.Holder + ")"
 	}
 	return s.Holder
+}
+
+func (c *Cluster) lockEntry(now time.Time, s LockStatus, change, msg string) {
+	c.add(TimelineEntry{Time: now, Kind: KindLock, Node: s.HolderNode(), Change: change, Verdict: s.Verdict, Message: msg})
 }

@@ -311,70 +311,38 @@ func workRemains(c *model.Cluster) bool {
 	return false
 }
 
-// arrow returns what follows the last "→ " of a timeline message.
-func arrow(msg string) string {
-	i := strings.LastIndex(msg, "→ ")
-	if i < 0 {
-		return ""
-	}
-	rest := msg[i+len("→ "):]
-	if j := strings.IndexAny(rest, " :"); j >= 0 {
-		rest = rest[:j]
-	}
-	return rest
-}
-
-// lockVerdict returns the verdict a lock entry states ("taken by X (v)",
-// "held by X (v)" when first seen, or "held by X judged v: reason"), and
-// whether it was a judgement (a change of verdict).
-func lockVerdict(msg string) (v model.Verdict, judged bool) {
-	if i := strings.Index(msg, " judged "); i >= 0 {
-		rest := msg[i+len(" judged "):]
-		if j := strings.IndexByte(rest, ':'); j >= 0 {
-			rest = rest[:j]
-		}
-		return model.Verdict(rest), true
-	}
-	if (strings.Contains(msg, " taken by ") || strings.Contains(msg, " held by ")) && strings.HasSuffix(msg, ")") {
-		if i := strings.LastIndexByte(msg, '('); i >= 0 {
-			return model.Verdict(msg[i+1 : len(msg)-1]), false
-		}
-	}
-	return "", false
-}
-
-// severity classifies a timeline entry.
+// severity classifies a timeline entry from its structured fields.
 func severity(e model.TimelineEntry) Severity {
 	switch e.Kind {
 	case model.KindPhase:
-		switch model.Phase(arrow(e.Message)) {
+		switch model.Phase(e.To) {
 		case model.PhaseDown:
 			return SevCritical
 		case model.PhaseUnknown:
 			return SevWarning
 		}
 	case model.KindLock:
-		v, _ := lockVerdict(e.Message)
 		switch {
-		case v.NeedsAttention():
+		case e.Change == model.ChangeReleased:
+		case e.Verdict.NeedsAttention():
 			return SevCritical
-		case v == model.VerdictUnknown:
+		case e.Verdict == model.VerdictUnknown:
 			return SevWarning
 		}
 	case model.KindVolume:
-		switch model.Robustness(arrow(e.Message)) {
+		switch model.Robustness(e.To) {
 		case model.RobustnessFaulted:
 			return SevCritical
 		case model.RobustnessDegraded, model.RobustnessUnknown:
 			return SevWarning
 		}
 	case model.KindSource:
-		switch model.SourceStatus(arrow(e.Message)) {
+		switch model.SourceStatus(e.To) {
 		case model.StatusError, model.StatusForbidden, model.StatusStale:
 			return SevWarning
 		}
 	case model.KindAction:
-		if !strings.Contains(e.Message, ": done") && !strings.Contains(e.Message, ": dry-run") {
+		if e.Change != "done" && e.Change != "dry-run" {
 			return SevWarning
 		}
 	}
@@ -387,15 +355,14 @@ func severity(e model.TimelineEntry) Severity {
 func progressed(e model.TimelineEntry) bool {
 	switch e.Kind {
 	case model.KindPhase:
-		p := model.Phase(arrow(e.Message))
+		p := model.Phase(e.To)
 		return p != model.PhaseDown && p != model.PhaseUnknown
 	case model.KindLock:
-		_, judged := lockVerdict(e.Message)
-		return !judged
+		return e.Change == model.ChangeTaken || e.Change == model.ChangeReleased || e.Change == model.ChangeHeld
 	case model.KindNode:
-		return strings.Contains(e.Message, " booted ")
+		return e.Change == model.ChangeBooted
 	case model.KindAction:
-		return strings.Contains(e.Message, ": done")
+		return e.Change == "done"
 	}
 	return false
 }
@@ -404,13 +371,13 @@ func progressed(e model.TimelineEntry) bool {
 // or expired while watching. Locks already bad when the watch starts are
 // reported (critical lines) but are not a stall: the stall clock covers them.
 func turnedBad(e model.TimelineEntry, first bool) bool {
-	if e.Kind != model.KindLock {
+	if e.Kind != model.KindLock || e.Change == model.ChangeReleased {
 		return false
 	}
-	v, judged := lockVerdict(e.Message)
-	if !judged && first {
+	if e.Change != model.ChangeJudged && first {
 		return false
 	}
+	v := e.Verdict
 	return v == model.VerdictGhost || v == model.VerdictOrphaned || v == model.VerdictExpired
 }
 

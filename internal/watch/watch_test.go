@@ -325,31 +325,46 @@ func TestJSONLinesParse(t *testing.T) {
 }
 
 func TestSeverity(t *testing.T) {
+	ph := func(to model.Phase) model.TimelineEntry {
+		return model.TimelineEntry{Kind: model.KindPhase, To: string(to)}
+	}
+	lk := func(change string, v model.Verdict) model.TimelineEntry {
+		return model.TimelineEntry{Kind: model.KindLock, Change: change, Verdict: v}
+	}
+	vol := func(r model.Robustness) model.TimelineEntry {
+		return model.TimelineEntry{Kind: model.KindVolume, To: string(r)}
+	}
+	src := func(s model.SourceStatus) model.TimelineEntry {
+		return model.TimelineEntry{Kind: model.KindSource, To: string(s)}
+	}
+	act := func(outcome string) model.TimelineEntry {
+		return model.TimelineEntry{Kind: model.KindAction, Change: outcome}
+	}
 	for _, c := range []struct {
-		kind model.TimelineKind
-		msg  string
+		name string
+		e    model.TimelineEntry
 		want Severity
 	}{
-		{model.KindPhase, "n1 idle → down", SevCritical},
-		{model.KindPhase, "n1 pending → draining", SevInfo},
-		{model.KindPhase, "n1 down → unknown", SevWarning},
-		{model.KindLock, "kured:kube-system/kured taken by n1 (held)", SevInfo},
-		{model.KindLock, "fleetlock:default/fleetlock-default taken by abc (ghost)", SevCritical},
-		{model.KindLock, "kured:kube-system/kured held by n1 judged orphaned: n1 rebooted", SevCritical},
-		{model.KindLock, "fleetlock:default/fleetlock-default held by abc (ghost)", SevCritical},
-		{model.KindLock, "fleetlock:default/fleetlock-default held by n1 (0123abc) (held)", SevInfo},
-		{model.KindLock, "kured:kube-system/kured held by n1 judged unknown: stale", SevWarning},
-		{model.KindLock, "kured:kube-system/kured released by n1", SevInfo},
-		{model.KindVolume, "volume pvc-1 healthy → degraded", SevWarning},
-		{model.KindVolume, "volume pvc-1 degraded → faulted", SevCritical},
-		{model.KindVolume, "volume pvc-1 degraded → healthy", SevInfo},
-		{model.KindSource, "source nodes ok → error: list nodes: connection refused", SevWarning},
-		{model.KindSource, "source nodes error → ok", SevInfo},
-		{model.KindAction, "release kured:kube-system/kured (holder n1): done", SevInfo},
-		{model.KindAction, "release kured:kube-system/kured (holder n1): conflict — changed", SevWarning},
+		{"→ down", ph(model.PhaseDown), SevCritical},
+		{"→ draining", ph(model.PhaseDraining), SevInfo},
+		{"→ unknown", ph(model.PhaseUnknown), SevWarning},
+		{"taken, held", lk(model.ChangeTaken, model.VerdictHeld), SevInfo},
+		{"taken, ghost", lk(model.ChangeTaken, model.VerdictGhost), SevCritical},
+		{"judged orphaned", lk(model.ChangeJudged, model.VerdictOrphaned), SevCritical},
+		{"first seen ghost", lk(model.ChangeHeld, model.VerdictGhost), SevCritical},
+		{"first seen held", lk(model.ChangeHeld, model.VerdictHeld), SevInfo},
+		{"judged unknown", lk(model.ChangeJudged, model.VerdictUnknown), SevWarning},
+		{"released", lk(model.ChangeReleased, ""), SevInfo},
+		{"volume degraded", vol(model.RobustnessDegraded), SevWarning},
+		{"volume faulted", vol(model.RobustnessFaulted), SevCritical},
+		{"volume healthy", vol(model.RobustnessHealthy), SevInfo},
+		{"source error", src(model.StatusError), SevWarning},
+		{"source ok", src(model.StatusOK), SevInfo},
+		{"action done", act("done"), SevInfo},
+		{"action conflict", act("conflict"), SevWarning},
 	} {
-		if got := severity(model.TimelineEntry{Kind: c.kind, Message: c.msg}); got != c.want {
-			t.Errorf("%s %q: %s, want %s", c.kind, c.msg, got, c.want)
+		if got := severity(c.e); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
 }
