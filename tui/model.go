@@ -72,6 +72,15 @@ type Options struct {
 	UserTheme *themes.Theme
 	// NoColor forces the colourless theme (NO_COLOR).
 	NoColor bool
+
+	// Bell rings the terminal bell (a BEL written by the program, through a
+	// command) when a new critical attention item appears (--bell).
+	Bell bool
+
+	// Clusters, when set, makes NewMulti open a cluster list over several
+	// clusters; Cluster, Events, Clock, Actions and Demo above are then
+	// taken from each entry.
+	Clusters []ClusterOptions
 }
 
 type mode int
@@ -135,6 +144,18 @@ type Model struct {
 
 	// footerKey/footerLine cache the short help line (width/theme).
 	footerKey, footerLine string
+
+	// critSeen holds the critical attention items present at the last
+	// refresh (criticalKeys); bellDue is set when one appeared that was not
+	// there before, and cleared by takeBell.
+	critSeen map[string]bool
+	bellDue  bool
+	// rang counts the bells this model emitted (tests read it).
+	rang int
+
+	// inList is set when the model is one cluster of a cluster list: esc at
+	// the top level goes back to the list (the header says so).
+	inList bool
 }
 
 // New returns the root model.
@@ -195,9 +216,10 @@ func New(o Options) *Model {
 	return m
 }
 
-// Init starts waiting for events, the tick and the background query.
+// Init starts waiting for events, the tick and the background query; with
+// --bell it rings for critical items already present.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tick()}
+	cmds := []tea.Cmd{tick(), m.bell()}
 	if m.opts.Events != nil {
 		cmds = append(cmds, waitEvents(m.opts.Events))
 	}
@@ -238,8 +260,79 @@ func waitEvents(ch <-chan model.Event) tea.Cmd {
 	}
 }
 
-// Update applies one message. It never blocks and does no I/O.
+// Update applies one message. It never blocks and does no I/O: the bell is
+// a command the program runs.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	if b := m.bell(); b != nil {
+		return m, tea.Batch(cmd, b)
+	}
+	return m, cmd
+}
+
+// bellCmd writes BEL to the terminal through the program's output.
+var bellCmd = tea.Raw("\a")
+
+// bell returns the bell command when --bell is on and a new critical item
+// appeared since the last call, else nil.
+func (m *Model) bell() tea.Cmd {
+	if !m.takeBell() || !m.opts.Bell {
+		return nil
+	}
+	m.rang++
+	return bellCmd
+}
+
+// takeBell reports (once) whether a new critical item appeared.
+func (m *Model) takeBell() bool {
+	due := m.bellDue
+	m.bellDue = false
+	return due
+}
+
+// criticalKeys names the critical attention items of the cluster (those
+// model.Attention reports as critical) by what they are about, not by their
+// text, which carries ages that change every second.
+func criticalKeys(c *model.Cluster, att []model.Attention) map[string]bool {
+	n := 0
+	for _, a := range att {
+		if a.Severity == model.SeverityCritical {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	keys := make(map[string]bool, n)
+	for _, s := range c.LockStatuses() {
+		if s.Verdict.NeedsAttention() {
+			keys["lock "+s.LockRef.String()+" "+s.Holder+" "+string(s.Verdict)] = true
+		}
+	}
+	for _, name := range c.NodeNames() {
+		if t := c.Track(name); t != nil && t.Phase == model.PhaseDown {
+			keys["down "+name] = true
+		}
+	}
+	if vs := c.VolumeSummary(); vs != nil && vs.Faulted > 0 {
+		keys["volumes faulted"] = true
+	}
+	return keys
+}
+
+// noteCriticals records the critical items and marks the bell due when one
+// is new.
+func (m *Model) noteCriticals() {
+	keys := criticalKeys(m.c, m.derived.attention)
+	for k := range keys {
+		if !m.critSeen[k] {
+			m.bellDue = true
+		}
+	}
+	m.critSeen = keys
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.now = m.opts.Clock()
 	m.wall = m.opts.WallClock()
 	m.ctx.Now = m.now

@@ -41,6 +41,7 @@ func (m *Model) refresh() {
 		d.vols[v.Key()] = v
 	}
 	d.sources = m.c.Sources()
+	m.noteCriticals()
 	m.table.Rebuild(m.c, d.fleet.Target, m.now)
 	if n := len(m.c.LockStatuses()); m.lockSel >= n {
 		m.lockSel = max(n-1, 0)
@@ -146,7 +147,7 @@ func (m *Model) Render() string {
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
-		Sources: m.derived.sources, Attention: m.derived.attention, StreamClosed: m.streamClosed}, w, g.headerH)...)
+		Sources: m.derived.sources, Attention: m.derived.attention, StreamClosed: m.streamClosed, Back: m.inList}, w, g.headerH)...)
 	switch m.mode {
 	case modeHelp:
 		lines = append(lines, m.helpBox(w, g.bodyH)...)
@@ -168,7 +169,10 @@ func (m *Model) Render() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) tooSmall(w, h int) []string {
+func (m *Model) tooSmall(w, h int) []string { return tooSmallLines(m.ctx.P, w, h) }
+
+// tooSmallLines is the screen shown below the minimum size.
+func tooSmallLines(p pctx.Painter, w, h int) []string {
 	msg := []string{
 		"terminal too small",
 		fmt.Sprintf("need %d×%d, have %d×%d", MinWidth, MinHeight, w, h),
@@ -185,7 +189,7 @@ func (m *Model) tooSmall(w, h int) []string {
 		}
 		s = pctx.Trunc(s, w)
 		pad := max((w-pctx.Width(s))/2, 0)
-		out = append(out, strings.Repeat(" ", pad)+m.ctx.P.Paint(pctx.Warning, s))
+		out = append(out, strings.Repeat(" ", pad)+p.Paint(pctx.Warning, s))
 	}
 	return pctx.Lines(out, w, h)
 }

@@ -38,6 +38,9 @@ type Row struct {
 	// Reachable is false when the cluster could not be read at all; Why says why.
 	Reachable bool
 	Why       string
+	// Connecting is set while an unreadable cluster has not reported on its
+	// node list yet (just opened): not known to be unreachable.
+	Connecting bool
 
 	Nodes, Upgraded int
 	// Active is the number of nodes pending or in a cycle.
@@ -78,8 +81,12 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 	r := Row{Context: c.Context, Reachable: c.Readable(), Exit: c.ExitCode(now)}
 	if !r.Reachable {
 		r.Why = "no node list was received"
-		if h, ok := c.Source(model.SourceNodes); ok && h.Message != "" {
+		h, ok := c.Source(model.SourceNodes)
+		if ok && h.Message != "" {
 			r.Why = h.Message
+		}
+		if !ok {
+			r.Connecting, r.Why = true, "waiting for the first node list"
 		}
 	}
 	f := c.Fleet(now)
@@ -180,7 +187,12 @@ func Render(ctx *pctx.Context, rows []Row, selected int, w, h int) []string {
 			break
 		}
 		var cols []col
-		if !r.Reachable {
+		if r.Connecting {
+			cols = []col{
+				{r.Context, cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
+				{"connecting: " + r.Why, 0, func(x string) string { return p.Paint(pctx.Muted, x) }},
+			}
+		} else if !r.Reachable {
 			cols = []col{
 				{r.Context, cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
 				{"unreachable: " + r.Why, 0, func(x string) string { return p.Paint(pctx.Critical, x) }},
@@ -320,11 +332,11 @@ func (l *List) Update(msg tea.KeyPressMsg, k pctx.KeyMap) (open string) {
 }
 
 // Attention counts the rows whose cluster needs attention or is unreadable
-// (the root's bell and title use it).
+// (the list's title uses it); a cluster still connecting is not counted.
 func Attention(rows []Row) int {
 	n := 0
 	for _, r := range rows {
-		if r.Exit != 0 {
+		if r.Exit != 0 && !r.Connecting {
 			n++
 		}
 	}

@@ -150,3 +150,22 @@ func TestScreen(t *testing.T) {
 		t.Fatalf("hint line %q", ansi.Strip(lines[6]))
 	}
 }
+
+// TestConnecting: a cluster that has not reported on its node list yet is
+// connecting, not unreachable, and not counted as needing attention.
+func TestConnecting(t *testing.T) {
+	c := model.NewCluster("fresh", model.Options{})
+	c.Recompute(t0)
+	r := RowOf(c, t0)
+	if r.Reachable || !r.Connecting || r.Why != "waiting for the first node list" {
+		t.Fatalf("row %+v", r)
+	}
+	if Attention([]Row{r}) != 0 {
+		t.Fatal("a connecting cluster counted as needing attention")
+	}
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	got := ansi.Strip(strings.Join(Render(ctx, []Row{r, RowOf(unreachable(), t0)}, -1, 100, 3), "\n"))
+	if !strings.Contains(got, "connecting: waiting for the first node list") || !strings.Contains(got, "unreachable: list nodes: connection refused") {
+		t.Fatalf("render:\n%s", got)
+	}
+}

@@ -20,6 +20,9 @@ type Data struct {
 	Sources      []model.SourceHealth
 	Attention    []model.Attention
 	StreamClosed bool
+	// Back says the dashboard is one cluster of a cluster list (esc goes
+	// back to it).
+	Back bool
 }
 
 // Render returns exactly h lines (1 to 3) of w cells.
@@ -46,6 +49,9 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	}
 	if d.StreamClosed {
 		modes = append(modes, p.Paint(pctx.Critical, "[stream closed]"))
+	}
+	if d.Back {
+		modes = append(modes, p.Paint(pctx.Muted, "‹ esc clusters"))
 	}
 	if len(modes) > 0 {
 		left += " " + strings.Join(modes, " ")
