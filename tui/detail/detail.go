@@ -30,7 +30,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	ph := c.Phase(name)
 	t := c.Track(name)
 	phase := p.Phase(ph, string(ph))
-	if t != nil && !t.Since.IsZero() {
+	if t != nil && !t.Since.IsZero() && !t.SinceUnknown {
 		phase += p.Paint(pctx.Muted, " for "+model.HumanDuration(now.Sub(t.Since)))
 	}
 	kv("phase", phase)

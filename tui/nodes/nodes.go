@@ -104,7 +104,9 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		n, _ := c.Node(name)
 		r := Row{Name: name, Role: n.Role(), Phase: c.Phase(name), Cordoned: n.Unschedulable,
 			RebootReq: c.RebootRequired(name), Lock: holds[name]}
-		if tr := c.Track(name); tr != nil {
+		if tr := c.Track(name); tr != nil && !tr.SinceUnknown {
+			// A node first seen in its phase with no evidence of when it
+			// entered it shows no time rather than a made-up "0s".
 			r.Since = tr.Since
 		}
 		r.Ready, r.ReadyKnown, _ = n.Ready()
