@@ -7,6 +7,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -75,6 +76,26 @@ func TestIntegrationRBACDenies(t *testing.T) {
 		if res.Status.Allowed != ck.allowed {
 			t.Errorf("%s: allowed=%v, want %v (%s)", desc, res.Status.Allowed, ck.allowed, res.Status.Reason)
 		}
+	}
+
+	// The Deployment's pod passes Pod Security "restricted" (enforced on the
+	// namespace by deploy/namespace.yaml): a server-side dry-run create.
+	admin := c.Client(t)
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	d, err := admin.AppsV1().Deployments("rebootwatch").Get(pctx, "rebootwatch-agent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "psa-check", Namespace: "rebootwatch", Labels: d.Spec.Template.Labels},
+		Spec: d.Spec.Template.Spec}
+	if _, err := admin.CoreV1().Pods("rebootwatch").Create(pctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the agent's pod is rejected in its namespace: %v", err)
+	}
+	bad := pod.DeepCopy()
+	bad.Spec.Containers[0].SecurityContext.Capabilities.Drop = nil
+	if _, err := admin.CoreV1().Pods("rebootwatch").Create(pctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+		t.Error("a pod keeping its capabilities was admitted: Pod Security is not enforced, so the check above proves nothing")
 	}
 
 	// And for real: reading a secret with the token is forbidden.
