@@ -75,8 +75,8 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// lockLabel is the lock label value: namespace/name, plus #holder for kured
-// multi-lock entries so each entry has its own series.
+// lockLabel is the lock label value: namespace/name. A kured multi-lock's
+// entries share it (SetLocks keeps the worst verdict and the longest hold).
 func lockLabel(s model.LockStatus) string { return s.Namespace + "/" + s.Name }
 
 // SetLocks replaces the per-lock series with the statuses of one judgement.
