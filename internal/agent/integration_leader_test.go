@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -21,6 +23,26 @@ func actedLines(t *testing.T, p *agentProc) []map[string]any {
 		}
 	}
 	return out
+}
+
+// leaderOf returns the agent named by the leader Lease (nil while none).
+func leaderOf(t *testing.T, admin kubernetes.Interface, agents ...*agentProc) *agentProc {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	ll, err := admin.CoordinationV1().Leases("rebootwatch").Get(ctx, "rebootwatch-agent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ll.Spec.HolderIdentity == nil {
+		return nil
+	}
+	for _, a := range agents {
+		if strings.HasPrefix(*ll.Spec.HolderIdentity, a.name+"_") {
+			return a
+		}
+	}
+	return nil
 }
 
 // TestIntegrationLeaderElection: two agents, one leader; only the leader
@@ -40,73 +62,85 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		"--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"}
 	a := startAgentProc(t, bin, "agent-a", kc, args...)
 	b := startAgentProc(t, bin, "agent-b", kc, args...)
-
-	var leader, follower *agentProc
-	eventually(t, "one agent leads", func() (bool, string) {
-		la := len(a.heartbeats(t)) > 0 && a.heartbeats(t)[len(a.heartbeats(t))-1].Leader
-		lb := len(b.heartbeats(t)) > 0 && b.heartbeats(t)[len(b.heartbeats(t))-1].Leader
-		switch {
-		case la && !lb:
-			leader, follower = a, b
-		case lb && !la:
-			leader, follower = b, a
-		default:
-			return false, a.tail(2) + "\n" + b.tail(2)
+	other := func(p *agentProc) *agentProc {
+		if p == a {
+			return b
 		}
-		return true, ""
-	})
-	// The leader Lease names the leader.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ll, err := admin.CoordinationV1().Leases("rebootwatch").Get(ctx, "rebootwatch-agent", metav1.GetOptions{})
-	if err != nil || ll.Spec.HolderIdentity == nil {
-		t.Fatalf("leader lease: %v %+v", err, ll)
+		return a
 	}
-	t.Logf("leader %s (lease holder %s), follower %s", leader.name, *ll.Spec.HolderIdentity, follower.name)
-	follower.waitHeartbeat(t, "the follower reports the held lock", func(hb heartbeat) bool {
+
+	// The leader Lease names one agent, whose heartbeat says it leads; the
+	// other's says it does not.
+	var leader *agentProc
+	eventually(t, "one agent leads", func() (bool, string) {
+		leader = leaderOf(t, admin, a, b)
+		return leader != nil, a.tail(2) + "\n" + b.tail(2)
+	})
+	leader.waitHeartbeat(t, "the leader knows it leads", func(hb heartbeat) bool { return hb.Leader })
+	other(leader).waitHeartbeat(t, "the follower reports the held lock", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && !hb.Leader && l.Verdict == model.VerdictHeld
 	})
 
-	// A ghost: only the leader reaps.
+	// A ghost: exactly one agent reaps, and it was leading when it did.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	leader.waitHeartbeat(t, "the leader reaped", func(hb heartbeat) bool {
+	eventually(t, "the ghost is reaped", func() (bool, string) { return fleetHolder(t, admin) == "", a.tail(2) + "\n" + b.tail(2) })
+	var reaper *agentProc
+	eventually(t, "the reaper logged its action", func() (bool, string) {
+		for _, p := range []*agentProc{a, b} {
+			if len(actedLines(t, p)) > 0 {
+				reaper = p
+				return true, ""
+			}
+		}
+		return false, ""
+	})
+	reaper.waitHeartbeat(t, "the reap in a leader's heartbeat", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
 	})
-	follower.waitHeartbeat(t, "the follower sees the lock free", func(hb heartbeat) bool {
+	idle := other(reaper)
+	idle.waitHeartbeat(t, "the other agent sees the lock free", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && l.Verdict == model.VerdictFree
 	})
-	if got := actedLines(t, follower); len(got) != 0 {
-		t.Fatalf("the follower acted: %v", got)
+	if got := actedLines(t, idle); len(got) != 0 {
+		t.Fatalf("%s acted too: %v", idle.name, got)
 	}
-	for _, hb := range follower.heartbeats(t) {
+	for _, hb := range idle.heartbeats(t) {
 		if l, ok := fleetlockLock(hb); ok && l.Outcome != "" && l.Outcome != "skipped" {
-			t.Fatalf("the follower's heartbeat shows an action: %+v", l)
+			t.Fatalf("%s's heartbeat shows an action: %+v", idle.name, l)
 		}
 	}
 	if evs := eventsFor(t, admin, "default", "fleetlock-default", lock.ReasonReaped); len(evs) != 1 {
 		t.Fatalf("want one reap Event, got %d", len(evs))
 	}
 
-	// Kill the leader without a release, then make a new ghost: the
-	// follower acts once it takes over the leader Lease.
+	// Kill the current leader without a release, then make a new ghost:
+	// the survivor acts once it takes over the leader Lease.
+	leader = leaderOf(t, admin, a, b)
+	if leader == nil {
+		t.Fatal("no leader before the kill")
+	}
+	survivor := other(leader)
+	mark := survivor.mark(t)
 	leader.stop(t, syscall.SIGKILL)
 	killed := time.Now()
 	setFleetHolder(t, admin, "ffffffffffffffffffffffffffffffff")
-	follower.waitHeartbeat(t, "the follower skips the new ghost while not leading", func(hb heartbeat) bool {
-		l, ok := fleetlockLock(hb)
-		return ok && !hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == "skipped"
-	})
-	eventually(t, "the follower took over and reaped", func() (bool, string) {
-		return fleetHolder(t, admin) == "", follower.tail(4)
+	eventually(t, "the survivor took over and reaped", func() (bool, string) {
+		return fleetHolder(t, admin) == "", survivor.tail(4)
 	})
 	took := time.Since(killed)
-	t.Logf("MEASURED failover: leader SIGKILLed → new leader reaped the ghost in %s (lease duration %s)", took, leaseDuration)
-	follower.waitHeartbeat(t, "the new leader's heartbeat shows the reap", func(hb heartbeat) bool {
+	t.Logf("MEASURED failover: leader %s SIGKILLed → %s reaped the new ghost in %s (lease duration %s)", leader.name, survivor.name, took, leaseDuration)
+	survivor.waitHeartbeatSince(t, mark, "the survivor skipped the ghost before it led", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && !hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == "skipped" && strings.Contains(l.Message, "not the leader")
+	})
+	survivor.waitHeartbeatSince(t, mark, "the survivor's heartbeat shows the reap as leader", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
 	})
@@ -115,13 +149,9 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	}
 
 	// A clean stop releases the leader Lease.
-	follower.stop(t, syscall.SIGTERM)
-	ll, err = admin.CoordinationV1().Leases("rebootwatch").Get(ctx, "rebootwatch-agent", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ll.Spec.HolderIdentity != nil && *ll.Spec.HolderIdentity != "" {
-		t.Errorf("leader Lease still held by %q after SIGTERM", *ll.Spec.HolderIdentity)
+	survivor.stop(t, syscall.SIGTERM)
+	if l := leaderOf(t, admin, a, b); l != nil {
+		t.Errorf("leader Lease still names %s after SIGTERM", l.name)
 	}
 	mustNotContainToken(t, token, a, b)
 }
