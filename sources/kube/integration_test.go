@@ -323,7 +323,8 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if h := r.health(model.SourceNodes); h.Status != model.StatusForbidden || h.Message != "cannot list nodes (RBAC)" {
 			t.Errorf("nodes %+v", h)
 		}
-		if h := r.health(model.SourceKured); h.Status != model.StatusForbidden {
+		if h := r.health(model.SourceKured); h.Status != model.StatusForbidden ||
+			h.Message != "cannot list daemonsets.apps (RBAC); pass --kured-daemonset namespace/name to read only kured's" {
 			t.Errorf("kured %+v", h)
 		}
 	})

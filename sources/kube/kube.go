@@ -86,6 +86,7 @@ type part struct {
 	resource string // for messages, e.g. "leases.coordination.k8s.io"
 	ns       string
 	rep      *sources.Reporter
+	hint     string // appended to a forbidden message
 	inf      cache.SharedIndexInformer
 	reg      cache.ResourceEventHandlerRegistration
 
@@ -180,6 +181,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			lo.FieldSelector = dsSelector
 			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
 		})
+	if s.kuredName == "" {
+		kured.hint = "pass --kured-daemonset namespace/name to read only kured's"
+	}
 	kured.whenSynced = func() (model.SourceStatus, string) {
 		if len(s.kured) == 0 {
 			if s.kuredName != "" {
@@ -333,7 +337,11 @@ func (s *Source) onResult(p *part, verb string, err error) {
 		p.failed = true
 		p.mu.Unlock()
 		s.log.Debug("source request failed", "source", p.name, "verb", verb, "err", err)
-		p.rep.Fail(verb, p.resource, p.ns, err)
+		st, msg := sources.Classify(verb, p.resource, p.ns, err)
+		if st == model.StatusForbidden && p.hint != "" {
+			msg += "; " + p.hint
+		}
+		p.rep.Set(st, msg)
 		return
 	}
 	p.mu.Lock()
