@@ -192,6 +192,7 @@ func TestIntegrationBlackHoledAPI(t *testing.T) {
 	eventually(t, "/healthz is 200", func() (bool, string) { return a.probe("/healthz") == 200, a.tail(3) })
 
 	proxy.set(true)
+	holed := time.Now()
 	before := len(a.heartbeats(t))
 	var hb heartbeat
 	eventually(t, "a heartbeat logs the timed-out API", func() (bool, string) {
@@ -206,6 +207,7 @@ func TestIntegrationBlackHoledAPI(t *testing.T) {
 	})
 	t.Logf("black-holed heartbeat apiError: %s", hb.APIError)
 	eventually(t, "/healthz turns 503", func() (bool, string) { return a.probe("/healthz") == 503, a.tail(3) })
+	t.Logf("MEASURED black hole → /healthz 503 after %s (interval 1s, so 3× interval = 3s after the last good iteration)", time.Since(holed).Round(10*time.Millisecond))
 	for _, l := range hb.Locks {
 		if l.Outcome == lock.OutcomeDone {
 			t.Fatalf("acted while the API was unreachable: %+v", l)
@@ -220,7 +222,9 @@ func TestIntegrationBlackHoledAPI(t *testing.T) {
 	}
 
 	proxy.set(false)
+	passed := time.Now()
 	eventually(t, "/healthz is 200 again", func() (bool, string) { return a.probe("/healthz") == 200, a.tail(3) })
+	t.Logf("MEASURED traffic passes again → /healthz 200 after %s", time.Since(passed).Round(10*time.Millisecond))
 	n := len(a.heartbeats(t))
 	eventually(t, "an ok heartbeat again", func() (bool, string) {
 		for _, h := range a.heartbeats(t)[n:] {
