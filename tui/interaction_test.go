@@ -77,10 +77,13 @@ func TestSortCycles(t *testing.T) {
 	if m.table.Sort.String() != "phase" || rowNames(m)[0] != "w-04" || rowNames(m)[len(rowNames(m))-1] != "w-09" {
 		t.Fatalf("sort by phase: %v", rowNames(m))
 	}
-	press(m, "s") // time in phase: longest first
+	press(m, "s") // time in phase: longest first, unknown times last
 	rows := m.table.Rows()
 	for i := 1; i < len(rows); i++ {
-		if rows[i].Since.Before(rows[i-1].Since) {
+		if rows[i-1].Since.IsZero() && !rows[i].Since.IsZero() {
+			t.Fatalf("sort by time: %s (known) after %s (unknown)", rows[i].Name, rows[i-1].Name)
+		}
+		if !rows[i].Since.IsZero() && rows[i].Since.Before(rows[i-1].Since) {
 			t.Fatalf("sort by time: %s (%v) after %s (%v)", rows[i].Name, rows[i].Since, rows[i-1].Name, rows[i-1].Since)
 		}
 	}
