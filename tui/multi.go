@@ -100,7 +100,7 @@ func (mm *Multi) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	cmds = append(cmds, mm.bell())
-	return tea.Batch(cmds...)
+	return batch(cmds...)
 }
 
 // waitCluster waits for cluster i's next events.
@@ -178,7 +178,7 @@ func (mm *Multi) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := mm.update(msg)
 	mm.syncTheme()
 	if b := mm.bell(); b != nil {
-		return mm, tea.Batch(cmd, b)
+		return mm, batch(cmd, b)
 	}
 	return mm, cmd
 }
