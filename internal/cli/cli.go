@@ -6,11 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 )
@@ -177,6 +182,18 @@ func Main(args []string, env Env) int {
 	return run(ctx, args, env)
 }
 
+// quietClientGo routes client-go's own logging (klog) and API warnings
+// away from the terminal: they would tear the dashboard and clutter
+// reports. With -v they go to stderr as structured lines.
+func quietClientGo(env Env, verbose bool) {
+	if verbose {
+		klog.SetSlogLogger(slog.New(slog.NewTextHandler(env.Stderr, nil)))
+		return
+	}
+	klog.SetLogger(logr.Discard())
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+}
+
 func run(ctx context.Context, args []string, env Env) int {
 	c := DefaultCommon()
 	var snapshot, version bool
@@ -195,6 +212,7 @@ func run(ctx context.Context, args []string, env Env) int {
 	if err := c.validate(); err != nil {
 		return fail(env, err)
 	}
+	quietClientGo(env, c.Verbose)
 	switch sub {
 	case "":
 	case "version":
