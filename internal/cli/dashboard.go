@@ -13,52 +13,59 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/multi"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui"
 )
 
-// runDashboard opens the interactive dashboard on one cluster (or the demo).
+// runDashboard opens the interactive dashboard on one cluster (or the demo),
+// or, for --context a,b / --all-contexts, a cluster list whose enter opens
+// one cluster's dashboard.
 func runDashboard(ctx context.Context, env Env, c *Common) int {
 	if !env.StdoutTTY || !env.StdinTTY {
 		return fail(env, errors.New("the dashboard needs a terminal: use --snapshot or watch for scripts and pipes"))
-	}
-	if c.AllContexts || strings.Contains(c.Context, ",") {
-		return fail(env, errors.New("the dashboard shows one cluster: pick one --context (watch and --snapshot take several)"))
 	}
 	th, err := chooseTheme(env, c.Theme)
 	if err != nil {
 		return fail(env, err)
 	}
-	s, err := live.Open(ctx, c.LiveOptions(env))
-	if err != nil {
-		return fail(env, err)
-	}
-	defer s.Close()
-
-	// One engine judges and plans, so a plan sees the verdicts (and the
-	// orphan grace clocks) the screen shows.
-	eng := s.Engine()
-	cl := s.NewCluster()
-	cl.Judge = eng.Judge
+	opts := tui.Options{WallClock: env.Now, Context: ctx, ReadOnly: c.ReadOnly, DryRun: c.DryRun,
+		AllowUnsafe: c.AllowUnsafe, Theme: th.start, FixedTheme: th.fixed, UserTheme: th.user,
+		NoColor: th.noColor, Bell: c.Bell}
 	// Action log lines cannot go to the terminal the dashboard draws on:
 	// they are kept and printed when it exits.
 	logs := &syncBuffer{}
-	who := env.Getenv("USER")
-	if who == "" {
-		who = "someone"
+
+	var root tea.Model
+	if multi.Requested(c.Context, c.AllContexts) {
+		contexts, err := resolveContexts(env, c)
+		if err != nil {
+			return fail(env, err)
+		}
+		// Open never waits for a cluster to answer; one that cannot be
+		// opened is listed with why, the others go on.
+		ms := multi.Open(ctx, c.LiveOptions(env), contexts, nil)
+		defer multi.Close(ms)
+		for _, m := range ms {
+			if m.Session == nil {
+				opts.Clusters = append(opts.Clusters, tui.ClusterOptions{
+					Cluster: multi.Unreachable(m.Context, m.Err, env.Now()), Clock: env.Now})
+				continue
+			}
+			opts.Clusters = append(opts.Clusters, clusterOptions(env, c, m.Session, logs))
+		}
+		root = tui.NewMulti(opts)
+	} else {
+		s, err := live.Open(ctx, c.LiveOptions(env))
+		if err != nil {
+			return fail(env, err)
+		}
+		defer s.Close()
+		co := clusterOptions(env, c, s, logs)
+		opts.Cluster, opts.Events, opts.Clock, opts.Actions, opts.Demo = co.Cluster, co.Events, co.Clock, co.Actions, co.Demo
+		root = tui.New(opts)
 	}
-	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch", DryRun: c.DryRun,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)), Timeout: c.RequestTimeout}
-	var actions tui.Actions
-	if !c.ReadOnly {
-		actions = tui.LockActions{Engine: eng, Actor: actor}
-	}
-	m := tui.New(tui.Options{
-		Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: env.Now, Actions: actions, Context: ctx,
-		ReadOnly: c.ReadOnly, DryRun: c.DryRun, AllowUnsafe: c.AllowUnsafe, Demo: s.Demo,
-		Theme: th.start, FixedTheme: th.fixed, UserTheme: th.user, NoColor: th.noColor,
-	})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.Stdin), tea.WithOutput(env.Stdout))
+	p := tea.NewProgram(root, tea.WithContext(ctx), tea.WithInput(env.Stdin), tea.WithOutput(env.Stdout))
 	_, runErr := p.Run()
 	if logs.Len() > 0 {
 		fmt.Fprint(env.Stderr, logs.String())
@@ -67,6 +74,27 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 		return fail(env, runErr)
 	}
 	return ExitOK
+}
+
+// clusterOptions wires one opened cluster for the dashboard: its model,
+// events and clock, and (unless --read-only) its actions. One engine judges
+// and plans, so a plan sees the verdicts (and the orphan grace clocks) the
+// screen shows.
+func clusterOptions(env Env, c *Common, s *live.Session, logs *syncBuffer) tui.ClusterOptions {
+	eng := s.Engine()
+	cl := s.NewCluster()
+	cl.Judge = eng.Judge
+	who := env.Getenv("USER")
+	if who == "" {
+		who = "someone"
+	}
+	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch", DryRun: c.DryRun,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), Timeout: c.RequestTimeout}
+	co := tui.ClusterOptions{Cluster: cl, Events: s.Events, Clock: s.Clock, Demo: s.Demo}
+	if !c.ReadOnly {
+		co.Actions = tui.LockActions{Engine: eng, Actor: actor}
+	}
+	return co
 }
 
 type themeChoice struct {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rebootwatch/rebootwatch/themes"
 )
@@ -69,5 +70,57 @@ func TestDashboardNeedsATerminal(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "needs a terminal") {
 		t.Fatalf("stderr = %q", stderr.String())
+	}
+}
+
+// ttyEnv pretends to be a terminal whose keyboard types keys.
+func ttyEnv(keys string, stdout, stderr *bytes.Buffer) Env {
+	return Env{Stdin: strings.NewReader(keys), Stdout: stdout, Stderr: stderr, StdoutTTY: true, StdinTTY: true,
+		Getenv: func(k string) string {
+			if k == "XDG_CONFIG_HOME" || k == "HOME" {
+				return "/nonexistent"
+			}
+			return ""
+		}, Now: time.Now}
+}
+
+// TestDashboardSeveralClusters: --demo --context east,west opens the cluster
+// list over two demo fleets (q quits it); bad context lists are clear errors
+// before any screen.
+func TestDashboardSeveralClusters(t *testing.T) {
+	var out, errb bytes.Buffer
+	c := DefaultCommon()
+	c.Demo, c.Context, c.Theme = true, "east,west", "dark"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hang, not a timing assertion
+	defer cancel()
+	if code := runDashboard(ctx, ttyEnv("q", &out, &errb), &c); code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, errb.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatal("q did not end the cluster list")
+	}
+
+	c = DefaultCommon()
+	c.Demo, c.AllContexts = true, true
+	errb.Reset()
+	if code := runDashboard(context.Background(), ttyEnv("", &out, &errb), &c); code != ExitError || !strings.Contains(errb.String(), "--all-contexts needs a kubeconfig") {
+		t.Fatalf("--demo --all-contexts: exit %d, stderr %q", code, errb.String())
+	}
+
+	kc := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: a, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: a, context: {cluster: a, user: u}}]
+current-context: a
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = DefaultCommon()
+	c.Kubeconfig, c.Context = kc, "a,b"
+	errb.Reset()
+	if code := runDashboard(context.Background(), ttyEnv("", &out, &errb), &c); code != ExitError || !strings.Contains(errb.String(), `kubeconfig has no context "b"`) {
+		t.Fatalf("--context a,b: exit %d, stderr %q", code, errb.String())
 	}
 }
