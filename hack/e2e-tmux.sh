@@ -37,9 +37,10 @@ start() {
 	"${T[@]}" kill-session -t e2e >/dev/null 2>&1
 	"${T[@]}" new-session -d -s e2e -x "${COLS:-120}" -y "${ROWS:-40}" \
 		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=$TMPD $BIN --demo --speed 0 $*; echo \"EXITED:\$?\"; sleep 60"
-	# Wait for the first frame with nodes (or an early exit).
+	# Wait for the first frame with nodes, or the cluster list (or an
+	# early exit).
 	for _ in $(seq 1 100); do
-		if screen | grep -qE "sort: |EXITED:"; then break; fi
+		if screen | grep -qE "sort: |need attention|EXITED:"; then break; fi
 		sleep 0.1
 	done
 	sleep 0.3
@@ -192,6 +193,44 @@ printf 'colors:\n  acent: "#ff0000"\n' >"$TMPD/bad.yaml"
 start "--theme $TMPD/bad.yaml"
 expect "bad theme names the key" 'unknown key "colors.acent"'
 expect "bad theme exits 1" "EXITED:1"
+
+# --- 7. several clusters: two demo fleets in a cluster list ----------------
+start "--demo-at ${E2E_AT:-30m} --context east,west"
+expect "cluster list opens" "╭─ Clusters"
+expect "list shows east" "│east "
+expect "list shows west" "│west "
+expect "list says which need attention" "2 of 2 need attention"
+keys j
+keys Enter
+expect "enter opens west's dashboard" "⎈ west"
+expect "the dashboard says esc returns" "‹ esc clusters"
+expect "west's nodes are live" "sort: cycle"
+keys Enter
+expect "enter inside opens a node detail" "Conditions"
+esc
+expect "esc closes the detail first" "sort: cycle"
+esc
+expect "esc at the top returns to the list" "╭─ Clusters"
+expect_not "the dashboard is gone" "‹ esc clusters"
+keys Enter
+expect "enter opens the selected cluster again" "⎈ west"
+esc
+keys q
+expect "q quits the list with status 0" "EXITED:0"
+
+# --- 8. --bell rings (tmux flags the window) only when asked ----------------
+bell_flag() { "${T[@]}" display -p -t e2e '#{window_bell_flag}' 2>/dev/null; }
+start "--demo-at ${E2E_AT:-30m} --bell"
+expect "bell: dashboard opens" "ghost"
+if [ "$(bell_flag)" = 1 ]; then ok "--bell rings for the critical items"; else ko "--bell rings for the critical items (no bell flag)"; fi
+start "--demo-at ${E2E_AT:-30m}"
+expect "no bell: dashboard opens" "ghost"
+sleep 0.5
+if [ "$(bell_flag)" = 0 ]; then ok "no bell without --bell"; else ko "no bell without --bell (bell flag set)"; fi
+start "--demo-at ${E2E_AT:-30m} --context east,west --bell"
+expect "bell: cluster list opens" "2 of 2 need attention"
+if [ "$(bell_flag)" = 1 ]; then ok "--bell rings in the cluster list"; else ko "--bell rings in the cluster list (no bell flag)"; fi
+keys q
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
