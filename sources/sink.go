@@ -70,6 +70,23 @@ func (r *Reporter) Health() model.SourceHealth {
 // failed and said why. WaitForSync of every source waits on it.
 func (r *Reporter) Settled() <-chan struct{} { return r.settled }
 
+// Wait waits until the reporter has settled (see Settled) or ctx ends. The
+// error then reads "<what> not synced: <ctx's error>" and wraps ctx.Err().
+// A settled reporter returns nil even when ctx has ended too.
+func (r *Reporter) Wait(ctx context.Context, what string) error {
+	select {
+	case <-r.settled:
+		return nil
+	default:
+	}
+	select {
+	case <-r.settled:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s not synced: %w", what, ctx.Err())
+	}
+}
+
 // OK reports a successful sync now.
 func (r *Reporter) OK(msg string) { r.report(model.StatusOK, msg, true) }
 

@@ -29,9 +29,17 @@ func TestReporter(t *testing.T) {
 		t.Fatal("settled before any report")
 	default:
 	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Wait(cctx, "nodes source"); !errors.Is(err, context.Canceled) || err.Error() != "nodes source not synced: context canceled" {
+		t.Fatalf("Wait before any report, ctx done: %v", err)
+	}
 	r.OK("")
 	r.OK("") // unchanged watch source: not re-sent
 	<-r.Settled()
+	if err := r.Wait(cctx, "nodes source"); err != nil {
+		t.Fatalf("Wait once settled: %v (must not fail even when ctx is done)", err)
+	}
 	r.Fail("list", "nodes", "", apierrors.NewInternalError(errors.New("boom")))
 	r.Fail("list", "nodes", "", apierrors.NewInternalError(errors.New("boom")))
 	r.OK("")
