@@ -102,12 +102,7 @@ func (s *Source) Health() model.SourceHealth { return s.rep.Health() }
 // WaitForSync waits until the source synced or said why it cannot
 // (not-installed, forbidden, error), or ctx ends.
 func (s *Source) WaitForSync(ctx context.Context) error {
-	select {
-	case <-s.rep.Settled():
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("longhorn source not synced: %w", ctx.Err())
-	}
+	return s.rep.Wait(ctx, "longhorn source")
 }
 
 // run alternates between running the informer and, while the CRD is absent,

@@ -21,7 +21,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -74,8 +73,7 @@ type Source struct {
 	rep    *sources.Reporter
 	api    v1.API
 	filter *regexp.Regexp
-	sink   sources.Sink
-	mu     sync.Mutex // serialises sink calls
+	sink   sources.Sink // serialised (sources.Serial): the poll and the stale check both report
 }
 
 // Start validates the options and starts polling; it returns at once. With
@@ -93,7 +91,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.Query == "" {
 		o.Query = DefaultQuery
 	}
-	s := &Source{opts: o, log: o.Logger, sink: sink}
+	s := &Source{opts: o, log: o.Logger, sink: sources.Serial(sink)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -104,7 +102,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		}
 		s.filter = re
 	}
-	s.rep = sources.NewReporter(model.SourcePrometheus, o.Interval, s.send, o.Clock)
+	s.rep = sources.NewReporter(model.SourcePrometheus, o.Interval, s.sink, o.Clock)
 	if o.URL == "" {
 		s.rep.Set(model.StatusDisabled, "no --prometheus-url given")
 		return s, nil
@@ -140,24 +138,13 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	return s, nil
 }
 
-func (s *Source) send(ev model.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sink(ev)
-}
-
 // Health returns the source's current health.
 func (s *Source) Health() model.SourceHealth { return s.rep.Health() }
 
 // WaitForSync waits until the first poll succeeded or failed (at once when
 // disabled), or ctx ends.
 func (s *Source) WaitForSync(ctx context.Context) error {
-	select {
-	case <-s.rep.Settled():
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("prometheus source not synced: %w", ctx.Err())
-	}
+	return s.rep.Wait(ctx, "prometheus source")
 }
 
 func (s *Source) run(ctx context.Context) {
@@ -211,7 +198,7 @@ func (s *Source) poll(ctx context.Context) {
 		var firing []string
 		firing, err = s.firingAlerts(qctx)
 		if err == nil {
-			s.send(model.AlertsFiring{Names: firing})
+			s.sink(model.AlertsFiring{Names: firing})
 		}
 	}
 	if ctx.Err() != nil {
@@ -222,7 +209,7 @@ func (s *Source) poll(ctx context.Context) {
 		s.rep.Set(model.StatusError, err.Error())
 		return
 	}
-	s.send(model.RebootRequiredSet{Values: values})
+	s.sink(model.RebootRequiredSet{Values: values})
 	msg := ""
 	if len(values) == 0 {
 		msg = fmt.Sprintf("no %s series", s.opts.Query)
