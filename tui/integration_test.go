@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
@@ -114,5 +115,110 @@ func TestRealClusterReapGhost(t *testing.T) {
 	})
 	if s := screen(m); !strings.Contains(s, "nothing needs attention") || !strings.Contains(s, "released by gone-node") {
 		t.Fatalf("screen after the reap:\n%s", s)
+	}
+}
+
+// TestRealClustersList runs the cluster list over two live sessions against
+// real kube-apiservers, the second one stopped: alpha fills its row and its
+// dashboard; beta's row says it is unreachable and why, and never holds up
+// alpha.
+func TestRealClustersList(t *testing.T) {
+	alpha := testcluster.Start(t)
+	beta := testcluster.Start(t)
+	beta.Stop()
+	cs := alpha.Client(t)
+	ctx := context.Background()
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "alpha-n1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{BootID: "boot-1", OSImage: "os 1", KernelVersion: "k1"}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var opts Options
+	var sessions []*live.Session
+	for _, c := range []struct {
+		name string
+		tc   *testcluster.Cluster
+	}{{"alpha", alpha}, {"beta", beta}} {
+		s, err := live.Open(sctx, live.Options{Config: c.tc.Admin, Context: c.name, RequestTimeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		sessions = append(sessions, s)
+		eng := s.Engine()
+		cl := s.NewCluster()
+		cl.Judge = eng.Judge
+		opts.Clusters = append(opts.Clusters, ClusterOptions{Cluster: cl, Events: s.Events, Clock: s.Clock,
+			Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test"}}})
+	}
+	mm := NewMulti(opts)
+	mm.Update(tea.WindowSizeMsg{Width: 140, Height: 30})
+	view := func() string { return ansi.Strip(mm.View().Content) }
+
+	// One waiting goroutine per cluster, as the program runs the tagged
+	// wait commands.
+	msgs := make(chan tea.Msg, 16)
+	for i, s := range sessions {
+		go func(i int, ch <-chan model.Event) {
+			for {
+				msg := waitCluster(i, ch)()
+				select {
+				case msgs <- msg:
+				case <-sctx.Done():
+					return
+				}
+				if cm := msg.(clusterMsg); cm.msg == (streamClosedMsg{}) {
+					return
+				}
+			}
+		}(i, s.Events)
+	}
+	pump := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.After(90 * time.Second) // a guard against a hang
+		for !cond() {
+			select {
+			case msg := <-msgs:
+				mm.Update(msg)
+			case <-time.After(500 * time.Millisecond):
+				mm.Update(tickMsg(time.Now()))
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s:\n%s", what, view())
+			}
+		}
+	}
+	start := time.Now()
+	pump("alpha's node and beta unreachable", func() bool {
+		rows := mm.list.Rows
+		return len(rows) == 2 && rows[0].Reachable && rows[0].Nodes == 1 && !rows[1].Reachable && !rows[1].Connecting
+	})
+	s := view()
+	t.Logf("both rows settled in %v", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(s, "│alpha ") || strings.Contains(s, "alpha              unreachable") {
+		t.Fatalf("alpha row:\n%s", s)
+	}
+	if !strings.Contains(s, "beta               unreachable: ") || !strings.Contains(s, "1 of 2 need attention") {
+		t.Fatalf("beta row:\n%s", s)
+	}
+	t.Logf("beta: %s", mm.list.Rows[1].Why)
+	press := func(k string) { mm.Update(keyMsg(k)) }
+	press("enter")
+	if s := view(); mm.Active() != "alpha" || !strings.Contains(s, "alpha-n1") {
+		t.Fatalf("alpha's dashboard:\n%s", s)
+	}
+	press("esc")
+	press("j")
+	press("enter")
+	if s := view(); mm.Active() != "beta" || !strings.Contains(s, "nodes ✗") {
+		t.Fatalf("beta's dashboard:\n%s", s)
 	}
 }
