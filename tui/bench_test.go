@@ -87,3 +87,45 @@ func BenchmarkKey(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkMultiTick is the once-a-second work of a cluster list over four
+// clusters of 5,000 nodes each (all recomputed, shown or not) plus the list
+// frame.
+func BenchmarkMultiTick(b *testing.B) {
+	var o Options
+	var ck *clock
+	for i := 0; i < 4; i++ {
+		c, k := bigCluster(5000)
+		c.Context = fmt.Sprintf("big-%d", i)
+		ck = k
+		o.Clusters = append(o.Clusters, ClusterOptions{Cluster: c, Clock: k.Now, Actions: &fakeActions{}})
+	}
+	mm := NewMulti(o)
+	mm.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	if s := mm.View().Content; !strings.Contains(s, "big-3") {
+		b.Fatalf("unexpected frame:\n%s", s)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		mm.Update(tickMsg(ck.Now()))
+		_ = mm.View()
+	}
+}
+
+// BenchmarkMultiListFrame renders the list screen of four clusters.
+func BenchmarkMultiListFrame(b *testing.B) {
+	var o Options
+	for i := 0; i < 4; i++ {
+		c, k := bigCluster(5000)
+		c.Context = fmt.Sprintf("big-%d", i)
+		o.Clusters = append(o.Clusters, ClusterOptions{Cluster: c, Clock: k.Now})
+	}
+	mm := NewMulti(o)
+	mm.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = mm.View()
+	}
+}
