@@ -15,8 +15,12 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// DefaultTimeout bounds Eventually unless Recorder.Timeout says otherwise.
+// DefaultTimeout bounds Eventually unless WithTimeout says otherwise.
 const DefaultTimeout = 20 * time.Second
+
+// IntegrationTimeout is the bound integration tests give Eventually: a real
+// apiserver or Prometheus on a loaded machine may take a while.
+const IntegrationTimeout = 60 * time.Second
 
 // pollInterval is how often Eventually looks at the cluster again.
 const pollInterval = 10 * time.Millisecond
@@ -24,8 +28,7 @@ const pollInterval = 10 * time.Millisecond
 // Recorder applies every event it is given to a model.Cluster, under a mutex
 // so that a source's goroutines and the test can share it.
 type Recorder struct {
-	// Timeout bounds Eventually (DefaultTimeout when 0). Set it before use.
-	Timeout time.Duration
+	timeout time.Duration // bounds Eventually
 
 	mu sync.Mutex
 	c  *model.Cluster
@@ -35,7 +38,14 @@ type Recorder struct {
 // NewRecorder returns a recorder over a fresh cluster with the given context and
 // default model options.
 func NewRecorder(context string) *Recorder {
-	return &Recorder{c: model.NewCluster(context, model.Options{})}
+	return &Recorder{c: model.NewCluster(context, model.Options{}), timeout: DefaultTimeout}
+}
+
+// WithTimeout sets how long Eventually waits and returns r. Call it before
+// the recorder is shared.
+func (r *Recorder) WithTimeout(d time.Duration) *Recorder {
+	r.timeout = d
+	return r
 }
 
 // Sink applies ev to the cluster. It is a sources.Sink.
@@ -70,14 +80,10 @@ func (r *Recorder) Source(name model.SourceName) model.SourceHealth {
 
 // Eventually polls until f holds on the cluster (f runs under the lock), and
 // fails the test, naming what it waited for and the sources' health, when it
-// does not within Timeout.
+// does not within the recorder's timeout.
 func (r *Recorder) Eventually(t testing.TB, what string, f func(c *model.Cluster) bool) {
 	t.Helper()
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(r.timeout)
 	for {
 		r.mu.Lock()
 		ok := f(r.c)

@@ -57,8 +57,7 @@ func (f *fatalTB) Fatalf(format string, args ...any) {
 }
 
 func TestEventuallyFails(t *testing.T) {
-	r := NewRecorder("rec")
-	r.Timeout = 50 * time.Millisecond
+	r := NewRecorder("rec").WithTimeout(50 * time.Millisecond)
 	tb := &fatalTB{TB: t}
 	var wg sync.WaitGroup
 	wg.Add(1)
