@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,46 +16,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
-
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-}
-
-func newRecorder() *recorder { return &recorder{c: model.NewCluster("it", model.Options{})} }
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.c.Apply(ev, time.Now())
-}
-
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("never saw: %s; sources %+v", what, r.c.Sources())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *recorder) health(n model.SourceName) model.SourceHealth {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, _ := r.c.Source(n)
-	return h
-}
 
 // createNode creates a node and sets its status through the status
 // subresource, as a kubelet does.
@@ -140,8 +101,8 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := newRecorder()
-	src, err := kube.Start(sctx, kube.Options{Client: admin, FleetlockNamespace: fleetNS, RequestTimeout: 10 * time.Second}, r.sink)
+	r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+	src, err := kube.Start(sctx, kube.Options{Client: admin, FleetlockNamespace: fleetNS, RequestTimeout: 10 * time.Second}, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +112,25 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceFleetlock} {
-		if h := r.health(n); h.Status != model.StatusOK {
+		if h := r.Source(n); h.Status != model.StatusOK {
 			t.Errorf("%s after sync: %+v", n, h)
 		}
 	}
-	r.mu.Lock()
-	names := strings.Join(r.c.NodeNames(), ",")
-	w1, _ := r.c.Node("w-1")
-	cp, _ := r.c.Node("cp-1")
-	kl, kok := r.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
-	fl, fok := r.c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
-	nlocks := len(r.c.Locks())
-	r.mu.Unlock()
+	var (
+		names    string
+		w1, cp   *model.Node
+		kl, fl   *model.LockObject
+		kok, fok bool
+		nlocks   int
+	)
+	r.Read(func(m *model.Cluster) {
+		names = strings.Join(m.NodeNames(), ",")
+		w1, _ = m.Node("w-1")
+		cp, _ = m.Node("cp-1")
+		kl, kok = m.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
+		fl, fok = m.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
+		nlocks = len(m.Locks())
+	})
 	if names != "cp-1,w-1,w-2" {
 		t.Fatalf("nodes %s", names)
 	}
@@ -186,7 +154,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	// Watch updates reach the model without a restart.
 	n, _ := admin.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
 	setStatus(t, admin, n, "boot-w-1", false)
-	r.eventually(t, "w-1 NotReady", func(c *model.Cluster) bool {
+	r.Eventually(t, "w-1 NotReady", func(c *model.Cluster) bool {
 		n, _ := c.Node("w-1")
 		ready, known, _ := n.Ready()
 		return known && !ready
@@ -198,7 +166,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	}
 	n, _ = admin.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
 	setStatus(t, admin, n, "boot-w-1-second", true)
-	r.eventually(t, "w-1 rebooted, Ready, cordoned", func(c *model.Cluster) bool {
+	r.Eventually(t, "w-1 rebooted, Ready, cordoned", func(c *model.Cluster) bool {
 		n, _ := c.Node("w-1")
 		ready, _, _ := n.Ready()
 		return ready && n.BootID == "boot-w-1-second" && n.Unschedulable
@@ -210,7 +178,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "multi-lock", func(c *model.Cluster) bool {
+	r.Eventually(t, "multi-lock", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
 		return ok && l.Annotation == multiLock && l.ResourceVersion != kl.ResourceVersion
 	})
@@ -219,7 +187,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "kured released", func(c *model.Cluster) bool {
+	r.Eventually(t, "kured released", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
 		return ok && !l.Present
 	})
@@ -234,22 +202,22 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if err := admin.CoreV1().Nodes().Delete(ctx, "w-2", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "fleetlock free and w-2 gone", func(c *model.Cluster) bool {
+	r.Eventually(t, "fleetlock free and w-2 gone", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
 		_, w2 := c.Node("w-2")
 		return ok && l.Holder == "" && !w2
 	})
 
 	t.Run("explicit kured DaemonSet", func(t *testing.T) {
-		r := newRecorder()
-		src, err := kube.Start(sctx, kube.Options{Client: admin, KuredDaemonSet: kuredNS + "/kured", FleetlockNamespace: fleetNS}, r.sink)
+		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+		src, err := kube.Start(sctx, kube.Options{Client: admin, KuredDaemonSet: kuredNS + "/kured", FleetlockNamespace: fleetNS}, r.Sink)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := src.WaitForSync(wctx); err != nil {
 			t.Fatal(err)
 		}
-		r.eventually(t, "one kured lock", func(c *model.Cluster) bool {
+		r.Eventually(t, "one kured lock", func(c *model.Cluster) bool {
 			h, _ := c.Source(model.SourceKured)
 			return h.Status == model.StatusOK && len(c.Locks()) == 2
 		})
@@ -265,29 +233,28 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := newRecorder()
-		src, err := kube.Start(sctx, kube.Options{Client: alice, FleetlockNamespace: fleetNS}, r.sink)
+		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+		src, err := kube.Start(sctx, kube.Options{Client: alice, FleetlockNamespace: fleetNS}, r.Sink)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := src.WaitForSync(wctx); err != nil {
 			t.Fatal(err)
 		}
-		r.eventually(t, "fleetlock forbidden, nodes and kured ok", func(c *model.Cluster) bool {
+		r.Eventually(t, "fleetlock forbidden, nodes and kured ok", func(c *model.Cluster) bool {
 			n, _ := c.Source(model.SourceNodes)
 			k, _ := c.Source(model.SourceKured)
 			f, _ := c.Source(model.SourceFleetlock)
 			return n.Status == model.StatusOK && k.Status == model.StatusOK && f.Status == model.StatusForbidden &&
 				c.NodeCount() == 2
 		})
-		if h := r.health(model.SourceFleetlock); !strings.Contains(h.Message, "cannot list leases.coordination.k8s.io") ||
+		if h := r.Source(model.SourceFleetlock); !strings.Contains(h.Message, "cannot list leases.coordination.k8s.io") ||
 			!strings.Contains(h.Message, fleetNS) {
 			t.Errorf("forbidden message %q should name the verb, resource and namespace", h.Message)
 		}
 		// The snapshot reports it.
-		r.mu.Lock()
-		snap := r.c.Snapshot(time.Now())
-		r.mu.Unlock()
+		var snap model.Snapshot
+		r.Read(func(m *model.Cluster) { snap = m.Snapshot(time.Now()) })
 		var got []string
 		for _, s := range snap.Sources {
 			got = append(got, string(s.Name)+"="+string(s.Status))
@@ -300,7 +267,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		grantNamed(t, admin, "alice-leases", "alice", []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
 		})
-		r.eventually(t, "fleetlock ok once granted", func(c *model.Cluster) bool {
+		r.Eventually(t, "fleetlock ok once granted", func(c *model.Cluster) bool {
 			f, _ := c.Source(model.SourceFleetlock)
 			_, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
 			return f.Status == model.StatusOK && ok
@@ -312,18 +279,18 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := newRecorder()
-		src, err := kube.Start(sctx, kube.Options{Client: bob}, r.sink)
+		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+		src, err := kube.Start(sctx, kube.Options{Client: bob}, r.Sink)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := src.WaitForSync(wctx); err != nil {
 			t.Fatal(err)
 		}
-		if h := r.health(model.SourceNodes); h.Status != model.StatusForbidden || h.Message != "cannot list nodes (RBAC)" {
+		if h := r.Source(model.SourceNodes); h.Status != model.StatusForbidden || h.Message != "cannot list nodes (RBAC)" {
 			t.Errorf("nodes %+v", h)
 		}
-		if h := r.health(model.SourceKured); h.Status != model.StatusForbidden ||
+		if h := r.Source(model.SourceKured); h.Status != model.StatusForbidden ||
 			h.Message != "cannot list daemonsets.apps (RBAC); pass --kured-daemonset namespace/name to read only kured's" {
 			t.Errorf("kured %+v", h)
 		}
@@ -331,7 +298,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	t.Run("apiserver gone", func(t *testing.T) {
 		c.Stop()
-		r.eventually(t, "nodes error after the apiserver stopped", func(c *model.Cluster) bool {
+		r.Eventually(t, "nodes error after the apiserver stopped", func(c *model.Cluster) bool {
 			h, _ := c.Source(model.SourceNodes)
 			return h.Status == model.StatusError && h.Message != ""
 		})

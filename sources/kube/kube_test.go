@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,50 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
-
-// recorder applies a source's events to a model.Cluster.
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-	n  int
-}
-
-func newRecorder() *recorder { return &recorder{c: model.NewCluster("test", model.Options{})} }
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.n++
-	r.c.Apply(ev, time.Now())
-}
-
-// eventually waits (bounded) until f holds on the cluster.
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("never saw: %s; sources: %+v", what, r.c.Sources())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (r *recorder) source(name model.SourceName) model.SourceHealth {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, _ := r.c.Source(name)
-	return h
-}
 
 func node(name string, ready bool, labels map[string]string) *corev1.Node {
 	st := corev1.ConditionTrue
@@ -94,13 +51,13 @@ func node(name string, ready bool, labels map[string]string) *corev1.Node {
 	}
 }
 
-func start(t *testing.T, cs *fake.Clientset, o Options) (*recorder, *Source) {
+func start(t *testing.T, cs *fake.Clientset, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := newRecorder()
+	r := sourcetest.NewRecorder("test")
 	o.Client = cs
-	s, err := Start(ctx, o, r.sink)
+	s, err := Start(ctx, o, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +75,15 @@ func TestNodesSyncAndWatch(t *testing.T) {
 		node("w-1", true, map[string]string{"kubernetes.io/role": "worker", "node-role.kubernetes.io/storage": ""}),
 	)
 	r, _ := start(t, cs, Options{})
-	r.eventually(t, "nodes ok with 2 nodes", func(c *model.Cluster) bool {
+	r.Eventually(t, "nodes ok with 2 nodes", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceNodes)
 		return h.Status == model.StatusOK && c.NodeCount() == 2
 	})
-	r.mu.Lock()
-	cp, _ := r.c.Node("cp-1")
-	w, _ := r.c.Node("w-1")
-	r.mu.Unlock()
+	var cp, w *model.Node
+	r.Read(func(c *model.Cluster) {
+		cp, _ = c.Node("cp-1")
+		w, _ = c.Node("w-1")
+	})
 	if cp.Role() != "control-plane" || strings.Join(w.Roles, ",") != "storage,worker" {
 		t.Errorf("roles: cp %v, w %v", cp.Roles, w.Roles)
 	}
@@ -147,7 +105,7 @@ func TestNodesSyncAndWatch(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "w-1 NotReady and cordoned", func(c *model.Cluster) bool {
+	r.Eventually(t, "w-1 NotReady and cordoned", func(c *model.Cluster) bool {
 		n, ok := c.Node("w-1")
 		ready, known, _ := n.Ready()
 		return ok && known && !ready && n.Unschedulable
@@ -155,13 +113,13 @@ func TestNodesSyncAndWatch(t *testing.T) {
 	if err := cs.CoreV1().Nodes().Delete(ctx, "cp-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "cp-1 deleted", func(c *model.Cluster) bool { _, ok := c.Node("cp-1"); return !ok })
+	r.Eventually(t, "cp-1 deleted", func(c *model.Cluster) bool { _, ok := c.Node("cp-1"); return !ok })
 
 	// No locks anywhere: kured and fleetlock say so, quietly.
-	if h := r.source(model.SourceKured); h.Status != model.StatusNotInstalled {
+	if h := r.Source(model.SourceKured); h.Status != model.StatusNotInstalled {
 		t.Errorf("kured: %+v", h)
 	}
-	if h := r.source(model.SourceFleetlock); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, `"default"`) {
+	if h := r.Source(model.SourceFleetlock); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, `"default"`) {
 		t.Errorf("fleetlock: %+v", h)
 	}
 }
@@ -169,10 +127,8 @@ func TestNodesSyncAndWatch(t *testing.T) {
 func TestHeartbeatOnlyUpdatesAreNotSent(t *testing.T) {
 	cs := fake.NewClientset(node("w-1", true, nil))
 	r, _ := start(t, cs, Options{})
-	r.eventually(t, "synced", func(c *model.Cluster) bool { return c.NodeCount() == 1 })
-	r.mu.Lock()
-	before := r.n
-	r.mu.Unlock()
+	r.Eventually(t, "synced", func(c *model.Cluster) bool { return c.NodeCount() == 1 })
+	before := r.Events()
 	ctx := context.Background()
 	n, _ := cs.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
 	n.Status.Conditions[1].LastHeartbeatTime = metav1.NewTime(time.Now().Add(time.Minute))
@@ -185,10 +141,8 @@ func TestHeartbeatOnlyUpdatesAreNotSent(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "role change", func(c *model.Cluster) bool { n, _ := c.Node("w-1"); return n.Role() == "gpu" })
-	r.mu.Lock()
-	after := r.n
-	r.mu.Unlock()
+	r.Eventually(t, "role change", func(c *model.Cluster) bool { n, _ := c.Node("w-1"); return n.Role() == "gpu" })
+	after := r.Events()
 	if after-before != 1 {
 		t.Errorf("events after two updates: %d, want 1 (heartbeat-only update suppressed)", after-before)
 	}
@@ -210,14 +164,16 @@ func TestKuredDiscovery(t *testing.T) {
 		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                     // not kured
 	)
 	r, _ := start(t, cs, Options{})
-	r.eventually(t, "kured ok with 4 locks", func(c *model.Cluster) bool {
+	r.Eventually(t, "kured ok with 4 locks", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceKured)
 		return h.Status == model.StatusOK && len(c.Locks()) == 4
 	})
-	r.mu.Lock()
-	l, ok := r.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
-	free, _ := r.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
-	r.mu.Unlock()
+	var l, free *model.LockObject
+	var ok bool
+	r.Read(func(c *model.Cluster) {
+		l, ok = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
+		free, _ = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
+	})
 	if !ok || !l.Present || l.Annotation != single || l.UID == "" || l.ResourceVersion == "" {
 		t.Fatalf("annotated lock: %+v", l)
 	}
@@ -232,14 +188,14 @@ func TestKuredDiscovery(t *testing.T) {
 	if _, err := cs.AppsV1().DaemonSets("reboots").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "released", func(c *model.Cluster) bool {
+	r.Eventually(t, "released", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
 		return ok && !l.Present
 	})
 	if err := cs.AppsV1().DaemonSets("reboots").Delete(ctx, "cluster-reboots", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "deleted", func(c *model.Cluster) bool {
+	r.Eventually(t, "deleted", func(c *model.Cluster) bool {
 		_, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
 		return !ok
 	})
@@ -251,7 +207,7 @@ func TestKuredExplicit(t *testing.T) {
 		ds("ops", "my-kured", nil, nil),
 	)
 	r, _ := start(t, cs, Options{KuredDaemonSet: "ops/my-kured"})
-	r.eventually(t, "only ops/my-kured", func(c *model.Cluster) bool {
+	r.Eventually(t, "only ops/my-kured", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceKured)
 		locks := c.Locks()
 		return h.Status == model.StatusOK && len(locks) == 1 && locks[0].Namespace == "ops" && locks[0].Name == "my-kured"
@@ -259,7 +215,7 @@ func TestKuredExplicit(t *testing.T) {
 
 	cs2 := fake.NewClientset()
 	r2, _ := start(t, cs2, Options{KuredDaemonSet: "ops/missing"})
-	if h := r2.source(model.SourceKured); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, "ops/missing") {
+	if h := r2.Source(model.SourceKured); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, "ops/missing") {
 		t.Errorf("missing explicit DaemonSet: %+v", h)
 	}
 	if _, err := Start(context.Background(), Options{Client: cs2, KuredDaemonSet: "nope"}, func(model.Event) {}); err == nil {
@@ -284,13 +240,12 @@ func TestFleetlockLeases(t *testing.T) {
 		lease("default", "fleetlock-default", "other-namespace"),
 	)
 	r, _ := start(t, cs, Options{FleetlockNamespace: "locks"})
-	r.eventually(t, "fleetlock ok", func(c *model.Cluster) bool {
+	r.Eventually(t, "fleetlock ok", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceFleetlock)
 		return h.Status == model.StatusOK
 	})
-	r.mu.Lock()
-	locks := r.c.Locks()
-	r.mu.Unlock()
+	var locks []*model.LockObject
+	r.Read(func(c *model.Cluster) { locks = c.Locks() })
 	if len(locks) != 1 {
 		t.Fatalf("locks: %d, want 1", len(locks))
 	}
@@ -306,7 +261,7 @@ func TestFleetlockLeases(t *testing.T) {
 	if _, err := cs.CoordinationV1().Leases("locks").Update(ctx, lc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "lease free", func(c *model.Cluster) bool {
+	r.Eventually(t, "lease free", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "locks", Name: "fleetlock-default"})
 		return ok && l.Holder == ""
 	})
@@ -319,11 +274,11 @@ func TestForbiddenLeasesDoNotStopOthers(t *testing.T) {
 			errors.New(`User "alice" cannot list resource "leases"`))
 	})
 	r, s := start(t, cs, Options{})
-	if h := r.source(model.SourceFleetlock); h.Status != model.StatusForbidden ||
+	if h := r.Source(model.SourceFleetlock); h.Status != model.StatusForbidden ||
 		h.Message != `cannot list leases.coordination.k8s.io in namespace "default" (RBAC)` {
 		t.Errorf("fleetlock: %+v", h)
 	}
-	r.eventually(t, "nodes and kured ok", func(c *model.Cluster) bool {
+	r.Eventually(t, "nodes and kured ok", func(c *model.Cluster) bool {
 		n, _ := c.Source(model.SourceNodes)
 		k, _ := c.Source(model.SourceKured)
 		return n.Status == model.StatusOK && k.Status == model.StatusOK && c.NodeCount() == 1
@@ -345,11 +300,11 @@ func TestListErrorThenRecovery(t *testing.T) {
 	})
 	r, _ := start(t, cs, Options{})
 	// WaitForSync returned on the failure; the failure carries the API's message.
-	h := r.source(model.SourceNodes)
+	h := r.Source(model.SourceNodes)
 	if h.Status != model.StatusError || !strings.Contains(h.Message, "etcd is sad") || !strings.HasPrefix(h.Message, "list nodes") {
 		t.Errorf("after failed list: %+v", h)
 	}
-	r.eventually(t, "recovered", func(c *model.Cluster) bool {
+	r.Eventually(t, "recovered", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceNodes)
 		return h.Status == model.StatusOK && c.NodeCount() == 1 && !h.LastSync.IsZero()
 	})
@@ -365,8 +320,8 @@ func TestWaitForSyncBounded(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := newRecorder()
-	s, err := Start(ctx, Options{Client: cs, RequestTimeout: 100 * time.Millisecond}, r.sink)
+	r := sourcetest.NewRecorder("test")
+	s, err := Start(ctx, Options{Client: cs, RequestTimeout: 100 * time.Millisecond}, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +338,7 @@ func TestWaitForSyncBounded(t *testing.T) {
 	if err := s.WaitForSync(wctx2); err != nil {
 		t.Fatal(err)
 	}
-	if h := r.source(model.SourceKured); h.Status != model.StatusError ||
+	if h := r.Source(model.SourceKured); h.Status != model.StatusError ||
 		h.Message != "no initial sync of daemonsets.apps within 100ms (still trying)" {
 		t.Errorf("kured with a hung list: %+v", h)
 	}
