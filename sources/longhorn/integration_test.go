@@ -2,7 +2,6 @@ package longhorn_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,37 +12,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
-
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-}
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.c.Apply(ev, time.Now())
-}
-
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("never saw: %s; sources %+v, %d volumes", what, r.c.Sources(), r.c.VolumeCount())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // createVolume creates a Volume and sets its status through the status
 // subresource, as longhorn-manager does.
@@ -76,8 +46,8 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	defer cancel()
 
 	// The CRD is absent: not-installed, and the model has no Longhorn.
-	r := &recorder{c: model.NewCluster("it", model.Options{})}
-	src, err := longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, r.sink)
+	r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+	src, err := longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +59,11 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if h := src.Health(); h.Status != model.StatusNotInstalled {
 		t.Fatalf("CRD absent: %+v", h)
 	}
-	r.mu.Lock()
-	if r.c.VolumeSummary() != nil {
-		t.Error("volume summary present without Longhorn")
-	}
-	r.mu.Unlock()
+	r.Read(func(m *model.Cluster) {
+		if m.VolumeSummary() != nil {
+			t.Error("volume summary present without Longhorn")
+		}
+	})
 
 	// Installed, with volumes in every robustness.
 	c.InstallLonghornCRD(t)
@@ -102,14 +72,13 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	createVolume(t, dyn, ns, "pvc-degraded", "degraded", "w-2", 3)
 	createVolume(t, dyn, ns, "pvc-faulted", "faulted", "", 2)
 	createVolume(t, dyn, ns, "pvc-unknown", "unknown", "", 1)
-	r.eventually(t, "four volumes, one of each", func(c *model.Cluster) bool {
+	r.Eventually(t, "four volumes, one of each", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceLonghorn)
 		s := c.VolumeSummary()
 		return h.Status == model.StatusOK && s != nil && s.Total == 4 && s.Healthy == 1 && s.Degraded == 1 && s.Faulted == 1 && s.Unknown == 1
 	})
-	r.mu.Lock()
-	vols := r.c.Volumes()
-	r.mu.Unlock()
+	var vols []*model.Volume
+	r.Read(func(m *model.Cluster) { vols = m.Volumes() })
 	for _, v := range vols {
 		if v.Name == "pvc-degraded" && (v.Replicas != 3 || v.Node != "w-2" || v.State != "attached" || v.Namespace != ns) {
 			t.Errorf("pvc-degraded %+v", v)
@@ -126,11 +95,11 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if _, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "rebuilt", func(c *model.Cluster) bool { return c.VolumeSummary().Healthy == 2 })
+	r.Eventually(t, "rebuilt", func(c *model.Cluster) bool { return c.VolumeSummary().Healthy == 2 })
 
 	// Uninstalled: the source says so and the volumes are forgotten.
 	c.RemoveLonghornCRD(t)
-	r.eventually(t, "not-installed again", func(c *model.Cluster) bool {
+	r.Eventually(t, "not-installed again", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceLonghorn)
 		return h.Status == model.StatusNotInstalled && c.VolumeCount() == 0 && !c.LonghornPresent()
 	})

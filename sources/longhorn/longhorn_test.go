@@ -3,7 +3,6 @@ package longhorn
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,35 +16,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
-
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-}
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.c.Apply(ev, time.Now())
-}
-
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never saw: %s; sources %+v", what, r.c.Sources())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func volume(name, robustness string, replicas int64, node string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
@@ -63,12 +35,12 @@ func newFake(objs ...runtime.Object) *dynfake.FakeDynamicClient {
 		map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"}, objs...)
 }
 
-func startSource(t *testing.T, o Options) (*recorder, *Source) {
+func startSource(t *testing.T, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := &recorder{c: model.NewCluster("test", model.Options{})}
-	s, err := Start(ctx, o, r.sink)
+	r := sourcetest.NewRecorder("test")
+	s, err := Start(ctx, o, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +63,13 @@ func TestVolumes(t *testing.T) {
 	if h := s.Health(); h.Status != model.StatusOK {
 		t.Fatalf("health %+v", h)
 	}
-	r.eventually(t, "4 volumes", func(c *model.Cluster) bool { return c.VolumeCount() == 4 })
-	r.mu.Lock()
-	sum := r.c.VolumeSummary()
-	vols := r.c.Volumes()
-	r.mu.Unlock()
+	r.Eventually(t, "4 volumes", func(c *model.Cluster) bool { return c.VolumeCount() == 4 })
+	var sum *model.VolumeSummary
+	var vols []*model.Volume
+	r.Read(func(c *model.Cluster) {
+		sum = c.VolumeSummary()
+		vols = c.Volumes()
+	})
 	if sum == nil || sum.Healthy != 1 || sum.Degraded != 1 || sum.Faulted != 1 || sum.Unknown != 1 {
 		t.Fatalf("summary %+v", sum)
 	}
@@ -113,7 +87,7 @@ func TestVolumes(t *testing.T) {
 	if err := ri.Delete(ctx, "pvc-c", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "pvc-b healthy, pvc-c gone", func(c *model.Cluster) bool {
+	r.Eventually(t, "pvc-b healthy, pvc-c gone", func(c *model.Cluster) bool {
 		s := c.VolumeSummary()
 		return s.Total == 3 && s.Healthy == 2 && s.Faulted == 0
 	})
@@ -134,9 +108,8 @@ func TestCRDAbsentIsQuiet(t *testing.T) {
 	if h := s.Health(); h.Status != model.StatusNotInstalled {
 		t.Fatalf("health %+v", h)
 	}
-	r.mu.Lock()
-	present := r.c.LonghornPresent()
-	r.mu.Unlock()
+	var present bool
+	r.Read(func(c *model.Cluster) { present = c.LonghornPresent() })
 	if present {
 		t.Error("model thinks Longhorn is present")
 	}
@@ -152,7 +125,7 @@ func TestCRDAbsentIsQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	installed.Store(true)
-	r.eventually(t, "installed later", func(c *model.Cluster) bool {
+	r.Eventually(t, "installed later", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceLonghorn)
 		return h.Status == model.StatusOK && c.VolumeCount() == 1 && c.LonghornPresent()
 	})
