@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
 
 // exporter serves kured_reboot_required{node} like kured's pods do.
@@ -25,36 +25,6 @@ func exporter(t *testing.T) (*promclient.GaugeVec, string) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
 	return g, strings.TrimPrefix(srv.URL, "http://")
-}
-
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-}
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.c.Apply(ev, time.Now())
-}
-
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("never saw: %s; sources %+v", what, r.c.Sources())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func required(c *model.Cluster, node string) string {
@@ -90,23 +60,23 @@ func TestRealPrometheus(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &recorder{c: model.NewCluster("t", model.Options{})}
+	r := sourcetest.NewRecorder("t").WithTimeout(sourcetest.IntegrationTimeout)
 	s, err := prometheus.Start(ctx, prometheus.Options{URL: prom.URL, Interval: 500 * time.Millisecond,
-		AlertFilter: "^RebootBlocker$"}, r.sink)
+		AlertFilter: "^RebootBlocker$"}, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "per-node values and the alert gate", func(c *model.Cluster) bool {
+	r.Eventually(t, "per-node values and the alert gate", func(c *model.Cluster) bool {
 		alerts, known := c.FiringAlerts()
 		return status(c) == model.StatusOK && required(c, "w-1") == "yes" && required(c, "w-2") == "no" &&
 			required(c, "w-3") == "unknown" && known && len(alerts) == 1 && alerts[0] == "RebootBlocker"
 	})
 	g.WithLabelValues("w-2").Set(1)
 	g.WithLabelValues("w-1").Set(0)
-	r.eventually(t, "changed values", func(c *model.Cluster) bool {
+	r.Eventually(t, "changed values", func(c *model.Cluster) bool {
 		return required(c, "w-1") == "no" && required(c, "w-2") == "yes"
 	})
 }
@@ -118,21 +88,20 @@ func TestRealPrometheusStoppedAndBack(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &recorder{c: model.NewCluster("t", model.Options{})}
+	r := sourcetest.NewRecorder("t").WithTimeout(sourcetest.IntegrationTimeout)
 	if _, err := prometheus.Start(ctx, prometheus.Options{URL: prom.URL, Interval: 300 * time.Millisecond,
-		RequestTimeout: 2 * time.Second}, r.sink); err != nil {
+		RequestTimeout: 2 * time.Second}, r.Sink); err != nil {
 		t.Fatal(err)
 	}
-	r.eventually(t, "ok", func(c *model.Cluster) bool { return status(c) == model.StatusOK && required(c, "w-1") == "yes" })
+	r.Eventually(t, "ok", func(c *model.Cluster) bool { return status(c) == model.StatusOK && required(c, "w-1") == "yes" })
 
 	prom.Stop()
-	r.eventually(t, "error or stale while Prometheus is down", func(c *model.Cluster) bool {
+	r.Eventually(t, "error or stale while Prometheus is down", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourcePrometheus)
 		return (h.Status == model.StatusError && strings.Contains(h.Message, "kured_reboot_required")) || h.Status == model.StatusStale
 	})
-	r.mu.Lock()
-	att := r.c.Attention(time.Now())
-	r.mu.Unlock()
+	var att []model.Attention
+	r.Read(func(c *model.Cluster) { att = c.Attention(time.Now()) })
 	found := false
 	for _, a := range att {
 		found = found || strings.Contains(a.Message, "prometheus")
@@ -143,7 +112,7 @@ func TestRealPrometheusStoppedAndBack(t *testing.T) {
 
 	g.WithLabelValues("w-1").Set(0)
 	prom.Restart(t)
-	r.eventually(t, "recovered with fresh values", func(c *model.Cluster) bool {
+	r.Eventually(t, "recovered with fresh values", func(c *model.Cluster) bool {
 		return status(c) == model.StatusOK && required(c, "w-1") == "no"
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,37 +19,8 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
-
-type recorder struct {
-	mu sync.Mutex
-	c  *model.Cluster
-}
-
-func (r *recorder) sink(ev model.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.c.Apply(ev, time.Now())
-}
-
-func (r *recorder) eventually(t *testing.T, what string, f func(c *model.Cluster) bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := f(r.c)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("never saw: %s; sources %+v", what, r.c.Sources())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func health(c *model.Cluster) model.SourceHealth {
 	h, _ := c.Source(model.SourcePrometheus)
@@ -119,12 +89,12 @@ func newFake(t *testing.T) (*fakeProm, *httptest.Server) {
 	return f, srv
 }
 
-func start(t *testing.T, o Options) (*recorder, *Source) {
+func start(t *testing.T, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := &recorder{c: model.NewCluster("t", model.Options{})}
-	s, err := Start(ctx, o, r.sink)
+	r := sourcetest.NewRecorder("t").WithTimeout(30 * time.Second)
+	s, err := Start(ctx, o, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +111,7 @@ func TestDisabledWithoutURL(t *testing.T) {
 	if h := s.Health(); h.Status != model.StatusDisabled {
 		t.Fatalf("%+v", h)
 	}
-	if h := health(r.c); h.Status != model.StatusDisabled {
+	if h := r.Source(model.SourcePrometheus); h.Status != model.StatusDisabled {
 		t.Fatalf("model: %+v", h)
 	}
 }
@@ -153,11 +123,17 @@ func TestValuesTokenAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := start(t, Options{URL: srv.URL, BearerTokenFile: tok, Interval: time.Hour, AlertFilter: "^Node"})
-	r.mu.Lock()
-	h := health(r.c)
-	w1, w2, w3 := rr(r.c, "w-1"), rr(r.c, "w-2"), rr(r.c, "w-3")
-	alerts, known := r.c.FiringAlerts()
-	r.mu.Unlock()
+	var (
+		h          model.SourceHealth
+		w1, w2, w3 string
+		alerts     []string
+		known      bool
+	)
+	r.Read(func(c *model.Cluster) {
+		h = health(c)
+		w1, w2, w3 = rr(c, "w-1"), rr(c, "w-2"), rr(c, "w-3")
+		alerts, known = c.FiringAlerts()
+	})
 	if h.Status != model.StatusOK || h.LastSync.IsZero() || h.Interval != time.Hour {
 		t.Fatalf("health %+v", h)
 	}
@@ -176,14 +152,12 @@ func TestErrorAndRecovery(t *testing.T) {
 	f, srv := newFake(t)
 	f.mode.Store("error")
 	r, _ := start(t, Options{URL: srv.URL, Interval: 50 * time.Millisecond})
-	r.mu.Lock()
-	h := health(r.c)
-	r.mu.Unlock()
+	h := r.Source(model.SourcePrometheus)
 	if h.Status != model.StatusError || !strings.Contains(h.Message, "too many samples") || !strings.Contains(h.Message, "kured_reboot_required") {
 		t.Fatalf("health %+v", h)
 	}
 	f.mode.Store("ok")
-	r.eventually(t, "recovered", func(c *model.Cluster) bool {
+	r.Eventually(t, "recovered", func(c *model.Cluster) bool {
 		return health(c).Status == model.StatusOK && rr(c, "w-1") == "true"
 	})
 }
@@ -195,7 +169,7 @@ func TestStaleWhileHung(t *testing.T) {
 		t.Fatalf("health %+v", h)
 	}
 	f.mode.Store("hang")
-	r.eventually(t, "stale", func(c *model.Cluster) bool {
+	r.Eventually(t, "stale", func(c *model.Cluster) bool {
 		h := health(c)
 		return h.Status == model.StatusStale && strings.HasPrefix(h.Message, "no successful query for")
 	})
