@@ -350,13 +350,50 @@ func (mm *Multi) Render() string {
 	if len(modes) > 0 {
 		title += " " + strings.Join(modes, " ")
 	}
+	if hint := p.Paint(pctx.Muted, "t theme"); pctx.Width(title)+pctx.Width(hint)+1 <= w {
+		title += strings.Repeat(" ", w-pctx.Width(title)-pctx.Width(hint)) + hint
+	}
 	lines := make([]string, 0, h)
 	lines = append(lines, pctx.Fit(title, w))
 	lines = append(lines, clusters.Screen(mm.ctx, &mm.list, w, h-2)...)
-	foot := p.Paint(pctx.Muted, "↑/↓ select · enter open · t theme · q quit")
+	foot := mm.urgent()
 	if mm.toast != nil {
 		foot = mm.toast.Render(p, w)
 	}
 	lines = append(lines, pctx.Fit(foot, w))
 	return strings.Join(pctx.Lines(lines, w, h), "\n")
+}
+
+// urgent is the list's footer: the most urgent attention item of all
+// clusters (critical before warning, in list order) with its cluster's name
+// and how many more there are, or that nothing needs attention.
+func (mm *Multi) urgent() string {
+	p := mm.ctx.P
+	var first *model.Attention
+	firstCtx, total := "", 0
+	for _, sev := range []model.Severity{model.SeverityCritical, model.SeverityWarning} {
+		for _, k := range mm.kids {
+			for i, a := range k.derived.attention {
+				if a.Severity != sev {
+					continue
+				}
+				total++
+				if first == nil {
+					first, firstCtx = &k.derived.attention[i], k.c.Context
+				}
+			}
+		}
+	}
+	if first == nil {
+		return p.Paint(pctx.OK, "✓ nothing needs attention in any cluster")
+	}
+	role, mark := pctx.Warning, "! "
+	if first.Severity == model.SeverityCritical {
+		role, mark = pctx.Critical, "✗ "
+	}
+	s := p.Paint(role, mark) + p.Paint(pctx.Accent, firstCtx) + p.Paint(role, ": "+first.Message)
+	if total > 1 {
+		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", total-1)) + s
+	}
+	return s
 }

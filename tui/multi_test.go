@@ -86,7 +86,7 @@ func TestMultiListRenders(t *testing.T) {
 	mf := newMultiFixture(Options{Demo: true})
 	s := mf.screen()
 	for _, want := range []string{"rebootwatch ⎈ 3 clusters", "prod-eu-1", "prod-eu-2", "3 of 3 need attention",
-		"lab                unreachable: dial tcp", "connection refused", "5/12", "978a225b3d7b…", "ghost", "2 degraded", "4/5 ok · prometheus stale"} {
+		"lab                unreachable: dial tcp", "connection refused", "5/12", "w-03, 978a225b3…", "ghost", "2 degraded", "4/5 ok · prometheus stale"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("list lacks %q:\n%s", want, s)
 		}
@@ -180,8 +180,8 @@ func TestMultiHiddenClusterKeepsApplyingEvents(t *testing.T) {
 		t.Fatal("the hidden cluster was not recomputed on the tick")
 	}
 	mf.press("esc")
-	if r := mf.m.list.Rows[1]; r.Holder != "978a225b3d7b…, w-05" {
-		t.Fatalf("row of the hidden cluster = %+v; want holder w-05", r)
+	if r := mf.m.list.Rows[1]; r.Holder != "w-05, 978a225b3d7b…" {
+		t.Fatalf("row of the hidden cluster = %+v; want holder w-05 first", r)
 	}
 	mf.press("j", "enter")
 	if !strings.Contains(mf.screen(), "draining") || mf.m.kids[1].derived.fleet.Nodes != 12 {
@@ -388,3 +388,16 @@ func batchOf(c tea.Cmd) (tea.BatchMsg, bool) {
 }
 
 func codeOf(c tea.Cmd) uintptr { return reflect.ValueOf(c).Pointer() }
+
+func TestMultiFooterNamesTheMostUrgent(t *testing.T) {
+	mf := newMultiFixture(Options{})
+	s := mf.screen()
+	last := s[strings.LastIndex(s, "\n")+1:]
+	if !strings.HasPrefix(last, "(+") || !strings.Contains(last, "✗ prod-eu-1: fleetlock lock default/fleetlock-default") {
+		t.Fatalf("footer %q", last)
+	}
+	mf.press("enter", "?")
+	if !strings.Contains(mf.screen(), "returns to the cluster list") {
+		t.Fatalf("help does not say how to go back:\n%s", mf.screen())
+	}
+}

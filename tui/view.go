@@ -287,6 +287,9 @@ func (m *Model) helpBox(w, h int) []string {
 		p.Paint(pctx.Muted, "sort: s cycles cycle → name → phase → time in phase → role"),
 		p.Paint(pctx.Muted, "tab moves between the nodes and the locks; enter opens the node's or the lock's detail (evidence, reason)"),
 		p.Paint(pctx.Muted, "stepper: ● done  ◉ current  ○ to come — pending → draining → rebooting → recovering → done"))
+	if m.inList {
+		body = append(body, p.Paint(pctx.Muted, "esc with nothing open (no dialog, detail, help or filter) returns to the cluster list; every cluster stays live there"))
+	}
 	if m.ctx.ReadOnly {
 		body = append(body, p.Paint(pctx.Warning, "read-only: actions are hidden"))
 	} else {

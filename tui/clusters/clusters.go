@@ -97,7 +97,9 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 	if f.ETA != nil {
 		r.ETA = model.HumanDuration(*f.ETA)
 	}
-	var holders []string
+	// Holders that are nodes first (a name says more in a narrow column),
+	// then raw ids that match no node.
+	var holders, ids []string
 	for _, s := range c.LockStatuses() {
 		if verdictRank(s.Verdict) > verdictRank(r.Verdict) {
 			r.Verdict = s.Verdict
@@ -105,13 +107,13 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 		if s.Holder == "" {
 			continue
 		}
-		h := s.HolderNode()
-		if h == "" {
-			h = short(s.Holder)
+		if h := s.HolderNode(); h != "" {
+			holders = append(holders, h)
+		} else {
+			ids = append(ids, short(s.Holder))
 		}
-		holders = append(holders, h)
 	}
-	r.Holder = strings.Join(holders, ", ")
+	r.Holder = strings.Join(append(holders, ids...), ", ")
 	r.Gate = GateNone
 	if vs := c.VolumeSummary(); vs != nil {
 		switch {
