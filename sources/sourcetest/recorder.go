@@ -1,6 +1,7 @@
 // Package sourcetest holds test helpers for the sources' tests: a Recorder
 // that applies a source's events to a model.Cluster, as a sink, and polls it
-// until a condition holds.
+// until a condition holds, and Start, which starts a source on it and waits
+// for the first sync.
 //
 // It is for _test.go files only. It imports "testing", so it must never be
 // imported by non-test code (a test in this package checks that). It starts

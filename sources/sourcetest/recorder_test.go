@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -44,7 +45,7 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
-// fatalTB records Fatalf and stops the goroutine, as testing.T does.
+// fatalTB records Fatal and Fatalf and stops the goroutine, as testing.T does.
 type fatalTB struct {
 	testing.TB
 	msg string
@@ -53,6 +54,10 @@ type fatalTB struct {
 func (f *fatalTB) Helper() {}
 func (f *fatalTB) Fatalf(format string, args ...any) {
 	f.msg = format
+	runtime.Goexit()
+}
+func (f *fatalTB) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
 	runtime.Goexit()
 }
 
