@@ -20,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
 
@@ -53,20 +54,9 @@ func node(name string, ready bool, labels map[string]string) *corev1.Node {
 
 func start(t *testing.T, cs *fake.Clientset, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	r := sourcetest.NewRecorder("test")
 	o.Client = cs
-	s, err := Start(ctx, o, r.Sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-	defer wcancel()
-	if err := s.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
-	}
-	return r, s
+	return r, sourcetest.Start(t, r, func(ctx context.Context, sink sources.Sink) (*Source, error) { return Start(ctx, o, sink) })
 }
 
 func TestNodesSyncAndWatch(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
 
@@ -91,19 +92,8 @@ func newFake(t *testing.T) (*fakeProm, *httptest.Server) {
 
 func start(t *testing.T, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	r := sourcetest.NewRecorder("t").WithTimeout(30 * time.Second)
-	s, err := Start(ctx, o, r.Sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-	defer wcancel()
-	if err := s.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
-	}
-	return r, s
+	return r, sourcetest.Start(t, r, func(ctx context.Context, sink sources.Sink) (*Source, error) { return Start(ctx, o, sink) })
 }
 
 func TestDisabledWithoutURL(t *testing.T) {
