@@ -2,8 +2,12 @@ package model
 
 // AlertsFiring replaces the list of firing Prometheus alerts that block
 // reboots (those matching kured's alert filter regexp): the alert gate. An
-// empty list means none fire. It is sent only when an alert filter is set.
-type AlertsFiring struct{ Names []string }
+// empty list means none fire. It is sent only when an alert filter is set;
+// Unknown says the filter is set but Prometheus has not answered yet.
+type AlertsFiring struct {
+	Names   []string
+	Unknown bool
+}
 
 func (AlertsFiring) isEvent() {}
 
@@ -12,3 +16,6 @@ func (AlertsFiring) isEvent() {}
 func (c *Cluster) FiringAlerts() (names []string, known bool) {
 	return c.alerts, c.alertsOK
 }
+
+// AlertFilterSet reports whether a blocking-alert filter is configured.
+func (c *Cluster) AlertFilterSet() bool { return c.alertFilter }

@@ -88,25 +88,26 @@ type Cluster struct {
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool
 
-	nodes    map[string]*Node
-	locks    map[LockRef]*LockObject
-	volumes  map[string]*Volume
-	reboot   map[string]bool
-	rebootOK bool     // a RebootRequiredSet has been applied
-	alerts   []string // firing blocking alerts (AlertsFiring)
-	alertsOK bool     // an AlertsFiring has been applied
-	sources  map[SourceName]SourceHealth
-	tracks   map[string]*Track
-	statuses []LockStatus
-	cycles   []time.Duration
-	timeline []TimelineEntry
-	seq      uint64
-	names    []string // sorted node names; nil when stale
-	now      time.Time
-	synced   bool
-	judged   bool // locks were judged at least once
-	target   OS   // newest OS seen, valid while targetOK
-	targetOK bool
+	nodes       map[string]*Node
+	locks       map[LockRef]*LockObject
+	volumes     map[string]*Volume
+	reboot      map[string]bool
+	rebootOK    bool     // a RebootRequiredSet has been applied
+	alerts      []string // firing blocking alerts (AlertsFiring)
+	alertsOK    bool     // an AlertsFiring with a known result has been applied
+	alertFilter bool     // an alert filter is configured (any AlertsFiring seen)
+	sources     map[SourceName]SourceHealth
+	tracks      map[string]*Track
+	statuses    []LockStatus
+	cycles      []time.Duration
+	timeline    []TimelineEntry
+	seq         uint64
+	names       []string // sorted node names; nil when stale
+	now         time.Time
+	synced      bool
+	judged      bool // locks were judged at least once
+	target      OS   // newest OS seen, valid while targetOK
+	targetOK    bool
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -182,7 +183,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		c.rebootOK = true
 	case AlertsFiring:
 		c.alerts = append([]string(nil), e.Names...)
-		c.alertsOK = true
+		c.alertsOK = !e.Unknown
+		c.alertFilter = true
 	case SourceChanged:
 		old, had := c.sources[e.Health.Name]
 		c.sources[e.Health.Name] = e.Health

@@ -106,8 +106,13 @@ func multi(max int, es ...entry) string {
 	return string(b)
 }
 
+// nodesOK is the usual healthy picture: nodes listed, Longhorn reported
+// (with whatever volumes the case adds).
 func nodesOK() model.Event {
-	return model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}
+	return model.Batch{
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}},
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusOK}},
+	}
 }
 func source(name model.SourceName, st model.SourceStatus) model.Event {
 	return model.SourceChanged{Health: model.SourceHealth{Name: name, Status: st, Message: "test"}}

@@ -61,6 +61,8 @@ type judged struct {
 	// holderWasCordoned: kured metadata says the node was cordoned before
 	// the lock, so kured leaves it cordoned after the reboot.
 	holderWasCordoned bool
+	// rebooted: the holder rebooted since the lock was taken.
+	rebooted bool
 }
 
 // Judge judges every lock of a cluster at now: one status per lock, one per
@@ -337,9 +339,17 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 			ev("boot ids seen", strings.Join(ids, ", "))
 		}
 	}
-	if rebootWhy == "" && fromLock && known && ready && readySince.After(lockTime) {
+	// Ready since after the lock was taken counts as a reboot only when this
+	// engine never saw the node's boot id from before the lock: a Ready flap
+	// under the same boot id (kubelet hiccup mid-drain) is not a reboot.
+	sawBootBefore := false
+	if t := c.Track(name); t != nil && len(t.Boots) > 0 && !t.Boots[0].FirstSeen.After(lockTime) {
+		sawBootBefore = true
+	}
+	if rebootWhy == "" && fromLock && !sawBootBefore && known && ready && readySince.After(lockTime) {
 		rebootedAt, rebootWhy = readySince, "Ready since after the lock was taken"
 	}
+	j.rebooted = rebootWhy != ""
 	cordonOK := !n.Unschedulable || j.holderWasCordoned
 	if n.Unschedulable && j.holderWasCordoned {
 		ev("cordon", "node was cordoned before kured took the lock; kured leaves it cordoned")

@@ -252,12 +252,24 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		}
 		stale = append(stale, "nodes "+st)
 	}
-	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() {
+	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
 		stale = append(stale, string(h.Name)+" "+string(h.Status))
 	}
-	if c.LonghornPresent() {
-		if h, ok := c.Source(model.SourceLonghorn); ok && !h.Usable() {
-			stale = append(stale, "longhorn "+string(h.Status))
+	// Longhorn must have said something (ok, or not installed): before
+	// that, "no volumes" would pass the volume gate on missing data.
+	if h, ok := c.Source(model.SourceLonghorn); !ok {
+		stale = append(stale, "longhorn not reported yet")
+	} else if c.LonghornPresent() && !h.Usable() {
+		stale = append(stale, "longhorn "+string(h.Status))
+	}
+	// Every lock source that reported must be usable: holders of the other
+	// kind count for the other-nodes gate.
+	for _, k := range []model.LockKind{model.LockKured, model.LockFleetlock} {
+		if k == s.Kind {
+			continue
+		}
+		if h, ok := c.Source(sourceOf(k)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
+			stale = append(stale, string(h.Name)+" "+string(h.Status))
 		}
 	}
 	if !c.Synced() {
@@ -284,8 +296,10 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		switch {
 		case s.Verdict == model.VerdictOrphaned:
 			add(GateVerdict, true, "verdict orphaned allows release")
-		case s.Verdict == model.VerdictHeld && !strict && len(j.mapping.Nodes) == 1 && j.mapping.Kind == MatchOne && holderReadySchedulable(c, j):
-			add(GateVerdict, true, "verdict held, but holder %s is Ready and schedulable: an operator may release it", j.mapping.Nodes[0])
+		case s.Verdict == model.VerdictHeld && !strict && j.rebooted && len(j.mapping.Nodes) == 1 && j.mapping.Kind == MatchOne && holderReadySchedulable(c, j):
+			add(GateVerdict, true, "verdict held, but holder %s rebooted since the lock was taken and is Ready and schedulable: an operator may release it before the orphan grace ends", j.mapping.Nodes[0])
+		case s.Verdict == model.VerdictHeld && !strict && !j.rebooted && len(j.mapping.Nodes) == 1:
+			add(GateVerdict, false, "verdict held: holder %s has not rebooted since the lock was taken — freeing it lets another node drain while this one may still reboot", j.mapping.Nodes[0])
 		case s.Verdict == model.VerdictHeld && strict:
 			add(GateVerdict, false, "verdict held: the agent releases only orphaned locks")
 		case s.Verdict == model.VerdictGhost || s.Verdict == model.VerdictExpired:
@@ -385,8 +399,10 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 	names, known := c.FiringAlerts()
 	h, reported := c.Source(model.SourcePrometheus)
 	switch {
-	case !known:
+	case !c.AlertFilterSet():
 		add(GateAlerts, true, "no blocking-alert filter configured")
+	case !known:
+		add(GateAlerts, false, "a blocking-alert filter is set but Prometheus has not answered yet")
 	case reported && !h.Usable():
 		add(GateAlerts, false, "prometheus is %s: cannot tell whether blocking alerts fire", h.Status)
 	case len(names) > 0:

@@ -157,6 +157,9 @@ func TestPlanGates(t *testing.T) {
 		{"blocking alert firing", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{Names: []string{"EtcdDown"}}, ghost}, GateAlerts, "EtcdDown"},
 		{"no blocking alert", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{}, ghost}, "", ""},
 		{"alerts unknown: prometheus errored", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{}, source(model.SourcePrometheus, model.StatusError), ghost}, GateAlerts, "prometheus is error"},
+		{"alert filter set, prometheus not answered yet", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{Unknown: true}, ghost}, GateAlerts, "has not answered"},
+		{"longhorn never reported", []model.Event{model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, up(node("n1")), ghost}, GateFreshData, "longhorn not reported"},
+		{"the other lock kind's source is forbidden", []model.Event{nodesOK(), source(model.SourceFleetlock, model.StatusForbidden), up(node("n1")), ghost}, GateFreshData, "fleetlock forbidden"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,5 +202,61 @@ func TestPlanFleetlockByNodeNameAndFree(t *testing.T) {
 	fp := mustPlan(t, e2, free, fleetRef, "", model.ActionReap)
 	if fp.Allowed || fp.Write.Op != "" {
 		t.Fatalf("reap of a free lock: %+v", fp)
+	}
+}
+
+// An operator may release a held lock early only when its holder finished
+// its reboot; a holder that has not rebooted yet may still go down, so
+// freeing its lock could put two nodes down at once.
+func TestOperatorReleaseOfHeldNeedsAReboot(t *testing.T) {
+	taken := at(-30 * time.Minute)
+	lock := lockEv(kuredLock(single(ent("n1", taken, 0))))
+	cases := []struct {
+		name    string
+		steps   []step
+		allowed bool
+		reason  string
+	}{
+		{"not rebooted, Ready and schedulable (kured not cordoned yet)",
+			[]step{{at(0), []model.Event{nodesOK(), up(node("n1")), up(node("n2")), lock}}}, false, "has not rebooted"},
+		{"rebooted within the orphan grace",
+			[]step{{at(-40 * time.Minute), []model.Event{nodesOK(), up(node("n1")), up(node("n2"))}},
+				{at(-29 * time.Minute), []model.Event{lock}},
+				{at(-5 * time.Minute), []model.Event{up(node("n1", boot("n1-b2"), readySince(at(-5*time.Minute))))}},
+				{at(0), nil}}, true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(Options{})
+			c := build(e, tc.steps...)
+			if s := c.LockStatuses(); len(s) != 1 || s[0].Verdict != model.VerdictHeld {
+				t.Fatalf("verdict %+v, want held", s)
+			}
+			p := mustPlan(t, e, c, kuredRef, "n1", model.ActionRelease)
+			g := gate(p, GateVerdict)
+			if p.Allowed != tc.allowed || (!tc.allowed && !strings.Contains(g.Reason, tc.reason)) {
+				t.Fatalf("allowed %v (%s), want %v", p.Allowed, g.Reason, tc.allowed)
+			}
+		})
+	}
+}
+
+// A Ready flap under an unchanged boot id, on a node cordoned before the
+// lock was taken, is not a reboot: never orphaned, never released.
+func TestReadyFlapIsNotAReboot(t *testing.T) {
+	pre := ent("n1", at(-30*time.Minute), 0)
+	pre.Metadata = map[string]any{"unschedulable": true}
+	e := New(Options{})
+	c := build(e,
+		step{at(-40 * time.Minute), []model.Event{nodesOK(), up(node("n1", cordoned())), up(node("n2"))}},
+		step{at(-30 * time.Minute), []model.Event{lockEv(kuredLock(single(pre)))}},
+		step{at(-15 * time.Minute), []model.Event{up(node("n1", cordoned(), readySince(at(-15*time.Minute))))}},
+		step{at(0), nil})
+	s := c.LockStatuses()
+	if len(s) != 1 || s[0].Verdict != model.VerdictHeld {
+		t.Fatalf("verdict %+v, want held (same boot id as before the lock)", s)
+	}
+	if p := mustPlan(t, e, c, kuredRef, "n1", model.ActionRelease); p.Allowed {
+		t.Fatal("release allowed for a node that never rebooted")
 	}
 }

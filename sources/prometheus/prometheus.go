@@ -102,6 +102,14 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		}
 		s.filter = re
 	}
+	if s.filter != nil && o.URL == "" {
+		return nil, errors.New("a blocking-alert filter needs a Prometheus URL")
+	}
+	if s.filter != nil {
+		// The gate must know a filter is set before the first answer, so
+		// that "not asked yet" never reads as "nothing fires".
+		s.sink(model.AlertsFiring{Unknown: true})
+	}
 	s.rep = sources.NewReporter(model.SourcePrometheus, o.Interval, s.sink, o.Clock)
 	if o.URL == "" {
 		s.rep.Set(model.StatusDisabled, "no --prometheus-url given")
