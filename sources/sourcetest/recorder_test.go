@@ -61,20 +61,28 @@ func (f *fatalTB) Fatal(args ...any) {
 	runtime.Goexit()
 }
 
-func TestEventuallyFails(t *testing.T) {
-	r := NewRecorder("rec").WithTimeout(50 * time.Millisecond)
+// fatal runs f on a fatalTB in its own goroutine, as a test would, and
+// returns what it failed with ("" if it did not) and whether f returned.
+func fatal(t *testing.T, f func(tb testing.TB)) (msg string, returned bool) {
 	tb := &fatalTB{TB: t}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	returned := false
 	go func() {
 		defer wg.Done()
-		r.Eventually(tb, "never", func(*model.Cluster) bool { return false })
+		f(tb)
 		returned = true
 	}()
 	wg.Wait()
-	if returned || !strings.HasPrefix(tb.msg, "never saw: ") {
-		t.Fatalf("Eventually on a condition that never holds: returned=%v, Fatalf %q", returned, tb.msg)
+	return tb.msg, returned
+}
+
+func TestEventuallyFails(t *testing.T) {
+	r := NewRecorder("rec").WithTimeout(50 * time.Millisecond)
+	msg, returned := fatal(t, func(tb testing.TB) {
+		r.Eventually(tb, "never", func(*model.Cluster) bool { return false })
+	})
+	if returned || !strings.HasPrefix(msg, "never saw: ") {
+		t.Fatalf("Eventually on a condition that never holds: returned=%v, Fatalf %q", returned, msg)
 	}
 }
 

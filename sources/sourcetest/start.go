@@ -19,12 +19,20 @@ func Start[S Syncer](t testing.TB, r *Recorder, start func(ctx context.Context, 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	wctx, wcancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer wcancel()
+	return StartWith(t, ctx, wctx, r, start)
+}
+
+// StartWith starts a source with r's Sink on ctx (which stops it) and waits
+// for its first sync until wctx ends: tests that start several sources give
+// them one deadline. A start or sync error fails the test.
+func StartWith[S Syncer](t testing.TB, ctx, wctx context.Context, r *Recorder, start func(ctx context.Context, sink sources.Sink) (S, error)) S {
+	t.Helper()
 	s, err := start(ctx, r.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, DefaultTimeout)
-	defer wcancel()
 	if err := s.WaitForSync(wctx); err != nil {
 		t.Fatal(err)
 	}

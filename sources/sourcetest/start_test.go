@@ -3,7 +3,6 @@ package sourcetest
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -49,18 +48,9 @@ func TestStartFails(t *testing.T) {
 			return &fakeSource{ctx: ctx, syncErr: errors.New("not synced")}, nil
 		},
 	} {
-		tb := &fatalTB{TB: t}
-		var wg sync.WaitGroup
-		wg.Add(1)
-		returned := false
-		go func() {
-			defer wg.Done()
-			Start(tb, NewRecorder("rec"), start)
-			returned = true
-		}()
-		wg.Wait()
-		if returned || tb.msg == "" {
-			t.Errorf("%s: Start returned=%v, fatal %q; want the test failed", name, returned, tb.msg)
+		msg, returned := fatal(t, func(tb testing.TB) { Start(tb, NewRecorder("rec"), start) })
+		if returned || msg == "" {
+			t.Errorf("%s: Start returned=%v, fatal %q; want the test failed", name, returned, msg)
 		}
 	}
 }
