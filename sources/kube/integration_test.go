@@ -15,6 +15,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
@@ -101,16 +102,19 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
-	src, err := kube.Start(sctx, kube.Options{Client: admin, FleetlockNamespace: fleetNS, RequestTimeout: 10 * time.Second}, r.Sink)
-	if err != nil {
-		t.Fatal(err)
-	}
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
-	if err := src.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
+	// start starts a source on a fresh recorder and waits (within wctx, one
+	// deadline for all) for its first sync.
+	start := func(t *testing.T, o kube.Options) *sourcetest.Recorder {
+		t.Helper()
+		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
+		sourcetest.StartWith(t, sctx, wctx, r, func(ctx context.Context, sink sources.Sink) (*kube.Source, error) {
+			return kube.Start(ctx, o, sink)
+		})
+		return r
 	}
+	r := start(t, kube.Options{Client: admin, FleetlockNamespace: fleetNS, RequestTimeout: 10 * time.Second})
 	for _, n := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceFleetlock} {
 		if h := r.Source(n); h.Status != model.StatusOK {
 			t.Errorf("%s after sync: %+v", n, h)
@@ -209,14 +213,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	})
 
 	t.Run("explicit kured DaemonSet", func(t *testing.T) {
-		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
-		src, err := kube.Start(sctx, kube.Options{Client: admin, KuredDaemonSet: kuredNS + "/kured", FleetlockNamespace: fleetNS}, r.Sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.WaitForSync(wctx); err != nil {
-			t.Fatal(err)
-		}
+		r := start(t, kube.Options{Client: admin, KuredDaemonSet: kuredNS + "/kured", FleetlockNamespace: fleetNS})
 		r.Eventually(t, "one kured lock", func(c *model.Cluster) bool {
 			h, _ := c.Source(model.SourceKured)
 			return h.Status == model.StatusOK && len(c.Locks()) == 2
@@ -233,14 +230,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
-		src, err := kube.Start(sctx, kube.Options{Client: alice, FleetlockNamespace: fleetNS}, r.Sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.WaitForSync(wctx); err != nil {
-			t.Fatal(err)
-		}
+		r := start(t, kube.Options{Client: alice, FleetlockNamespace: fleetNS})
 		r.Eventually(t, "fleetlock forbidden, nodes and kured ok", func(c *model.Cluster) bool {
 			n, _ := c.Source(model.SourceNodes)
 			k, _ := c.Source(model.SourceKured)
@@ -279,14 +269,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
-		src, err := kube.Start(sctx, kube.Options{Client: bob}, r.Sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.WaitForSync(wctx); err != nil {
-			t.Fatal(err)
-		}
+		r := start(t, kube.Options{Client: bob})
 		if h := r.Source(model.SourceNodes); h.Status != model.StatusForbidden || h.Message != "cannot list nodes (RBAC)" {
 			t.Errorf("nodes %+v", h)
 		}

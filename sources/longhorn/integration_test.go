@@ -11,6 +11,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
@@ -47,15 +48,11 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	// The CRD is absent: not-installed, and the model has no Longhorn.
 	r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
-	src, err := longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, r.Sink)
-	if err != nil {
-		t.Fatal(err)
-	}
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
-	if err := src.WaitForSync(wctx); err != nil {
-		t.Fatal(err)
-	}
+	src := sourcetest.StartWith(t, ctx, wctx, r, func(ctx context.Context, sink sources.Sink) (*longhorn.Source, error) {
+		return longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, sink)
+	})
 	if h := src.Health(); h.Status != model.StatusNotInstalled {
 		t.Fatalf("CRD absent: %+v", h)
 	}
