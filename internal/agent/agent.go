@@ -53,8 +53,12 @@ type Agent struct {
 	Health  *Health
 	Metrics *Metrics
 
-	leader   atomic.Bool
-	settled  atomic.Bool // every source's WaitForSync returned
+	leader  atomic.Bool
+	settled atomic.Bool // every source's WaitForSync returned
+	// lost is closed when leadership is lost, so a write under way stops
+	// instead of landing after another replica took over.
+	leadMu   sync.Mutex
+	lost     chan struct{}
 	leaderCh chan struct{}
 	events   chan model.Event
 
@@ -98,15 +102,41 @@ func (a *Agent) SetLeader(on bool) {
 	if a.leader.Swap(on) == on {
 		return
 	}
+	a.leadMu.Lock()
 	if on {
+		a.lost = make(chan struct{})
 		a.Metrics.IsLeader.Set(1)
 	} else {
+		if a.lost != nil {
+			close(a.lost)
+			a.lost = nil
+		}
 		a.Metrics.IsLeader.Set(0)
 	}
+	a.leadMu.Unlock()
 	select {
 	case a.leaderCh <- struct{}{}:
 	default:
 	}
+}
+
+// whileLeader returns a context that ends when ctx does or when this agent
+// loses leadership (never, without leader election).
+func (a *Agent) whileLeader(ctx context.Context) (context.Context, context.CancelFunc) {
+	actx, cancel := context.WithCancel(ctx)
+	a.leadMu.Lock()
+	lost := a.lost
+	a.leadMu.Unlock()
+	if lost != nil {
+		go func() {
+			select {
+			case <-lost:
+				cancel()
+			case <-actx.Done():
+			}
+		}()
+	}
+	return actx, cancel
 }
 
 // sink is what the sources call from their goroutines.
@@ -342,6 +372,8 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 			}
 		case probeErr != nil:
 			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: the API could not be read this iteration ("+apiErr+")"
+		case !a.settled.Load():
+			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: not every source has delivered its first picture yet"
 		case !leader || !a.IsLeader(): // re-checked before each write
 			r.Action, r.Outcome, r.Message = action, "skipped", "not the leader"
 		default:
@@ -443,7 +475,9 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 		a.Metrics.Actions.WithLabelValues(kind, string(action), "refused").Inc()
 		return
 	}
-	res := a.Actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: false})
+	actx, cancel := a.whileLeader(ctx)
+	defer cancel()
+	res := a.Actor.Do(actx, plan, lock.DoOptions{AllowUnsafe: false})
 	r.Outcome, r.Message = res.Outcome, res.Message
 	a.Metrics.Actions.WithLabelValues(kind, string(action), res.Outcome).Inc()
 	a.cluster.Apply(model.ActionRecorded{Lock: s.LockRef, Holder: s.Holder, Action: action, Outcome: res.Outcome, Message: res.Message}, a.Clock())
