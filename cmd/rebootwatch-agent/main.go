@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/agent"
+	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -59,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	metrics := agent.NewMetrics()
 	apiCfg := agent.WithErrorCounting(restCfg, func(verb string) { metrics.APIErrors.WithLabelValues(verb).Inc() })
-	watchCfg := agent.WatchConfig(apiCfg, cfg.RequestTimeout)
+	watchCfg := kubeclient.WatchConfig(apiCfg, cfg.RequestTimeout)
 	client, err := kubernetes.NewForConfig(apiCfg)
 	if err != nil {
 		return fail("cannot build the Kubernetes client", err)

@@ -1,15 +1,11 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -81,74 +77,6 @@ func LoadRESTConfig(c Config, getenv func(string) string, inCluster func() (*res
 	return cfg, origin, nil
 }
 
-// WatchConfig derives the config for informers from cfg. An http.Client
-// timeout would cut every watch stream, so it is replaced by a transport that
-// bounds every non-watch request as a whole and every watch until the server
-// answers (a black-holed API times out either way; a healthy watch lives on).
-func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
-	w := rest.CopyConfig(cfg)
-	w.Timeout = 0
-	prev := w.WrapTransport
-	w.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if prev != nil {
-			rt = prev(rt)
-		}
-		return &timeoutTransport{next: rt, timeout: timeout}
-	}
-	return w
-}
-
-// timeoutTransport bounds requests that have no deadline of their own.
-type timeoutTransport struct {
-	next    http.RoundTripper
-	timeout time.Duration
-}
-
-func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if _, ok := req.Context().Deadline(); ok || t.timeout <= 0 {
-		return t.next.RoundTrip(req)
-	}
-	isWatch := req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1"
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-		timer  *time.Timer
-	)
-	if isWatch {
-		ctx, cancel = context.WithCancel(req.Context())
-		timer = time.AfterFunc(t.timeout, cancel)
-	} else {
-		ctx, cancel = context.WithTimeout(req.Context(), t.timeout)
-	}
-	resp, err := t.next.RoundTrip(req.WithContext(ctx))
-	if timer != nil && !timer.Stop() && err == nil {
-		// The deadline fired as the answer arrived: the body is unusable.
-		resp.Body.Close()
-		cancel()
-		return nil, fmt.Errorf("%s %s: no answer within %s: %w", req.Method, req.URL.Path, t.timeout, context.DeadlineExceeded)
-	}
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
-}
-
-// cancelBody releases the request's context when the body is closed.
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-	once   sync.Once
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.once.Do(b.cancel)
-	return err
-}
-
-// errorCounting returns a WrapTransport that reports each failed API call
 // (a transport error or an HTTP status >= 400) with its Kubernetes verb.
 func errorCounting(report func(verb string)) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -151,7 +152,9 @@ func (s *Session) openReal() error {
 		cfg = rest.CopyConfig(cfg)
 		s.Context = s.opts.Context
 	}
-	cfg.Timeout = s.opts.RequestTimeout
+	// Every request is bounded by --request-timeout, but a healthy watch
+	// stream is not cut (an http.Client timeout would end each one).
+	cfg = kubeclient.WatchConfig(cfg, s.opts.RequestTimeout)
 	cfg.UserAgent = "rebootwatch"
 	// Built-in types travel as protobuf (a faster first sync at 5,000
 	// nodes); custom resources (Longhorn) only speak JSON.
