@@ -1,0 +1,137 @@
+package live
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: "https://127.0.0.1:6443"}
+- name: b
+  cluster: {server: "https://127.0.0.2:6443"}
+contexts:
+- name: alpha
+  context: {cluster: a, user: u}
+- name: beta
+  context: {cluster: b, user: u}
+current-context: alpha
+users:
+- name: u
+  user: {token: t}
+`
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRESTConfigFollowsKubectlRules(t *testing.T) {
+	path := writeConfig(t, kubeconfig)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name                      string
+		flag, env, home, context  string
+		wantHost, wantCtx, errHas string
+	}{
+		{name: "--kubeconfig, current context", flag: path, wantHost: "127.0.0.1", wantCtx: "alpha"},
+		{name: "--context picks another", flag: path, context: "beta", wantHost: "127.0.0.2", wantCtx: "beta"},
+		{name: "$KUBECONFIG list", env: "/nonexistent" + string(os.PathListSeparator) + path, wantHost: "127.0.0.1", wantCtx: "alpha"},
+		{name: "~/.kube/config", home: home, wantHost: "127.0.0.1", wantCtx: "alpha"},
+		{name: "unknown context", flag: path, context: "gamma", errHas: `no context "gamma"`},
+		{name: "missing --kubeconfig file", flag: "/does/not/exist", errHas: "kubeconfig /does/not/exist"},
+		{name: "nothing at all", home: t.TempDir(), errHas: "--demo"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, ctx, err := RESTConfig(tc.flag, tc.env, tc.home, tc.context)
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("err %v, want one containing %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(cfg.Host, tc.wantHost) || ctx != tc.wantCtx {
+				t.Fatalf("host %s context %s, want %s %s", cfg.Host, ctx, tc.wantHost, tc.wantCtx)
+			}
+		})
+	}
+}
+
+// The demo session goes through the same sources as a real cluster and
+// delivers a complete first picture, then keeps playing.
+func TestDemoSessionCollectsThenPlays(t *testing.T) {
+	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	wall := start
+	s, err := Open(context.Background(), Options{Demo: true, DemoSeed: 1, DemoSpeed: 60, DemoStart: start,
+		WallNow: func() time.Time { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := s.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeCount() != 7 || len(c.LockStatuses()) != 2 || c.VolumeCount() != 12 || !c.Synced() {
+		t.Fatalf("first picture: %d nodes, %d locks, %d volumes, synced %v", c.NodeCount(), len(c.LockStatuses()), c.VolumeCount(), c.Synced())
+	}
+	for _, src := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceFleetlock, model.SourceLonghorn, model.SourcePrometheus} {
+		if h, ok := c.Source(src); !ok || h.Status != model.StatusOK {
+			t.Fatalf("source %s: %+v", src, h)
+		}
+	}
+	if c.Phase("cp-2") != model.PhaseDraining {
+		t.Fatalf("cp-2 is %s at the start, want draining", c.Phase("cp-2"))
+	}
+	// Ten wall seconds at 60× later, cp-2 has rebooted: the change arrives
+	// through the informers, not by reading the sim.
+	wall = start.Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Phase("cp-2") == model.PhaseDraining {
+		if time.Now().After(deadline) {
+			t.Fatalf("cp-2 still %s", c.Phase("cp-2"))
+		}
+		select {
+		case ev := <-s.Events:
+			c.Apply(ev, s.Clock())
+		case <-time.After(100 * time.Millisecond):
+		}
+		s.Drain(c)
+		c.Recompute(s.Clock())
+	}
+}
+
+func TestEngineIsShared(t *testing.T) {
+	s, err := Open(context.Background(), Options{Demo: true, DemoSeed: 1, DemoSpeed: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Engine() != s.Engine() || s.NewCluster().Judge == nil || !s.NewCluster().AwaitSync {
+		t.Fatal("a session judges and plans with one engine, and its models await the first sync")
+	}
+}
