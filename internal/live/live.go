@@ -242,8 +242,7 @@ func (s *Session) start(ctx context.Context) error {
 	if s.Demo {
 		// The demo's reboot-required signal stands in for Prometheus; its
 		// first value is there before the first sync completes.
-		sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusOK,
-			Message: "simulated kured_reboot_required", LastSync: s.Clock()}})
+		sink(sim.Health(s.Clock()))
 		sink(model.RebootRequiredSet{Values: s.Sim.RebootRequired()})
 		// The demo starts playing once the informers hold the first picture,
 		// so no change is lost between their list and their watch.

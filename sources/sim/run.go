@@ -33,11 +33,17 @@ func (c Clock) Now() time.Time {
 // reported as the prometheus source's health, never silently dropped.
 func (s *Sim) Run(ctx context.Context, now func() time.Time, tick time.Duration, sink func(model.Event)) {
 	var last map[string]bool
+	failed := false
 	report := func(err error) {
 		if err != nil {
+			failed = true
 			sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError,
 				Message: "demo cluster: " + err.Error()}})
 			return
+		}
+		if failed {
+			failed = false
+			sink(Health(now()))
 		}
 		rr := s.RebootRequired()
 		if !maps.Equal(rr, last) {
@@ -45,8 +51,6 @@ func (s *Sim) Run(ctx context.Context, now func() time.Time, tick time.Duration,
 			last = rr
 		}
 	}
-	sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusOK,
-		Message: "simulated kured_reboot_required", LastSync: now(), Interval: tick}})
 	report(s.Step(now()))
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -58,4 +62,10 @@ func (s *Sim) Run(ctx context.Context, now func() time.Time, tick time.Duration,
 			report(s.Step(now()))
 		}
 	}
+}
+
+// Health is the demo's stand-in for the Prometheus source's health.
+func Health(now time.Time) model.SourceChanged {
+	return model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusOK,
+		Message: "simulated kured_reboot_required", LastSync: now}}
 }
