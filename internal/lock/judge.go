@@ -223,7 +223,10 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		if !obj.AcquireTime.IsZero() {
 			s.Created = obj.AcquireTime
 		}
-		j := judged{status: s, obj: obj}
+		// poseidon/fleetlock cordons (drains) the holder when it takes the
+		// lock and uncordons it only when that holder unlocks: a finished
+		// holder that never unlocked is still cordoned.
+		j := judged{status: s, obj: obj, holderWasCordoned: true}
 		e.judgeHeld(c, ix, &j, now)
 		return []judged{j}
 	}
@@ -352,7 +355,11 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	j.rebooted = rebootWhy != ""
 	cordonOK := !n.Unschedulable || j.holderWasCordoned
 	if n.Unschedulable && j.holderWasCordoned {
-		ev("cordon", "node was cordoned before kured took the lock; kured leaves it cordoned")
+		if s.Kind == model.LockFleetlock {
+			ev("cordon", "fleetlock cordons the holder on lock and uncordons it only when the holder unlocks: after a release, uncordon the node yourself")
+		} else {
+			ev("cordon", "node was cordoned before kured took the lock; kured leaves it cordoned")
+		}
 	}
 	switch {
 	case !known:

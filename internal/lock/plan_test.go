@@ -260,3 +260,46 @@ func TestReadyFlapIsNotAReboot(t *testing.T) {
 		t.Fatal("release allowed for a node that never rebooted")
 	}
 }
+
+// poseidon/fleetlock drains (cordons) the holder when it takes the lock and
+// uncordons it only when the holder unlocks. A holder that rebooted and
+// never unlocked is therefore still cordoned: orphaned after the grace,
+// and releasable; one that has not rebooted stays held.
+func TestFleetlockHolderStaysCordoned(t *testing.T) {
+	e := New(Options{})
+	c := build(e,
+		step{at(-60 * time.Minute), []model.Event{nodesOK(), up(node("n1", machine(mid1))), up(node("n2", machine(mid2))), lockEv(fleet(zid1))}},
+		step{at(-59 * time.Minute), []model.Event{up(node("n1", machine(mid1), cordoned()))}},
+		step{at(-50 * time.Minute), []model.Event{up(node("n1", machine(mid1), cordoned(), notReady(at(-50*time.Minute))))}},
+		step{at(-45 * time.Minute), []model.Event{up(node("n1", machine(mid1), cordoned(), boot("n1-b2"), readySince(at(-45*time.Minute))))}},
+		step{at(0), nil})
+	s := c.LockStatuses()
+	if len(s) != 1 || s[0].Verdict != model.VerdictOrphaned {
+		t.Fatalf("verdict %+v, want orphaned", s)
+	}
+	p := mustPlan(t, e, c, fleetRef, zid1, model.ActionRelease)
+	if !p.Allowed {
+		t.Fatalf("release refused: %s", p.Refusal)
+	}
+	found := false
+	for _, ev := range s[0].Evidence {
+		if strings.Contains(ev.Value, "uncordon the node yourself") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("evidence does not tell the operator to uncordon: %+v", s[0].Evidence)
+	}
+
+	e2 := New(Options{})
+	c2 := build(e2,
+		step{at(-60 * time.Minute), []model.Event{nodesOK(), up(node("n1", machine(mid1))), up(node("n2", machine(mid2))), lockEv(fleet(zid1))}},
+		step{at(-59 * time.Minute), []model.Event{up(node("n1", machine(mid1), cordoned()))}},
+		step{at(0), nil})
+	if s := c2.LockStatuses(); len(s) != 1 || s[0].Verdict != model.VerdictHeld {
+		t.Fatalf("draining fleetlock holder: %+v, want held", s)
+	}
+	if p := mustPlan(t, e2, c2, fleetRef, zid1, model.ActionRelease); p.Allowed {
+		t.Fatal("release allowed for a fleetlock holder that has not rebooted")
+	}
+}
