@@ -114,7 +114,9 @@ func genWorld(r *rand.Rand) world {
 		if r.IntN(3) == 0 {
 			ev = append(ev, source(model.SourceFleetlock, statuses[r.IntN(len(statuses))]))
 		}
-		if r.IntN(3) == 0 {
+		// Longhorn usually says something in the first picture, but not
+		// always (a slow or hung list): the gates must cope with both.
+		if (s == 0 && r.IntN(6) != 0) || r.IntN(3) == 0 {
 			ev = append(ev, source(model.SourceLonghorn, append(statuses, model.StatusNotInstalled)[r.IntN(len(statuses)+1)]))
 		}
 		switch r.IntN(8) {
@@ -289,7 +291,12 @@ func checkAllowed(t *testing.T, seed uint64, c *model.Cluster, e *Engine, p Plan
 			fail("holder node %s is not Ready", name)
 		}
 	}
-	// Rule 3: no Longhorn volume degraded or faulted; Longhorn data fresh.
+	// Rule 3: no Longhorn volume degraded or faulted; Longhorn data fresh;
+	// and Longhorn has reported at all ("no volumes" from a source that never
+	// answered is missing data, not a healthy cluster).
+	if _, ok := c.Source(model.SourceLonghorn); !ok {
+		fail("the longhorn source never reported")
+	}
 	if c.LonghornPresent() {
 		if h, ok := c.Source(model.SourceLonghorn); ok && !h.Usable() {
 			fail("the longhorn source is %s", h.Status)

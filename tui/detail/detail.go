@@ -24,7 +24,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		return []string{p.Paint(pctx.Warning, "node "+name+" is gone (deleted since it was selected)")}
 	}
 	var out []string
-	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 14))+v) }
+	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 17)+" ")+v) }
 	section := func(s string) { out = append(out, "", p.Paint(pctx.Title, s)) }
 
 	ph := c.Phase(name)
@@ -184,7 +184,7 @@ func holds(s model.LockStatus, name string) bool {
 func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 	p := ctx.P
 	var out []string
-	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 14))+v) }
+	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 17)+" ")+v) }
 	kv("kind", string(s.Kind))
 	kv("object", s.Namespace+"/"+s.Name+p.Paint(pctx.Muted, " (uid "+s.UID+", resourceVersion "+s.ResourceVersion+")"))
 	kv("holder", locks.HolderFull(s))
