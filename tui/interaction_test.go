@@ -677,3 +677,33 @@ func TestLockDetail(t *testing.T) {
 		t.Fatal("esc should leave the detail")
 	}
 }
+
+// What is written is what the operator saw: when a gate changes while the
+// dialog is open (another node starts its cycle), confirming reopens the
+// dialog on the new gates instead of acting on the old ones.
+func TestConfirmReplansOnTheClusterAsItIsNow(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 100, 30)
+	press(m, "tab")
+	openAfterIgnore(t, f, m, "x")
+	if !m.dialog.Plan.Allowed {
+		t.Fatal("the reap should be allowed when the dialog opens")
+	}
+	f.actions.failGate = lock.GateOtherNodes // the cluster changed meanwhile
+	if cmd := press(m, "y", "enter"); cmd != nil {
+		t.Fatal("confirm ran the stale plan")
+	}
+	if m.dialog == nil || m.dialog.Plan.Allowed || len(f.actions.calls) != 0 {
+		t.Fatalf("dialog %+v, calls %d: want it reopened on the refused plan, nothing run", m.dialog, len(f.actions.calls))
+	}
+	if s := screen(m); !strings.Contains(s, "review the gates again") || !strings.Contains(s, "✗ other-nodes") {
+		t.Fatalf("no notice of the change:\n%s", s)
+	}
+	// The same happens on a tick while the dialog just sits open.
+	f.actions.failGate = ""
+	m.Update(tickMsg{})
+	if m.dialog == nil || !m.dialog.Plan.Allowed {
+		t.Fatal("an open dialog should follow the cluster on every tick")
+	}
+}

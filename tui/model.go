@@ -380,6 +380,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.c.Recompute(m.now)
 		m.refresh()
+		m.replanDialog()
 		return m, waitEvents(m.opts.Events)
 	case streamClosedMsg:
 		m.streamClosed = true
@@ -388,6 +389,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.c.Recompute(m.now)
 		m.refresh()
+		m.replanDialog()
 		if m.toast.Expired(m.wall) && !m.busy {
 			m.toast = nil
 		}
@@ -635,6 +637,42 @@ func (m *Model) openDialog(a model.Action) {
 	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
 }
 
+// replanDialog judges the open dialog's action again. When the verdict,
+// a gate or the write changed, the dialog reopens on the new plan (No again,
+// keys ignored for a moment) and it returns true. Planning is pure.
+func (m *Model) replanDialog() bool {
+	d := m.dialog
+	if d == nil || m.opts.Actions == nil {
+		return false
+	}
+	p, err := m.opts.Actions.Plan(m.c, d.Plan.Status.LockRef, d.Plan.Status.Holder, d.Plan.Action, m.now)
+	if err != nil {
+		m.dialog = nil
+		m.toast = toast.New(fmt.Sprintf("%s: the lock changed (%v): nothing written", d.Plan.Action, err), toast.Warn, m.wall)
+		return true
+	}
+	if samePlan(p, d.Plan) {
+		return false
+	}
+	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
+	m.toast = toast.New("the cluster changed while the dialog was open: review the gates again", toast.Warn, m.wall)
+	return true
+}
+
+// samePlan reports whether two plans show the operator the same decision:
+// verdict, every gate's outcome and the exact write.
+func samePlan(a, b lock.Plan) bool {
+	if a.Allowed != b.Allowed || a.Write != b.Write || a.Status.Verdict != b.Status.Verdict || len(a.Gates) != len(b.Gates) {
+		return false
+	}
+	for i := range a.Gates {
+		if a.Gates[i].Name != b.Gates[i].Name || a.Gates[i].Passed != b.Gates[i].Passed {
+			return false
+		}
+	}
+	return true
+}
+
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
 	switch d.Key(msg.String(), msg.Text, m.wall) {
@@ -649,6 +687,11 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.refresh()
 		m.toast = toast.New(fmt.Sprintf("%s %s: refused — %s", d.Plan.Action, d.Plan.Status.LockRef, d.Plan.Refusal), toast.Warn, m.wall)
 	case dialog.Confirm:
+		// The gates are judged again on the cluster as it is now: what the
+		// operator confirmed must still be what would be written.
+		if m.replanDialog() {
+			return nil
+		}
 		m.dialog = nil
 		m.busy = true
 		m.toast = &toast.Toast{Text: fmt.Sprintf("%s %s in progress…", d.Plan.Action, d.Plan.Status.LockRef), Kind: toast.Info, Until: m.wall.Add(time.Hour)}
