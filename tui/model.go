@@ -651,25 +651,11 @@ func (m *Model) replanDialog() bool {
 		m.toast = toast.New(fmt.Sprintf("%s: the lock changed (%v): nothing written", d.Plan.Action, err), toast.Warn, m.wall)
 		return true
 	}
-	if samePlan(p, d.Plan) {
+	if p.SameDecision(d.Plan) {
 		return false
 	}
 	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
 	m.toast = toast.New("the cluster changed while the dialog was open: review the gates again", toast.Warn, m.wall)
-	return true
-}
-
-// samePlan reports whether two plans show the operator the same decision:
-// verdict, every gate's outcome and the exact write.
-func samePlan(a, b lock.Plan) bool {
-	if a.Allowed != b.Allowed || a.Write != b.Write || a.Status.Verdict != b.Status.Verdict || len(a.Gates) != len(b.Gates) {
-		return false
-	}
-	for i := range a.Gates {
-		if a.Gates[i].Name != b.Gates[i].Name || a.Gates[i].Passed != b.Gates[i].Passed {
-			return false
-		}
-	}
 	return true
 }
 

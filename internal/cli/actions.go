@@ -107,6 +107,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 
 	in := bufio.NewReader(env.Stdin)
 	override := false
+	asked := false // a person was asked, so time may have passed
 	if !plan.Allowed && c.AllowUnsafe && plan.Write.Op != "" {
 		if c.DryRun {
 			override = true
@@ -114,6 +115,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 			name := holderName(plan.Status)
 			fmt.Fprintf(env.Stderr, "\n%s\nOVERRIDE: this %s ignores the failed gates above. Type the holder's name (%s) to go ahead: ", plan.Refusal, action, name)
 			line := readLine(in)
+			asked = true
 			if line != name {
 				out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "override not confirmed (typed " + quoteOrNothing(line) + "); nothing changed", Write: plan.Write})
 				return ExitAttention
@@ -127,8 +129,26 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 			return fail(env, errors.New("no terminal to confirm on: pass --yes to "+action+" from a script (or --dry-run to see the write)"))
 		}
 		fmt.Fprintf(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
-		if l := strings.ToLower(readLine(in)); l != "y" && l != "yes" {
+		l := strings.ToLower(readLine(in))
+		asked = true
+		if l != "y" && l != "yes" {
 			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed; nothing changed", Write: plan.Write})
+			return ExitAttention
+		}
+	}
+
+	// A person may have taken minutes to answer: judge again on the
+	// cluster as it is now, and act only on the decision they saw.
+	if asked {
+		s.Drain(cl)
+		cl.Recompute(s.Clock())
+		fresh, err := eng.Plan(cl, ref, af.holder, a, s.Clock())
+		if err != nil || !fresh.SameDecision(plan) {
+			why := "the verdict, a gate or the write changed"
+			if err != nil {
+				why = err.Error()
+			}
+			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "the cluster changed while waiting for confirmation (" + why + "): nothing changed; run the command again", Write: plan.Write})
 			return ExitAttention
 		}
 	}

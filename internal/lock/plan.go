@@ -58,6 +58,21 @@ type Write struct {
 	LeaseTransitions int32
 }
 
+// SameDecision reports whether two plans put the same decision before an
+// operator: verdict, every gate's outcome and the exact write. A plan
+// confirmed by a person is acted on only while this holds for a fresh plan.
+func (p Plan) SameDecision(q Plan) bool {
+	if p.Allowed != q.Allowed || p.Write != q.Write || p.Status.Verdict != q.Status.Verdict || len(p.Gates) != len(q.Gates) {
+		return false
+	}
+	for i := range p.Gates {
+		if p.Gates[i].Name != q.Gates[i].Name || p.Gates[i].Passed != q.Gates[i].Passed {
+			return false
+		}
+	}
+	return true
+}
+
 // String describes the write in one line.
 func (w Write) String() string {
 	if w.Op == "" {

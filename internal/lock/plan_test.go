@@ -303,3 +303,26 @@ func TestFleetlockHolderStaysCordoned(t *testing.T) {
 		t.Fatal("release allowed for a fleetlock holder that has not rebooted")
 	}
 }
+
+func TestSameDecision(t *testing.T) {
+	base := Plan{Allowed: true, Status: model.LockStatus{Verdict: model.VerdictGhost},
+		Gates: []Gate{{Name: GateVerdict, Passed: true, Reason: "a"}, {Name: GateOtherNodes, Passed: true, Reason: "b"}},
+		Write: Write{Object: "Lease default/fleetlock-default", ResourceVersion: "7", Op: OpClearHolder}}
+	same := base
+	same.Gates = []Gate{{Name: GateVerdict, Passed: true, Reason: "a, reworded"}, {Name: GateOtherNodes, Passed: true, Reason: "b"}}
+	if !base.SameDecision(same) {
+		t.Fatal("a reworded reason is the same decision")
+	}
+	gate := base
+	gate.Gates = []Gate{{Name: GateVerdict, Passed: true}, {Name: GateOtherNodes, Passed: false}}
+	gate.Allowed = false
+	rv := base
+	rv.Write.ResourceVersion = "8"
+	verdict := base
+	verdict.Status.Verdict = model.VerdictHeld
+	for name, p := range map[string]Plan{"a gate failed": gate, "the lock changed": rv, "the verdict changed": verdict} {
+		if base.SameDecision(p) {
+			t.Errorf("%s: reported as the same decision", name)
+		}
+	}
+}
