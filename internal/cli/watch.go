@@ -80,7 +80,7 @@ type taggedEvent struct {
 func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps watchDeps) int {
 	wf := watchFlags{summaryEvery: time.Minute, tick: time.Second}
 	code, ok := ParseSub("watch", watchUsage, env, c, args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&wf.untilDone, "until-done", false, "exit 0 once every node that needed a reboot is done and every lock is free")
+		fs.BoolVar(&wf.untilDone, "until-done", false, "exit once every node that needed a reboot is done and every lock is free: 0, or 2 if something still needs attention (a node down, a volume faulted)")
 		fs.DurationVar(&wf.stallAfter, "stall-after", 0, "exit 2 when nothing progresses for this long, or a lock turns ghost/orphaned (0: never)")
 		fs.DurationVar(&wf.summaryEvery, "summary-every", wf.summaryEvery, "print a progress summary this often (0: never)")
 		fs.DurationVar(&wf.tick, "tick", wf.tick, "how often to re-derive phases and verdicts")
@@ -211,6 +211,10 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 				code = ExitError
 			case !mb.done:
 				return 0, false
+			default:
+				// Done, but a node down or a volume faulted still needs
+				// attention: 2, so `watch --until-done && next-step` stops.
+				code = multi.Worst(code, mb.c.ExitCode(mb.clock()))
 			}
 		}
 		return code, true

@@ -341,7 +341,11 @@ func TestWatchStallsWhenNothingMoves(t *testing.T) {
 // --until-done on the demo, with an operator fixing both incidents the way
 // the lock engine's actions would (reap the ghost lease, release the
 // orphaned kured lock): exit 0 once every node rebooted.
-func TestWatchDemoUntilDone(t *testing.T) {
+// watchDemoUntilDone runs the demo under --until-done, fixing both
+// incidents as an operator would; with downNode, cp-1 (already upgraded)
+// goes NotReady before the end.
+func watchDemoUntilDone(t *testing.T, downNode bool) (*watchRun, int) {
+	t.Helper()
 	r := startWatch(t, "--demo", "--speed", "1", "--until-done", "-o", "json", "--summary-every", "10m")
 	ctx := context.Background()
 	s := r.sims[0]
@@ -376,6 +380,20 @@ func TestWatchDemoUntilDone(t *testing.T) {
 					t.Fatal(err)
 				}
 				released = true
+				if downNode {
+					n, err := s.Client.CoreV1().Nodes().Get(ctx, "cp-1", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range n.Status.Conditions {
+						if n.Status.Conditions[i].Type == "Ready" {
+							n.Status.Conditions[i].Status = "False"
+						}
+					}
+					if _, err := s.Client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		}
 		if !r.step(30 * time.Second) {
@@ -386,6 +404,11 @@ func TestWatchDemoUntilDone(t *testing.T) {
 	if !released {
 		t.Fatal("worker-1's lock was never judged orphaned")
 	}
+	return r, code
+}
+
+func TestWatchDemoUntilDone(t *testing.T) {
+	r, code := watchDemoUntilDone(t, false)
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s\nout:\n%s", code, r.errb.String(), r.out.String())
 	}
@@ -414,6 +437,18 @@ func TestWatchDemoUntilDone(t *testing.T) {
 	}
 	if want := "done: 6 node(s) rebooted and done, every lock is free"; last["message"] != want {
 		t.Fatalf("done message %v, want %q", last["message"], want)
+	}
+}
+
+// Done is not "all clear": a node down when the rollout finishes still
+// needs attention, so --until-done exits 2, never 0.
+func TestWatchUntilDoneWithANodeDownExitsTwo(t *testing.T) {
+	r, code := watchDemoUntilDone(t, true)
+	if code != ExitAttention {
+		t.Fatalf("exit %d, want 2; out:\n%s", code, r.out.String())
+	}
+	if !strings.Contains(r.out.String(), "cp-1 done → down") && !strings.Contains(r.out.String(), "cp-1 idle → down") {
+		t.Fatalf("no line says cp-1 went down:\n%s", r.out.String())
 	}
 }
 
