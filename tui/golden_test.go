@@ -1,56 +1,21 @@
 package tui
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
 	"github.com/rebootwatch/rebootwatch/themes"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
 // golden compares got with testdata/<name>.golden (rewritten with -update).
-// The files hold View().Content with its ANSI styling; a failure prints the
-// first differing line without styling to make it readable.
+// The files hold View().Content with its ANSI styling.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./tui -update to create it)", err)
-	}
-	if string(want) == got {
-		return
-	}
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			t.Fatalf("%s differs at line %d (run with -update if the change is intended)\nwant: %s\ngot:  %s\nwant (raw): %q\ngot (raw):  %q",
-				path, i+1, ansi.Strip(w), ansi.Strip(g), w, g)
-		}
-	}
-	t.Fatalf("%s differs", path)
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 var goldenSizes = []struct {

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // testEnv is a pipe-like environment at a fixed time.
 func testEnv(now time.Time) (Env, *bytes.Buffer, *bytes.Buffer) {
@@ -28,22 +25,7 @@ var demoStart = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from golden file (go test ./internal/cli -update to accept):\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), string(got))
 }
 
 // The demo frozen 22 minutes in: cp-2 and cp-3 are done, worker-1 has

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -280,22 +277,7 @@ func (r *watchRun) stop() int {
 // watchGolden compares got with testdata/name; `go test -update` rewrites it.
 func watchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -run Watch -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs from the golden file (go test ./internal/cli -run Watch -update to accept):\n%s", name, got)
-	}
+	golden(t, name, []byte(got))
 }
 
 // The seeded demo watched for an hour of scenario time in 10 s steps: cp-2

@@ -2,9 +2,8 @@ package watch
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,27 +13,10 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
 // golden compares got with testdata/name (rewritten with -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 var t0 = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
