@@ -135,6 +135,13 @@ func mintToken(t *testing.T, cs kubernetes.Interface) string {
 // writeKubeconfig writes a kubeconfig for server with the token.
 func writeKubeconfig(t *testing.T, server, token string) string {
 	t.Helper()
+	return writeKubeconfigUser(t, server, fmt.Sprintf("{token: %q}", token))
+}
+
+// writeKubeconfigUser writes a kubeconfig for server with the given user
+// stanza (e.g. {tokenFile: "/path"}).
+func writeKubeconfigUser(t *testing.T, server, user string) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "kubeconfig")
 	content := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -143,12 +150,12 @@ clusters:
   cluster: {server: %q, insecure-skip-tls-verify: true}
 users:
 - name: agent
-  user: {token: %q}
+  user: %s
 contexts:
 - name: c
   context: {cluster: c, user: agent}
 current-context: c
-`, server, token)
+`, server, user)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}

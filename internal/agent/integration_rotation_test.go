@@ -53,22 +53,7 @@ func TestIntegrationTokenRotation(t *testing.T) {
 		}
 	}
 	writeToken(token1)
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: %q, insecure-skip-tls-verify: true}
-users:
-- name: agent
-  user: {tokenFile: %q}
-contexts:
-- name: c
-  context: {cluster: c, user: agent}
-current-context: c
-`, c.URL, tokenFile)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kc := writeKubeconfigUser(t, c.URL, fmt.Sprintf("{tokenFile: %q}", tokenFile))
 
 	a := startAgentProc(t, bin, "agent-rotation", kc, "--interval=1s", "--request-timeout=5s", "--leader-elect=false")
 	a.waitHeartbeat(t, "an ok iteration with token1", func(hb heartbeat) bool { return hb.Result == resultOK })
