@@ -1,0 +1,269 @@
+// Package sanitize is rebootwatch's one sanitiser for text that comes from a
+// cluster or from Prometheus (holder ids, node names, OS images, kernels,
+// reasons that embed them, volume names, label values) on its way to a
+// terminal. A kubelet, or anyone who may write the kured DaemonSet or a
+// fleetlock Lease, controls that text; printed raw, an ESC sequence could set
+// the terminal's title, clear the screen or forge a line.
+//
+// Line shows every C0 and C1 control, DEL, ESC, invalid UTF-8, the bidi
+// controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) and the
+// Unicode line and paragraph separators visibly escaped (\n, \x1b, \u202e…),
+// so the result is always one line with no control byte. Short also
+// shortens with "…". Styled is the renderers' safety net for strings that
+// already carry their own styling: it keeps well-formed SGR sequences (colour
+// and attributes only) and escapes everything else.
+//
+// It must stay a leaf: it imports nothing of ours (not even model), so every
+// renderer (tui, report, watch, cli) can use it without an import cycle. It
+// must not be applied to JSON output or to values used for actions: those
+// need the exact bytes (JSON escapes them itself).
+package sanitize
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Ellipsis ends a shortened value.
+const Ellipsis = "…"
+
+// needs reports whether r must be escaped.
+func needs(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f:
+		return true
+	case r >= 0x80 && r <= 0x9f: // C1
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true // bidi embeddings, overrides, isolates and marks
+	case r == 0x2028, r == 0x2029: // line and paragraph separators
+		return true
+	}
+	return false
+}
+
+// clean reports whether s needs no escaping at all; ASCII text is checked
+// by a byte scan.
+func clean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return cleanSlow(s, i)
+		}
+	}
+	return true
+}
+
+func cleanSlow(s string, from int) bool {
+	for i := from; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return false
+		}
+		if needs(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+const hex = "0123456789abcdef"
+
+// escape appends the visible form of r (or of the invalid byte b when r is
+// utf8.RuneError of size 1).
+func escape(b *strings.Builder, r rune, raw byte, invalid bool) {
+	if invalid {
+		b.WriteString(`\x`)
+		b.WriteByte(hex[raw>>4])
+		b.WriteByte(hex[raw&0xf])
+		return
+	}
+	switch r {
+	case '\n':
+		b.WriteString(`\n`)
+	case '\r':
+		b.WriteString(`\r`)
+	case '\t':
+		b.WriteString(`\t`)
+	case 0x1b:
+		b.WriteString(`\e`)
+	default:
+		if r < 0x100 {
+			b.WriteString(`\x`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+			return
+		}
+		b.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			b.WriteByte(hex[(r>>shift)&0xf])
+		}
+	}
+}
+
+// Line returns s as one line with every control character, DEL, ESC, bidi
+// control, line separator and invalid UTF-8 byte shown escaped (\n, \e,
+// \x00, \u202e). Clean strings are returned unchanged, without allocating.
+func Line(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				escape(&b, rune(c), 0, false)
+			} else {
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			escape(&b, 0, c, true)
+		case needs(r):
+			escape(&b, r, 0, false)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Short is Line shortened to at most n cells, ending with "…" when cut.
+// n <= 0 means no limit. Only the first 4n bytes of s are looked at, so a
+// 200,000-character value costs no more than a short one.
+func Short(s string, n int) string {
+	if n <= 0 {
+		return Line(s)
+	}
+	cut := false
+	if limit := 4*n + 8; len(s) > limit {
+		s, cut = s[:limit], true
+	}
+	s = Line(s)
+	if !cut && ansi.StringWidth(s) <= n {
+		return s
+	}
+	if n == 1 {
+		return Ellipsis
+	}
+	t := ansi.Truncate(s, n-1, "")
+	return t + Ellipsis
+}
+
+// Styled is for strings that already carry a renderer's styling: it keeps
+// well-formed SGR sequences (ESC [ digits/;/: m — colours and attributes,
+// which cannot move the cursor, clear or set a title) and escapes every
+// other control as Line does, so the result is one line whose only control
+// bytes start SGR sequences.
+func Styled(s string) string {
+	if clean(s) {
+		return s
+	}
+	// Fast path: only SGR sequences among the suspects.
+	if onlySGR(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == 0x1b {
+			if n := sgrLen(s[i:]); n > 0 {
+				b.WriteString(s[i : i+n])
+				i += n
+				continue
+			}
+		}
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				escape(&b, rune(c), 0, false)
+			} else {
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			escape(&b, 0, c, true)
+		case needs(r):
+			escape(&b, r, 0, false)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// sgrLen returns the length of the SGR sequence s starts with, or 0.
+func sgrLen(s string) int {
+	if len(s) < 3 || s[0] != 0x1b || s[1] != '[' {
+		return 0
+	}
+	for j := 2; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c >= '0' && c <= '9', c == ';', c == ':':
+		case c == 'm':
+			return j + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// onlySGR reports whether every suspect byte of s belongs to an SGR sequence.
+func onlySGR(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == 0x1b {
+			n := sgrLen(s[i:])
+			if n == 0 {
+				return false
+			}
+			i += n
+			continue
+		}
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size <= 1) || needs(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// Safe reports whether s is what Line would return for it: no control
+// character, bidi control, line separator or invalid UTF-8.
+func Safe(s string) bool { return clean(s) }
+
+// SafeStyled reports whether the only control bytes of s start well-formed
+// SGR sequences and nothing else needs escaping (what Styled guarantees).
+func SafeStyled(s string) bool { return onlySGR(s) }
