@@ -30,7 +30,7 @@ func bigCluster(n, v int) (*Cluster, []Event) {
 		evs = append(evs, VolumeUpserted{Volume: Volume{Namespace: "longhorn-system", Name: fmt.Sprintf("pvc-%06d", i),
 			Robustness: rob, Replicas: 3, Node: fmt.Sprintf("node-%05d", i%n)}})
 	}
-	evs = append(evs, LockUpserted{Lock: LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}, Holder: "node-00001", AcquireTime: t0}})
+	evs = append(evs, LockUpserted{Lock: LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}, Spec: &testSpec{Holder: "node-00001", AcquireTime: t0}}})
 	return c, evs
 }
 

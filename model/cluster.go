@@ -271,7 +271,7 @@ func unjudged(c *Cluster) []LockStatus {
 	var out []LockStatus
 	for _, l := range c.Locks() {
 		out = append(out, LockStatus{LockRef: l.LockRef, UID: l.UID, ResourceVersion: l.ResourceVersion,
-			Holder: l.Holder, Verdict: VerdictUnknown, Reason: "lock engine not wired: no verdict"})
+			Verdict: VerdictUnknown, Reason: "lock engine not wired: no verdict"})
 	}
 	return out
 }

@@ -15,16 +15,29 @@ func readyNode(name, boot, image, kernel string, ready bool) Node {
 		Conditions: []Condition{{Type: "Ready", Status: st, LastTransition: t0.Add(-time.Hour)}}}
 }
 
+// testSpec is a lock kind's shape for the model's own tests: the model
+// never looks inside a LockSpec; the test judges do.
+type testSpec struct {
+	Holder      string
+	AcquireTime time.Time
+}
+
+func (*testSpec) LockKind() LockKind { return "test" }
+
 // fixedJudge judges every lock as held by the node its Holder names.
 func fixedJudge(v Verdict) Judge {
 	return func(c *Cluster, now time.Time) []LockStatus {
 		var out []LockStatus
 		for _, l := range c.Locks() {
-			s := LockStatus{LockRef: l.LockRef, Holder: l.Holder, Verdict: VerdictFree, Created: l.AcquireTime}
-			if l.Holder != "" {
+			sp, _ := l.Spec.(*testSpec)
+			if sp == nil {
+				sp = &testSpec{}
+			}
+			s := LockStatus{LockRef: l.LockRef, Holder: sp.Holder, Verdict: VerdictFree, Created: sp.AcquireTime}
+			if sp.Holder != "" {
 				s.Verdict = v
-				if _, ok := c.Node(l.Holder); ok {
-					s.HolderNodes = []string{l.Holder}
+				if _, ok := c.Node(sp.Holder); ok {
+					s.HolderNodes = []string{sp.Holder}
 				}
 			}
 			out = append(out, s)
@@ -109,7 +122,7 @@ func TestRecomputeDrivesPhasesTimelineAndETA(t *testing.T) {
 		t.Fatalf("a: %s", c.Phase("a"))
 	}
 	// a takes the lock, reboots, comes back upgraded and releases: 10 minutes.
-	c.Apply(LockUpserted{LockObject{LockRef: ref, Holder: "a", AcquireTime: t0}}, t0)
+	c.Apply(LockUpserted{LockObject{LockRef: ref, Spec: &testSpec{Holder: "a", AcquireTime: t0}}}, t0)
 	c.Recompute(t0)
 	c.Apply(NodeUpserted{readyNode("a", "a1", "os-1", "1", false)}, t0.Add(2*time.Minute))
 	c.Recompute(t0.Add(2 * time.Minute))
@@ -194,7 +207,7 @@ func TestAttentionAndExitCodes(t *testing.T) {
 			c := newTestCluster(tc.verdict)
 			c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
 			c.Apply(NodeUpserted{readyNode("b", "1", "x", "1", !tc.down)}, t0)
-			c.Apply(LockUpserted{LockObject{LockRef: ref, Holder: tc.holder}}, t0)
+			c.Apply(LockUpserted{LockObject{LockRef: ref, Spec: &testSpec{Holder: tc.holder}}}, t0)
 			c.Apply(SourceChanged{Health: SourceHealth{Name: SourceLonghorn, Status: tc.longhorn}}, t0)
 			c.Apply(VolumeUpserted{Volume{Namespace: "longhorn-system", Name: "v1", Robustness: tc.volume}}, t0)
 			c.Recompute(t0)
@@ -254,7 +267,7 @@ func TestAwaitSyncHoldsDerivation(t *testing.T) {
 		t.Fatalf("derived before sync: phase %s timeline %v", c.Phase("a"), c.Timeline())
 	}
 	// The lock arrives with the rest of the first picture: a is rebooting, never "down".
-	c.Apply(LockUpserted{LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "k", Name: "kured"}, Holder: "a", AcquireTime: t0}}, t0)
+	c.Apply(LockUpserted{LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "k", Name: "kured"}, Spec: &testSpec{Holder: "a", AcquireTime: t0}}}, t0)
 	c.Apply(Synced{}, t0)
 	c.Recompute(t0)
 	if !c.Synced() || c.Phase("a") != PhaseRebooting {

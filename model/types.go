@@ -208,21 +208,23 @@ type LockRef struct {
 // String renders kind:namespace/name.
 func (r LockRef) String() string { return string(r.Kind) + ":" + r.Namespace + "/" + r.Name }
 
-// LockObject is a lock as read from the API: kured's DaemonSet annotation or a
-// fleetlock Lease. Parsing and judging it is the lock engine's job.
+// LockObject is a lock as read from the API. What a lock looks like depends
+// on its kind (kured's DaemonSet annotation, a fleetlock Lease, ...): that
+// shape is Spec, made by the kind's source and read only by the kind's driver
+// in internal/lock. The model itself never looks inside it.
 type LockObject struct {
 	LockRef
 	UID             string
 	ResourceVersion string
-	// Kured: Annotation is the raw value of weave.works/kured-node-lock and
-	// Present says whether the key exists at all.
-	Annotation string
-	Present    bool
-	// Fleetlock: Holder is spec.holderIdentity ("" when free).
-	Holder           string
-	AcquireTime      time.Time
-	RenewTime        time.Time
-	LeaseTransitions int32
+	// Spec is the kind's own shape (a pointer to the driver's type). nil
+	// means the source could not say anything about the lock's content.
+	Spec LockSpec
+}
+
+// LockSpec is one lock kind's shape of a lock object.
+type LockSpec interface {
+	// LockKind names the kind this shape belongs to.
+	LockKind() LockKind
 }
 
 // Evidence is one fact a verdict rests on.
@@ -239,6 +241,13 @@ type LockStatus struct {
 	ResourceVersion string
 	// Holder is the raw holder id ("" when free).
 	Holder string
+	// Entry is the position of this holder's entry in the lock (kured
+	// multi-locks can list the same node twice: each entry is judged and
+	// acted on by its own position). 0 for single locks.
+	Entry int
+	// Duplicate is true when another entry of the same lock names the same
+	// holder.
+	Duplicate bool
 	// HolderNodes are the nodes the holder maps to: none (ghost or free),
 	// one, or several (ambiguous).
 	HolderNodes []string

@@ -27,9 +27,9 @@ func bigCluster(n int) (*model.Cluster, *clock) {
 	}
 	evs = append(evs, model.RebootRequiredSet{Values: req},
 		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-			UID: "u", ResourceVersion: "1", Present: true, Annotation: "node-00001", AcquireTime: t0.Add(-time.Minute)}},
+			UID: "u", ResourceVersion: "1", Spec: &fixSpec{kind: model.LockKured, holder: "node-00001", at: t0.Add(-time.Minute)}}},
 		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-			UID: "l", ResourceVersion: "2", Holder: ghostID}})
+			UID: "l", ResourceVersion: "2", Spec: &fixSpec{kind: model.LockFleetlock, holder: ghostID}}})
 	for i := 0; i < 500; i++ {
 		r := model.RobustnessHealthy
 		if i%50 == 0 {

@@ -27,6 +27,16 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// fixSpec is the fixture's lock shape, read only by fakeJudge: the holder
+// and when the lock was taken.
+type fixSpec struct {
+	kind   model.LockKind
+	holder string
+	at     time.Time
+}
+
+func (s *fixSpec) LockKind() model.LockKind { return s.kind }
+
 // fakeJudge reads kured's annotation as the holder's node name and a Lease's
 // holder as a machine-id-derived id from ids; holders matching no node are
 // ghosts. verdicts overrides the verdict per holder.
@@ -38,14 +48,9 @@ type fakeJudge struct {
 func (f *fakeJudge) Judge(c *model.Cluster, now time.Time) []model.LockStatus {
 	var out []model.LockStatus
 	for _, l := range c.Locks() {
-		s := model.LockStatus{LockRef: l.LockRef, UID: l.UID, ResourceVersion: l.ResourceVersion, Created: l.AcquireTime}
-		switch l.Kind {
-		case model.LockKured:
-			if l.Present {
-				s.Holder = l.Annotation
-			}
-		default:
-			s.Holder = l.Holder
+		s := model.LockStatus{LockRef: l.LockRef, UID: l.UID, ResourceVersion: l.ResourceVersion}
+		if sp, ok := l.Spec.(*fixSpec); ok {
+			s.Holder, s.Created = sp.holder, sp.at
 		}
 		node := s.Holder
 		if n, ok := f.ids[s.Holder]; ok {
@@ -85,7 +90,7 @@ type fakeActions struct {
 	block    chan struct{} // when set, Do waits for it (a hung API)
 }
 
-func (f *fakeActions) Plan(c *model.Cluster, ref model.LockRef, holder string, a model.Action, now time.Time) (lock.Plan, error) {
+func (f *fakeActions) Plan(c *model.Cluster, ref model.LockRef, holder string, _ int, a model.Action, now time.Time) (lock.Plan, error) {
 	for _, s := range c.LockStatuses() {
 		if s.LockRef != ref || s.Holder != holder {
 			continue
@@ -101,10 +106,12 @@ func (f *fakeActions) Plan(c *model.Cluster, ref model.LockRef, holder string, a
 			p.Gates = append(p.Gates, gt)
 		}
 		p.Write = lock.Write{Ref: ref, Object: "DaemonSet " + ref.Namespace + "/" + ref.Name, UID: s.UID, ResourceVersion: s.ResourceVersion,
-			Op: lock.OpRemoveAnnotation, Field: "metadata.annotations", Holder: s.Holder}
+			Op: lock.OpRemoveAnnotation, Field: "metadata.annotations", Holder: s.Holder,
+			Summary: "remove annotation " + lock.KuredAnnotation + " (lock held by " + s.Holder + ")"}
 		if ref.Kind == model.LockFleetlock {
 			p.Write.Object = "Lease " + ref.Namespace + "/" + ref.Name
 			p.Write.Op = lock.OpClearHolder
+			p.Write.Summary = fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at 0)", s.Holder)
 		}
 		return p, nil
 	}
@@ -192,7 +199,7 @@ func newFixture() *fixture {
 	lease := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
 	c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "100"}}, at(0))
 	c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: lease, UID: "lease-uid", ResourceVersion: "7",
-		Holder: ghostID, AcquireTime: t0.Add(-19 * 24 * time.Hour)}}, at(0))
+		Spec: &fixSpec{kind: model.LockFleetlock, holder: ghostID, at: t0.Add(-19 * 24 * time.Hour)}}}, at(0))
 	for i := 0; i < 12; i++ {
 		c.Apply(model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: fmt.Sprintf("pvc-%02d", i),
 			Robustness: model.RobustnessHealthy, State: "attached", Replicas: 3, Node: names[3+i%6]}}, at(0))
@@ -203,7 +210,7 @@ func newFixture() *fixture {
 	rv := 100
 	for _, n := range []string{"cp-1", "cp-2", "cp-3", "w-01", "w-02"} {
 		rv++
-		c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: fmt.Sprint(rv), Present: true, Annotation: n, AcquireTime: step}}, step)
+		c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: fmt.Sprint(rv), Spec: &fixSpec{kind: model.LockKured, holder: n, at: step}}}, step)
 		nd, _ := c.Node(n)
 		cp := *nd
 		cp.Unschedulable = true
@@ -238,7 +245,7 @@ func newFixture() *fixture {
 	// w-03 takes the lock and drains; its volumes degrade.
 	step = t0.Add(-7 * time.Minute)
 	rv++
-	c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: fmt.Sprint(rv), Present: true, Annotation: "w-03", AcquireTime: step}}, step)
+	c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: fmt.Sprint(rv), Spec: &fixSpec{kind: model.LockKured, holder: "w-03", at: step}}}, step)
 	nd, _ = c.Node("w-03")
 	dr := *nd
 	dr.Unschedulable = true

@@ -111,7 +111,7 @@ func TestCursorStaysOnTopUntilMoved(t *testing.T) {
 	}
 	// The lock moves to w-04, which now drains and sorts first.
 	kured := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
-	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "999", Present: true, Annotation: "w-04", AcquireTime: t0}}})
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "999", Spec: &fixSpec{kind: model.LockKured, holder: "w-04", at: t0}}}})
 	if rowNames(m)[0] != "w-04" {
 		t.Fatalf("rows = %v; want w-04 first", rowNames(m))
 	}
@@ -121,7 +121,7 @@ func TestCursorStaysOnTopUntilMoved(t *testing.T) {
 	// Once moved, the cursor follows its node.
 	press(m, "j", "j")
 	sel, _ := m.table.Selected()
-	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "1000", Present: true, Annotation: "w-05", AcquireTime: t0}}})
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "1000", Spec: &fixSpec{kind: model.LockKured, holder: "w-05", at: t0}}}})
 	if r, _ := m.table.Selected(); r.Name != sel.Name {
 		t.Fatalf("moved cursor jumped from %s to %s", sel.Name, r.Name)
 	}
@@ -434,7 +434,7 @@ func TestEverySize(t *testing.T) {
 		func() { m.mode = modeHelp },
 		func() {
 			m.mode = modeMain
-			p, _ := f.actions.Plan(m.c, m.c.LockStatuses()[1].LockRef, "w-03", model.ActionRelease, t0)
+			p, _ := f.actions.Plan(m.c, m.c.LockStatuses()[1].LockRef, "w-03", 0, model.ActionRelease, t0)
 			m.dialog = newTestDialog(p)
 		},
 	}

@@ -19,8 +19,10 @@ import (
 // Actions plans and performs lock actions. *lock.Engine plus *lock.Actor
 // satisfy it through LockActions; tests use fakes.
 type Actions interface {
-	// Plan is pure: it judges the cluster and must not do I/O.
-	Plan(c *model.Cluster, ref model.LockRef, holder string, a model.Action, now time.Time) (lock.Plan, error)
+	// Plan is pure: it judges the cluster and must not do I/O. entry is
+	// the holder's entry position (model.LockStatus.Entry): a kured
+	// multi-lock may list one holder more than once.
+	Plan(c *model.Cluster, ref model.LockRef, holder string, entry int, a model.Action, now time.Time) (lock.Plan, error)
 	// Do performs the plan's write; it runs in a command, never in Update.
 	Do(ctx context.Context, p lock.Plan, o lock.DoOptions) lock.Result
 }
@@ -32,8 +34,8 @@ type LockActions struct {
 }
 
 // Plan implements Actions.
-func (a LockActions) Plan(c *model.Cluster, ref model.LockRef, holder string, act model.Action, now time.Time) (lock.Plan, error) {
-	return a.Engine.Plan(c, ref, holder, act, now)
+func (a LockActions) Plan(c *model.Cluster, ref model.LockRef, holder string, entry int, act model.Action, now time.Time) (lock.Plan, error) {
+	return a.Engine.PlanEntry(c, ref, holder, entry, act, now)
 }
 
 // Do implements Actions.
@@ -629,7 +631,7 @@ func (m *Model) openDialog(a model.Action) {
 		m.toast = toast.New(fmt.Sprintf("no held lock to %s (tab selects a lock)", a), toast.Warn, m.wall)
 		return
 	}
-	p, err := m.opts.Actions.Plan(m.c, s.LockRef, s.Holder, a, m.now)
+	p, err := m.opts.Actions.Plan(m.c, s.LockRef, s.Holder, s.Entry, a, m.now)
 	if err != nil {
 		m.toast = toast.New(fmt.Sprintf("cannot plan %s: %v", a, err), toast.Error, m.wall)
 		return
@@ -645,7 +647,7 @@ func (m *Model) replanDialog() bool {
 	if d == nil || m.opts.Actions == nil {
 		return false
 	}
-	p, err := m.opts.Actions.Plan(m.c, d.Plan.Status.LockRef, d.Plan.Status.Holder, d.Plan.Action, m.now)
+	p, err := m.opts.Actions.Plan(m.c, d.Plan.Status.LockRef, d.Plan.Status.Holder, d.Plan.Status.Entry, d.Plan.Action, m.now)
 	if err != nil {
 		m.dialog = nil
 		m.toast = toast.New(fmt.Sprintf("%s: the lock changed (%v): nothing written", d.Plan.Action, err), toast.Warn, m.wall)

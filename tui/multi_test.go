@@ -79,7 +79,7 @@ var kuredRef = model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Na
 // lockTo moves kured's lock to holder (a node name, or a name of no node:
 // a ghost).
 func lockTo(holder, rv string) model.Event {
-	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "ds-uid", ResourceVersion: rv, Present: true, Annotation: holder, AcquireTime: t0}}
+	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "ds-uid", ResourceVersion: rv, Spec: &fixSpec{kind: model.LockKured, holder: holder, at: t0}}}
 }
 
 func TestMultiListRenders(t *testing.T) {

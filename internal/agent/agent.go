@@ -463,7 +463,7 @@ func (a *Agent) policy(v model.Verdict) (model.Action, string) {
 func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action, now time.Time, r *LockReport) {
 	r.Action = action
 	kind := string(s.Kind)
-	plan, err := a.Engine.Plan(a.cluster, s.LockRef, s.Holder, action, now)
+	plan, err := a.Engine.PlanEntry(a.cluster, s.LockRef, s.Holder, s.Entry, action, now)
 	if err != nil {
 		r.Outcome, r.Message = "error", "plan: "+err.Error()
 		a.Metrics.Actions.WithLabelValues(kind, string(action), "error").Inc()
@@ -479,7 +479,12 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 	defer cancel()
 	res := a.Actor.Do(actx, plan, lock.DoOptions{AllowUnsafe: false})
 	r.Outcome, r.Message = res.Outcome, res.Message
+	if res.Uncordon.Outcome != "" {
+		// The second write of a fleetlock release: the holder's uncordon.
+		r.Message += "; uncordon " + res.Uncordon.Outcome + ": " + res.Uncordon.Message
+		a.Metrics.Actions.WithLabelValues(kind, "uncordon", res.Uncordon.Outcome).Inc()
+	}
 	a.Metrics.Actions.WithLabelValues(kind, string(action), res.Outcome).Inc()
-	a.cluster.Apply(model.ActionRecorded{Lock: s.LockRef, Holder: s.Holder, Action: action, Outcome: res.Outcome, Message: res.Message}, a.Clock())
+	a.cluster.Apply(res.Recorded(plan), a.Clock())
 	// The Actor logs the action line (who, what, why, outcome) itself.
 }

@@ -118,7 +118,7 @@ func fleetlockWorld(now time.Time) []model.Event {
 		model.NodeUpserted{Node: readyNode("n1", testMachineID, now.Add(-3*time.Hour))},
 		model.NodeUpserted{Node: readyNode("n2", "22222222222222222222222222222222", now.Add(-time.Hour))},
 		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-			UID: "lease-uid", ResourceVersion: "5", Holder: testZincatiID, AcquireTime: now.Add(-2 * time.Hour)}},
+			UID: "lease-uid", ResourceVersion: "5", Spec: &lock.FleetlockSpec{Holder: testZincatiID, AcquireTime: now.Add(-2 * time.Hour)}}},
 	}
 }
 
@@ -315,8 +315,8 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
 			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-30*time.Minute))},
 			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-				UID: "ds-uid", ResourceVersion: "7", Present: true,
-				Annotation: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}},
+				UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
+					Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}}},
 		}
 	}
 	for _, enabled := range []bool{false, true} {
@@ -343,7 +343,7 @@ func TestAgentMetrics(t *testing.T) {
 	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
 	// The informer would deliver the written Lease.
 	h.sink(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-		UID: "lease-uid", ResourceVersion: "6"}})
+		UID: "lease-uid", ResourceVersion: "6", Spec: &lock.FleetlockSpec{}}})
 	h.waitFor(t, "free after reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictFree, "") })
 	code, body := serve(h.agent.Metrics.Handler())
 	if code != 200 {
@@ -374,8 +374,8 @@ func TestAgentPolicies(t *testing.T) {
 			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
 			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-3*time.Hour))},
 			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-				UID: "ds-uid", ResourceVersion: "7", Present: true,
-				Annotation: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":3600000000000}`}},
+				UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
+					Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":3600000000000}`}}},
 		}
 	}
 	ghost := func() []model.Event { return append(fleetlockWorld(now), model.NodeDeleted{Name: "n1"}) }

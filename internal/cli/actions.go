@@ -38,7 +38,10 @@ type actionFlags struct {
 	kind   string
 	lock   string
 	holder string
+	entry  int
 	yes    bool
+	// keepCordoned drops the uncordon that goes with a fleetlock release.
+	keepCordoned bool
 }
 
 // runAction runs `rebootwatch release|reap` (DESIGN §9, issue 4).
@@ -54,14 +57,18 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 		fs.StringVar(&af.lock, "lock", "", "the lock as namespace/name (default: the one lock of that kind)")
 		fs.StringVar(&af.holder, "holder", "", "the holder (node name or holder id) — needed for a kured multi-lock")
 		fs.BoolVar(&af.yes, "yes", false, "do not ask for confirmation (needed without a terminal; never overrides a gate)")
+		fs.IntVar(&af.entry, "entry", -1, "the entry's position (0-based) when a kured multi-lock lists the holder more than once")
+		if a == model.ActionRelease {
+			fs.BoolVar(&af.keepCordoned, "keep-cordoned", false, "release only: leave the holder cordoned (a fleetlock release otherwise also uncordons the holder, as fleetlock's own unlock does)")
+		}
 	})
 	if !ok {
 		return code
 	}
-	switch af.kind {
-	case "", string(model.LockKured), string(model.LockFleetlock):
-	default:
-		return fail(env, fmt.Errorf("--kind %q: want kured or fleetlock", af.kind))
+	if af.kind != "" {
+		if _, err := lock.DriverFor(model.LockKind(af.kind)); err != nil {
+			return fail(env, fmt.Errorf("--kind: %w", err))
+		}
 	}
 	var want model.LockRef
 	if af.lock != "" {
@@ -97,7 +104,14 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 		return fail(env, err)
 	}
 	eng := s.Engine()
-	plan, err := eng.Plan(cl, ref, af.holder, a, s.Clock())
+	planFor := func() (lock.Plan, error) {
+		p, err := eng.PlanEntry(cl, ref, af.holder, af.entry, a, s.Clock())
+		if af.keepCordoned {
+			p = p.KeepCordoned()
+		}
+		return p, err
+	}
+	plan, err := planFor()
 	if err != nil {
 		return fail(env, err)
 	}
@@ -142,7 +156,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 	if asked {
 		s.Drain(cl)
 		cl.Recompute(s.Clock())
-		fresh, err := eng.Plan(cl, ref, af.holder, a, s.Clock())
+		fresh, err := planFor()
 		if err != nil || !fresh.SameDecision(plan) {
 			why := "the verdict, a gate or the write changed"
 			if err != nil {
@@ -161,10 +175,10 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 		Logger: slog.New(slog.NewTextHandler(env.Stderr, nil)), Timeout: c.RequestTimeout}
 	r := actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: override})
 	out.finish(r)
-	switch r.Outcome {
-	case lock.OutcomeDone, lock.OutcomeDryRun:
+	switch {
+	case r.Complete():
 		return ExitOK
-	case lock.OutcomeRefused:
+	case r.Outcome == lock.OutcomeRefused:
 		return ExitAttention
 	}
 	return ExitError
@@ -277,6 +291,9 @@ func (o *actionOutput) describe() {
 		fmt.Fprintf(w, "  %s %-12s %s\n", mark, g.Name, g.Reason)
 	}
 	fmt.Fprintf(w, "Write:   %s\n", p.Write)
+	if p.Uncordon.Op != "" {
+		fmt.Fprintf(w, "Then:    %s\n         (the lock's coordinator cordoned the holder and uncordons it only when the holder unlocks itself; --keep-cordoned leaves it cordoned)\n", p.Uncordon)
+	}
 }
 
 type jsonGate struct {
@@ -300,18 +317,33 @@ type jsonAction struct {
 	Write      string           `json:"write"`
 	Outcome    string           `json:"outcome"`
 	Message    string           `json:"message"`
+	// Uncordon is the second write of a release whose coordinator cordoned
+	// the holder (fleetlock), with its own outcome; absent otherwise.
+	Uncordon *jsonUncordon `json:"uncordon,omitempty"`
+}
+
+type jsonUncordon struct {
+	Write   string `json:"write"`
+	Outcome string `json:"outcome"`
+	Message string `json:"message"`
 }
 
 func (o *actionOutput) finish(r lock.Result) {
 	p := o.plan
 	if !o.json {
 		fmt.Fprintf(o.env.Stdout, "Result:  %s — %s\n", r.Outcome, r.Message)
+		if r.Uncordon.Outcome != "" {
+			fmt.Fprintf(o.env.Stdout, "Uncordon: %s — %s\n", r.Uncordon.Outcome, r.Uncordon.Message)
+		}
 		return
 	}
 	s := p.Status
 	doc := jsonAction{Action: p.Action, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Holder: s.Holder,
 		Verdict: s.Verdict, Reason: s.Reason, Evidence: s.Evidence, Gates: []jsonGate{}, Allowed: p.Allowed,
 		Write: p.Write.String(), Outcome: r.Outcome, Message: r.Message}
+	if p.Uncordon.Op != "" {
+		doc.Uncordon = &jsonUncordon{Write: p.Uncordon.String(), Outcome: r.Uncordon.Outcome, Message: r.Uncordon.Message}
+	}
 	if doc.Evidence == nil {
 		doc.Evidence = []model.Evidence{}
 	}

@@ -2,16 +2,15 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -27,10 +26,12 @@ const (
 	OutcomeError     = "error"
 )
 
-// Event reasons recorded on the lock's object.
+// Event reasons recorded on the lock's object (and on the node for the
+// uncordon that goes with a release).
 const (
-	ReasonReaped   = "RebootLockReaped"
-	ReasonReleased = "RebootLockReleased"
+	ReasonReaped     = "RebootLockReaped"
+	ReasonReleased   = "RebootLockReleased"
+	ReasonUncordoned = "RebootHolderUncordoned"
 )
 
 // DefaultTimeout bounds one action's API calls.
@@ -62,11 +63,27 @@ type Result struct {
 	Outcome string
 	Message string
 	Write   Write
+	// Uncordon is the outcome of the plan's uncordon write, when it had one
+	// and the lock write was done ("" Outcome otherwise).
+	Uncordon struct {
+		Outcome, Message string
+	}
+}
+
+// Complete reports whether every write of the plan was made (or, in a dry
+// run, would be).
+func (r Result) Complete() bool {
+	ok := r.Outcome == OutcomeDone || r.Outcome == OutcomeDryRun
+	return ok && (r.Uncordon.Outcome == "" || r.Uncordon.Outcome == OutcomeDone || r.Uncordon.Outcome == OutcomeDryRun)
 }
 
 // Recorded returns the result as a model event for the timeline.
 func (r Result) Recorded(p Plan) model.ActionRecorded {
-	return model.ActionRecorded{Lock: p.Status.LockRef, Holder: p.Status.Holder, Action: p.Action, Outcome: r.Outcome, Message: r.Message}
+	msg := r.Message
+	if r.Uncordon.Message != "" {
+		msg += "; " + r.Uncordon.Message
+	}
+	return model.ActionRecorded{Lock: p.Status.LockRef, Holder: p.Status.Holder, Action: p.Action, Outcome: r.Outcome, Message: msg}
 }
 
 // Do performs the plan's write: it re-reads the lock's object, checks that
@@ -100,7 +117,11 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 		}
 	}
 	if a.DryRun {
-		return res(OutcomeDryRun, "dry run: would %s", w)
+		r := res(OutcomeDryRun, "dry run: would %s", w)
+		if p.Uncordon.Op != "" {
+			r.Uncordon.Outcome, r.Uncordon.Message = OutcomeDryRun, "dry run: would then "+p.Uncordon.String()
+		}
+		return r
 	}
 	if a.Client == nil {
 		return res(OutcomeError, "no Kubernetes client")
@@ -112,81 +133,13 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	var (
-		uid      types.UID
-		newRV    string
-		apiVer   string
-		kind     string
-		writeErr error
-	)
-	switch w.Ref.Kind {
-	case model.LockKured:
-		apiVer, kind = "apps/v1", "DaemonSet"
-		dsc := a.Client.AppsV1().DaemonSets(w.Ref.Namespace)
-		ds, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
-		if err != nil {
-			return a.apiErr(w, "get", "daemonsets.apps", err)
-		}
-		if r, bad := precondition(w, string(ds.UID), ds.ResourceVersion); bad {
-			return r
-		}
-		cur, ok := ds.Annotations[KuredAnnotation]
-		if !ok || cur != w.OldValue {
-			return res(OutcomeConflict, "conflict: the annotation differs from what was judged at the same resourceVersion; nothing changed")
-		}
-		ds = ds.DeepCopy()
-		switch w.Op {
-		case OpRemoveAnnotation:
-			delete(ds.Annotations, KuredAnnotation)
-		case OpSetAnnotation:
-			nv, err := RemoveKuredEntry(cur, w.Holder)
-			if err != nil || nv != w.NewValue {
-				return res(OutcomeConflict, "conflict: cannot remove %s from the current annotation; nothing changed", w.Holder)
-			}
-			ds.Annotations[KuredAnnotation] = nv
-		default:
-			return res(OutcomeError, "write op %q does not apply to a DaemonSet", w.Op)
-		}
-		up, err := dsc.Update(ctx, ds, metav1.UpdateOptions{FieldManager: "rebootwatch"})
-		if err != nil {
-			writeErr = err
-			break
-		}
-		uid, newRV = up.UID, up.ResourceVersion
-	case model.LockFleetlock:
-		apiVer, kind = "coordination.k8s.io/v1", "Lease"
-		lc := a.Client.CoordinationV1().Leases(w.Ref.Namespace)
-		l, err := lc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
-		if err != nil {
-			return a.apiErr(w, "get", "leases.coordination.k8s.io", err)
-		}
-		if r, bad := precondition(w, string(l.UID), l.ResourceVersion); bad {
-			return r
-		}
-		if w.Op != OpClearHolder {
-			return res(OutcomeError, "write op %q does not apply to a Lease", w.Op)
-		}
-		if h := holderOf(l); h != w.Holder {
-			return res(OutcomeConflict, "conflict: the lease holder is %q, not the judged %q; nothing changed", h, w.Holder)
-		}
-		l = l.DeepCopy()
-		empty := ""
-		l.Spec.HolderIdentity = &empty
-		up, err := lc.Update(ctx, l, metav1.UpdateOptions{FieldManager: "rebootwatch"})
-		if err != nil {
-			writeErr = err
-			break
-		}
-		uid, newRV = up.UID, up.ResourceVersion
-	default:
-		return res(OutcomeError, "unknown lock kind %q", w.Ref.Kind)
+	d, err := DriverFor(w.Ref.Kind)
+	if err != nil {
+		return res(OutcomeError, "%v", err)
 	}
-	if writeErr != nil {
-		resource := "daemonsets.apps"
-		if w.Ref.Kind == model.LockFleetlock {
-			resource = "leases.coordination.k8s.io"
-		}
-		return a.apiErr(w, "update", resource, writeErr)
+	ap, err := d.Apply(ctx, a.Client, w)
+	if err != nil {
+		return a.classify(w, err)
 	}
 
 	verb := "released"
@@ -194,21 +147,45 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 		verb = "reaped"
 	}
 	msg := fmt.Sprintf("%s %s held by %s (verdict %s: %s) — %s (resourceVersion %s → %s)",
-		verb, w.Ref, holderText(p.Status), p.Status.Verdict, p.Status.Reason, w, w.ResourceVersion, newRV)
+		verb, w.Ref, holderText(p.Status), p.Status.Verdict, p.Status.Reason, w, w.ResourceVersion, ap.ResourceVersion)
 	if !p.Allowed {
 		msg += " — OVERRIDING failed gates: " + p.Refusal
 	}
-	if err := a.event(ctx, p, apiVer, kind, uid, newRV); err != nil {
+	if err := a.event(ctx, p, w, ap, eventFor(p)); err != nil {
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
-	return res(OutcomeDone, "%s", msg)
+	r := res(OutcomeDone, "%s", msg)
+	if u := p.Uncordon; u.Op != "" {
+		r.Uncordon.Outcome, r.Uncordon.Message = a.uncordon(ctx, p, u)
+	}
+	return r
 }
 
-func holderOf(l *coordinationv1.Lease) string {
-	if l.Spec.HolderIdentity == nil {
-		return ""
+// uncordon makes the plan's second write, after the lock was freed.
+func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (string, string) {
+	ap, err := applyUncordon(ctx, a.Client, u)
+	if err != nil {
+		r := a.classify(u, err)
+		return r.Outcome, r.Message + " — the lock is released, but " + u.Node + " is still cordoned: uncordon it when it is safe (kubectl uncordon " + u.Node + ")"
 	}
-	return *l.Spec.HolderIdentity
+	msg := fmt.Sprintf("uncordoned %s — %s", u.Node, u)
+	if err := a.event(ctx, p, u, ap, eventFor(p).uncordon()); err != nil {
+		msg += "; the Event could not be recorded: " + err.Error()
+	}
+	return OutcomeDone, msg
+}
+
+// classify turns a driver's error into a result.
+func (a *Actor) classify(w Write, err error) Result {
+	var pe *PreconditionError
+	if errors.As(err, &pe) {
+		return Result{Outcome: OutcomeConflict, Write: w, Message: pe.Msg}
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return a.apiErr(w, ae.Verb, ae.Resource, ae.Err)
+	}
+	return Result{Outcome: OutcomeError, Write: w, Message: err.Error()}
 }
 
 func holderText(s model.LockStatus) string {
@@ -222,16 +199,16 @@ func holderText(s model.LockStatus) string {
 }
 
 // precondition compares the live object with the judged one.
-func precondition(w Write, uid, rv string) (Result, bool) {
+func precondition(w Write, uid, rv string) error {
 	switch {
 	case uid != w.UID:
-		return Result{Outcome: OutcomeConflict, Write: w, Message: fmt.Sprintf(
-			"conflict: %s was replaced since it was judged (uid %s → %s); nothing changed — judge it again", w.Object, w.UID, uid)}, true
+		return &PreconditionError{fmt.Sprintf(
+			"conflict: %s was replaced since it was judged (uid %s → %s); nothing changed — judge it again", w.Object, w.UID, uid)}
 	case rv != w.ResourceVersion:
-		return Result{Outcome: OutcomeConflict, Write: w, Message: fmt.Sprintf(
-			"conflict: %s changed since it was judged (resourceVersion %s → %s); nothing changed — judge it again", w.Object, w.ResourceVersion, rv)}, true
+		return &PreconditionError{fmt.Sprintf(
+			"conflict: %s changed since it was judged (resourceVersion %s → %s); nothing changed — judge it again", w.Object, w.ResourceVersion, rv)}
 	}
-	return Result{}, false
+	return nil
 }
 
 // apiErr classifies an API error.
@@ -257,37 +234,50 @@ func (a *Actor) apiErr(w Write, verb, resource string, err error) Result {
 	return Result{Outcome: OutcomeError, Write: w, Message: fmt.Sprintf("%s %s failed: %v", verb, w.Object, err)}
 }
 
-// event records the action as a Kubernetes Event on the lock's object.
-func (a *Actor) event(ctx context.Context, p Plan, apiVersion, kind string, uid types.UID, rv string) error {
-	w := p.Write
-	reason := ReasonReleased
-	verb := "released"
+// eventText is what an Event says.
+type eventText struct{ reason, verb string }
+
+func eventFor(p Plan) eventText {
 	if p.Action == model.ActionReap {
-		reason, verb = ReasonReaped, "reaped"
+		return eventText{ReasonReaped, "reaped the reboot lock held by"}
 	}
+	return eventText{ReasonReleased, "released the reboot lock held by"}
+}
+
+func (eventText) uncordon() eventText {
+	return eventText{ReasonUncordoned, "uncordoned the node after releasing the reboot lock held by"}
+}
+
+// event records a write as a Kubernetes Event on the object written. A
+// Node's Events go to the default namespace, as kubectl's and the kubelet's do.
+func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventText) error {
 	who := a.Who
 	if who == "" {
 		who = "rebootwatch"
 	}
-	msg := fmt.Sprintf("rebootwatch %s the reboot lock held by %s (verdict %s: %s); acted by %s",
-		verb, holderText(p.Status), p.Status.Verdict, p.Status.Reason, who)
+	msg := fmt.Sprintf("rebootwatch %s %s (lock %s, verdict %s: %s); acted by %s",
+		t.verb, holderText(p.Status), p.Status.LockRef, p.Status.Verdict, p.Status.Reason, who)
 	if !p.Allowed {
 		msg += "; failed gates overridden: " + p.Refusal
 	}
 	if len(msg) > 1000 {
 		msg = msg[:1000]
 	}
+	ns, name := w.Ref.Namespace, w.Ref.Name
+	if w.Op == OpUncordon {
+		ns, name = metav1.NamespaceDefault, w.Node
+	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", w.Ref.Name, time.Now().UnixNano()),
-			Namespace: w.Ref.Namespace,
+			Name:      fmt.Sprintf("%s.%x", name, time.Now().UnixNano()),
+			Namespace: ns,
 		},
 		InvolvedObject: corev1.ObjectReference{
-			APIVersion: apiVersion, Kind: kind, Namespace: w.Ref.Namespace, Name: w.Ref.Name,
-			UID: uid, ResourceVersion: rv,
+			APIVersion: ap.APIVersion, Kind: ap.Kind, Name: name,
+			UID: ap.UID, ResourceVersion: ap.ResourceVersion,
 		},
-		Reason:         reason,
+		Reason:         t.reason,
 		Message:        msg,
 		Type:           corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "rebootwatch"},
@@ -295,7 +285,10 @@ func (a *Actor) event(ctx context.Context, p Plan, apiVersion, kind string, uid 
 		LastTimestamp:  now,
 		Count:          1,
 	}
-	_, err := a.Client.CoreV1().Events(w.Ref.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+	if w.Op != OpUncordon {
+		ev.InvolvedObject.Namespace = ns
+	}
+	_, err := a.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
 	return err
 }
 
@@ -324,5 +317,7 @@ func (a *Actor) log(p Plan, o DoOptions, r Result) {
 		"allowUnsafe", o.AllowUnsafe && !p.Allowed,
 		"dryRun", a.DryRun,
 		"message", r.Message,
+		"uncordon", r.Uncordon.Outcome,
+		"uncordonMessage", r.Uncordon.Message,
 	)
 }

@@ -185,7 +185,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	now := at(time.Hour)
 	e := New(Options{})
 	l := fleet(zid1)
-	l.AcquireTime = now.Add(-time.Hour)
+	fspec(&l).AcquireTime = now.Add(-time.Hour)
 	c := build(e, step{now, []model.Event{nodesOK(), up(node("n1", machine(mid1), readySince(now.Add(-30*time.Minute)))), lockEv(l)}})
 	p, err := e.Plan(c, fleetRef, "", model.ActionRelease, now)
 	if err != nil || !p.Allowed {

@@ -33,7 +33,6 @@ func FuzzParseKured(f *testing.F) {
 			}
 			return
 		}
-		seen := map[string]bool{}
 		for _, e := range l.Entries {
 			if strings.TrimSpace(e.NodeID) == "" {
 				t.Fatalf("accepted entry without nodeID from %q", v)
@@ -41,10 +40,6 @@ func FuzzParseKured(f *testing.F) {
 			if e.TTL < 0 {
 				t.Fatalf("negative TTL from %q", v)
 			}
-			if l.Multi && seen[e.NodeID] {
-				t.Fatalf("duplicate entry %q accepted from %q", e.NodeID, v)
-			}
-			seen[e.NodeID] = true
 			_ = e.Expired(time.Now())
 		}
 		if !l.Multi && len(l.Entries) != 1 {
@@ -52,9 +47,15 @@ func FuzzParseKured(f *testing.F) {
 		}
 		if l.Multi && len(l.Entries) > 0 {
 			victim := l.Entries[0].NodeID
-			nv, err := RemoveKuredEntry(v, victim)
+			nv, last, err := RemoveKuredEntry(v, 0, victim)
 			if err != nil {
 				t.Fatalf("cannot remove %q from accepted %q: %v", victim, v, err)
+			}
+			if last != (len(l.Entries) == 1) {
+				t.Fatalf("removal of the only entry of %q: last %v", v, last)
+			}
+			if last {
+				return
 			}
 			after, err := ParseKured(nv)
 			if err != nil {

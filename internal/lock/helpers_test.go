@@ -65,14 +65,18 @@ var (
 )
 
 func kuredLock(annotation string) model.LockObject {
-	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Annotation: annotation, Present: true}
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{Value: annotation, Present: true}}
 }
 func kuredAbsent() model.LockObject {
-	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100"}
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{}}
 }
 func fleet(holder string) model.LockObject {
-	return model.LockObject{LockRef: fleetRef, UID: "uid-lease", ResourceVersion: "200", Holder: holder, LeaseTransitions: 3}
+	return model.LockObject{LockRef: fleetRef, UID: "uid-lease", ResourceVersion: "200", Spec: &FleetlockSpec{Holder: holder, LeaseTransitions: 3}}
 }
+
+// kspec and fspec are a lock object's kind shapes.
+func kspec(o *model.LockObject) *KuredSpec     { return o.Spec.(*KuredSpec) }
+func fspec(o *model.LockObject) *FleetlockSpec { return o.Spec.(*FleetlockSpec) }
 
 // entry is one kured lock entry for building annotations.
 type entry struct {
@@ -135,6 +139,17 @@ func build(e *Engine, steps ...step) *model.Cluster {
 		c.Recompute(s.at)
 	}
 	return c
+}
+
+// statusForEntry is statusFor that tells apart the entries of a holder the
+// lock lists more than once by their position.
+func statusForEntry(ss []model.LockStatus, ref model.LockRef, holder string, entry int) (model.LockStatus, error) {
+	for _, s := range ss {
+		if s.LockRef == ref && s.Holder == holder && (!s.Duplicate || s.Entry == entry) {
+			return s, nil
+		}
+	}
+	return model.LockStatus{}, fmt.Errorf("no status for %s holder %q entry %d in %v", ref, holder, entry, ss)
 }
 
 func statusFor(ss []model.LockStatus, ref model.LockRef, holder string) (model.LockStatus, error) {

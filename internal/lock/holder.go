@@ -1,8 +1,6 @@
 package lock
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sort"
@@ -10,47 +8,6 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-// zincatiAppID is Zincati's systemd application id (DESIGN §3).
-var zincatiAppID = mustHex("de35106b6ec24688b63afddaa156679b")
-
-func mustHex(s string) []byte {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// normalMachineID returns the 16 raw bytes of a machine id given as 32 hex
-// digits (dashes, surrounding space and case are ignored).
-func normalMachineID(id string) ([]byte, error) {
-	s := strings.ToLower(strings.TrimSpace(strings.ReplaceAll(id, "-", "")))
-	if len(s) != 32 {
-		return nil, fmt.Errorf("machine id %q is not 32 hex digits", clip(id))
-	}
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("machine id %q is not hex", clip(id))
-	}
-	return b, nil
-}
-
-// ZincatiNodeID returns the id Zincati sends to fleetlock for a node: the
-// systemd app-specific id of its machine id (sd_id128_get_machine_app_specific
-// with Zincati's app id), as 32 lower-case hex digits.
-func ZincatiNodeID(machineID string) (string, error) {
-	key, err := normalMachineID(machineID)
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(zincatiAppID)
-	sum := m.Sum(nil)[:16]
-	sum[6] = (sum[6] & 0x0F) | 0x40
-	sum[8] = (sum[8] & 0x3F) | 0x80
-	return hex.EncodeToString(sum), nil
-}
 
 // MatchKind says how conclusive a holder mapping is.
 type MatchKind string
@@ -125,15 +82,21 @@ func newIndex(nodes []*model.Node, exists func(string) bool, cache map[string]st
 	return &Index{nodes: nodes, exists: exists, cache: appIDCache(cache)}
 }
 
-// Resolve maps a holder id of a lock kind to nodes. kured holders are Node
-// names (matched exactly, else case-insensitively); fleetlock holders are
-// Zincati ids (also accepted: a node name or a raw machine id).
+// Resolve maps a holder id of a lock kind to nodes, through the kind's
+// driver; an unregistered kind is inconclusive.
 func (ix *Index) Resolve(kind model.LockKind, holder string) Mapping {
-	if kind == model.LockKured && holder == ManualHolder && !ix.exists(holder) {
-		return Mapping{Kind: MatchManual, How: `nodeID "manual" is kured's manual lock`}
+	d, err := DriverFor(kind)
+	if err != nil {
+		return Mapping{Kind: MatchInconclusive, How: err.Error()}
 	}
+	return d.Resolve(ix, holder)
+}
+
+// byName maps a holder that is a node name (exactly, else
+// case-insensitively); ok is false when no node has that name.
+func (ix *Index) byName(holder string) (Mapping, bool) {
 	if ix.exists(holder) {
-		return Mapping{Kind: MatchOne, Nodes: []string{holder}, How: "holder is the node name"}
+		return Mapping{Kind: MatchOne, Nodes: []string{holder}, How: "holder is the node name"}, true
 	}
 	h := strings.ToLower(strings.TrimSpace(holder))
 	var byName []string
@@ -143,39 +106,9 @@ func (ix *Index) Resolve(kind model.LockKind, holder string) Mapping {
 		}
 	}
 	if len(byName) > 0 {
-		return several(byName, "holder matches the node name case-insensitively")
+		return several(byName, "holder matches the node name case-insensitively"), true
 	}
-	if kind != model.LockFleetlock {
-		return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node is named %q", clip(holder))}
-	}
-	if !isHex32(h) {
-		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", clip(holder))}
-	}
-	var byApp, byMachine, unusable []string
-	for _, n := range ix.nodes {
-		if n == nil {
-			continue
-		}
-		id, ok := ix.cache.get(n.MachineID)
-		if !ok {
-			unusable = append(unusable, n.Name)
-			continue
-		}
-		if id == h {
-			byApp = append(byApp, n.Name)
-		} else if strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(n.MachineID), "-", ""), h) {
-			byMachine = append(byMachine, n.Name)
-		}
-	}
-	switch {
-	case len(byApp) > 0:
-		return several(byApp, "holder is the Zincati id of the node's machine id")
-	case len(byMachine) > 0:
-		return several(byMachine, "holder is the node's raw machine id")
-	case len(unusable) > 0:
-		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), list(unusable, 3))}
-	}
-	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
+	return Mapping{}, false
 }
 
 func several(ns []string, how string) Mapping {

@@ -310,7 +310,7 @@ func (it *itest) judge() (*model.Cluster, *Engine) {
 	for _, ds := range dss.Items {
 		v, ok := ds.Annotations[KuredAnnotation]
 		c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: ds.Namespace, Name: ds.Name},
-			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Annotation: v, Present: ok}}, now)
+			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Spec: &KuredSpec{Value: v, Present: ok}}}, now)
 	}
 	ls, err := it.admin.CoordinationV1().Leases(it.ns).List(it.ctx, metav1.ListOptions{})
 	if err != nil {
@@ -318,12 +318,12 @@ func (it *itest) judge() (*model.Cluster, *Engine) {
 	}
 	for _, l := range ls.Items {
 		lo := model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: l.Namespace, Name: l.Name},
-			UID: string(l.UID), ResourceVersion: l.ResourceVersion}
+			UID: string(l.UID), ResourceVersion: l.ResourceVersion, Spec: &FleetlockSpec{}}
 		if l.Spec.HolderIdentity != nil {
-			lo.Holder = *l.Spec.HolderIdentity
+			fspec(&lo).Holder = *l.Spec.HolderIdentity
 		}
 		if l.Spec.LeaseTransitions != nil {
-			lo.LeaseTransitions = *l.Spec.LeaseTransitions
+			fspec(&lo).LeaseTransitions = *l.Spec.LeaseTransitions
 		}
 		c.Apply(model.LockUpserted{Lock: lo}, now)
 	}

@@ -53,17 +53,23 @@ func (e *Engine) Options() Options { return e.opts }
 
 // judged is one lock status with what the engine needs to plan on it.
 type judged struct {
-	status  model.LockStatus
-	obj     *model.LockObject
-	entry   *KuredEntry // kured only
-	parsed  *KuredLock  // kured only, nil on parse error
+	status model.LockStatus
+	obj    *model.LockObject
+	drv    Driver  // nil for an unregistered kind
+	parsed *Parsed // nil when the lock could not be parsed (malformed)
+	entry  *Entry  // nil for a free or malformed lock
+	// mapping is where the holder maps to.
 	mapping Mapping
-	// holderWasCordoned: kured metadata says the node was cordoned before
-	// the lock, so kured leaves it cordoned after the reboot.
-	holderWasCordoned bool
 	// rebooted: the holder rebooted since the lock was taken.
 	rebooted bool
+	// inDelay: the holder rebooted but the coordinator's own release delay
+	// has not passed yet.
+	inDelay bool
 }
+
+// leftCordoned says whether the coordinator leaves this holder cordoned
+// after its reboot while it holds the lock.
+func (j judged) leftCordoned() bool { return j.entry != nil && j.entry.LeftCordoned }
 
 // Judge judges every lock of a cluster at now: one status per lock, one per
 // kured multi-lock entry. It is a model.Judge; it does not change c.
@@ -137,8 +143,7 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 	seenKeys := map[string]bool{}
 	for _, obj := range c.Locks() {
 		for _, j := range e.judgeLock(c, ix, obj, now) {
-			k := j.status.LockRef.String() + "#" + j.status.Holder
-			seenKeys[k] = true
+			seenKeys[entryKey(j.status)] = true
 			js = append(js, j)
 		}
 	}
@@ -177,68 +182,48 @@ func busyReason(c *model.Cluster, n *model.Node) string {
 	return ""
 }
 
-// judgeLock returns the judgements of one lock object.
+// judgeLock returns the judgements of one lock object: one per entry, or
+// one for a free, malformed or unregistered lock.
 func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, now time.Time) []judged {
 	base := model.LockStatus{LockRef: obj.LockRef, UID: obj.UID, ResourceVersion: obj.ResourceVersion}
-	switch obj.Kind {
-	case model.LockKured:
-		if !obj.Present {
-			s := base
-			s.Verdict, s.Reason = model.VerdictFree, "no "+KuredAnnotation+" annotation: the lock is free"
-			return []judged{{status: s, obj: obj}}
-		}
-		kl, err := ParseKured(obj.Annotation)
-		if err != nil {
-			s := base
-			s.Verdict, s.Reason = model.VerdictUnknown, "malformed kured lock annotation: "+err.Error()
-			s.Evidence = []model.Evidence{{Key: "annotation", Value: clip(obj.Annotation)}}
-			return []judged{{status: s, obj: obj}}
-		}
-		if len(kl.Entries) == 0 {
-			s := base
-			s.Verdict, s.Reason = model.VerdictFree, fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners)
-			return []judged{{status: s, obj: obj, parsed: &kl}}
-		}
-		out := make([]judged, 0, len(kl.Entries))
-		for i := range kl.Entries {
-			ent := kl.Entries[i]
-			s := base
-			s.Holder = ent.NodeID
-			s.TTL = ent.TTL
-			if ent.HasCreated {
-				s.Created = ent.Created
-			}
-			j := judged{status: s, obj: obj, entry: &ent, parsed: &kl, holderWasCordoned: ent.Unschedulable}
-			e.judgeHeld(c, ix, &j, now)
-			out = append(out, j)
-		}
-		return out
-	case model.LockFleetlock:
+	d, err := DriverFor(obj.Kind)
+	if err != nil {
 		s := base
-		s.Holder = obj.Holder
-		if obj.Holder == "" {
-			s.Verdict, s.Reason = model.VerdictFree, "lease has no holder: the lock is free"
-			return []judged{{status: s, obj: obj}}
-		}
-		if !obj.AcquireTime.IsZero() {
-			s.Created = obj.AcquireTime
-		}
-		// poseidon/fleetlock cordons (drains) the holder when it takes the
-		// lock and uncordons it only when that holder unlocks: a finished
-		// holder that never unlocked is still cordoned.
-		j := judged{status: s, obj: obj, holderWasCordoned: true}
-		e.judgeHeld(c, ix, &j, now)
-		return []judged{j}
+		s.Verdict, s.Reason = model.VerdictUnknown, err.Error()
+		return []judged{{status: s, obj: obj}}
 	}
-	s := base
-	s.Verdict, s.Reason = model.VerdictUnknown, fmt.Sprintf("unknown lock kind %q", obj.Kind)
-	return []judged{{status: s, obj: obj}}
+	p, err := d.Parse(obj)
+	if err != nil {
+		s := base
+		s.Verdict, s.Reason = model.VerdictUnknown, "malformed "+string(obj.Kind)+" lock: "+err.Error()
+		s.Evidence = append(s.Evidence, p.Notes...)
+		return []judged{{status: s, obj: obj, drv: d}}
+	}
+	if len(p.Entries) == 0 {
+		s := base
+		s.Verdict, s.Reason = model.VerdictFree, p.FreeReason
+		s.Evidence = append(s.Evidence, p.Notes...)
+		return []judged{{status: s, obj: obj, drv: d, parsed: &p}}
+	}
+	out := make([]judged, 0, len(p.Entries))
+	for i := range p.Entries {
+		ent := p.Entries[i]
+		s := base
+		s.Holder, s.Entry, s.Duplicate = ent.Holder, ent.Index, ent.Duplicate
+		s.TTL = ent.TTL
+		s.Created = ent.Since
+		j := judged{status: s, obj: obj, drv: d, parsed: &p, entry: &ent}
+		e.judgeHeld(c, ix, &j, now)
+		j.status.Evidence = append(j.status.Evidence, p.Notes...)
+		out = append(out, j)
+	}
+	return out
 }
 
 // judgeHeld judges one held lock (or multi-lock entry).
 func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time) {
 	s := &j.status
-	key := s.LockRef.String() + "#" + s.Holder
+	key := entryKey(*s)
 	first, ok := e.firstSeen[key]
 	if !ok || first.After(now) {
 		first = now
@@ -249,18 +234,24 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		s.Verdict, s.Reason = v, fmt.Sprintf(format, a...)
 	}
 
-	// When the lock was taken: its own created/acquire time when sane,
+	// When the lock was taken: the time the lock itself records when sane,
 	// else when this engine first saw it.
 	lockTime, fromLock := first, false
+	skew := time.Duration(0)
 	switch {
 	case s.Created.IsZero():
-		ev("created", "unknown (not recorded in the lock)")
+		ev("lock time", "unknown (not recorded in the lock); first seen "+first.UTC().Format(time.RFC3339))
 	case s.Created.After(now):
-		ev("created", fmt.Sprintf("%s — %s in the future (clock skew?); using first seen %s",
-			s.Created.UTC().Format(time.RFC3339), model.HumanDuration(s.Created.Sub(now)), first.UTC().Format(time.RFC3339)))
+		skew = s.Created.Sub(now)
+		ev("lock time", fmt.Sprintf("%s from %s — %s in the future: the clock that wrote it is ahead (skew) or the lock was written by hand; ignored, only evidence from the node counts",
+			s.Created.UTC().Format(time.RFC3339), j.entry.SinceFrom, model.HumanDuration(skew)))
+		s.Created = time.Time{}
 	default:
 		lockTime, fromLock = s.Created, true
-		ev("held for", model.HumanDuration(now.Sub(s.Created))+" (since "+s.Created.UTC().Format(time.RFC3339)+")")
+		ev("held for", model.HumanDuration(now.Sub(s.Created))+" (since "+s.Created.UTC().Format(time.RFC3339)+", from "+j.entry.SinceFrom+")")
+	}
+	if s.Duplicate {
+		ev("duplicate", fmt.Sprintf("entry %d: the lock lists %s more than once (kured appends a new entry when a node's own entry expired); each entry is judged on its own", s.Entry+1, s.Holder))
 	}
 	if s.TTL > 0 {
 		ev("ttl", s.TTL.String())
@@ -296,11 +287,11 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		set(model.VerdictAmbiguous, "holder %s maps to %d nodes (%s): they share one machine id", s.Holder, len(m.Nodes), list(m.Nodes, 4))
 		return
 	}
-	if j.entry != nil && j.entry.Expired(now) {
+	if j.entry.Expired(now) {
 		if len(m.Nodes) == 1 {
 			s.HolderNodes = m.Nodes
 		}
-		if !j.entry.HasCreated {
+		if j.entry.Since.IsZero() {
 			set(model.VerdictExpired, "TTL %s is set but the lock has no created time: kured treats it as expired", s.TTL)
 		} else {
 			set(model.VerdictExpired, "TTL %s passed %s ago", s.TTL, model.HumanDuration(now.Sub(s.Created.Add(s.TTL))))
@@ -353,13 +344,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		rebootedAt, rebootWhy = readySince, "Ready since after the lock was taken"
 	}
 	j.rebooted = rebootWhy != ""
-	cordonOK := !n.Unschedulable || j.holderWasCordoned
-	if n.Unschedulable && j.holderWasCordoned {
-		if s.Kind == model.LockFleetlock {
-			ev("cordon", "fleetlock cordons the holder on lock and uncordons it only when the holder unlocks: after a release, uncordon the node yourself")
-		} else {
-			ev("cordon", "node was cordoned before kured took the lock; kured leaves it cordoned")
-		}
+	cordonOK := !n.Unschedulable || j.leftCordoned()
+	if n.Unschedulable && j.leftCordoned() {
+		ev("cordon", j.entry.CordonNote)
 	}
 	switch {
 	case !known:
@@ -367,6 +354,12 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		return
 	case !ready:
 		set(model.VerdictHeld, "held by %s, which is NotReady (rebooting?) for %s", name, model.HumanDuration(now.Sub(readySince)))
+		return
+	case rebootWhy == "" && skew > 0:
+		set(model.VerdictUnknown, "held by %s; the lock's time is %s in the future (clock skew?), so whether %s rebooted since the lock was taken is unknown until its boot id changes", name, model.HumanDuration(skew), name)
+		return
+	case rebootWhy == "" && !fromLock:
+		set(model.VerdictHeld, "held by %s; when the lock was taken is unknown (%s records no time), so whether %s rebooted since is unknown", name, s.Kind, name)
 		return
 	case rebootWhy == "":
 		if n.Unschedulable {
@@ -384,9 +377,14 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	if rebootedAt.After(steadySince) {
 		steadySince = rebootedAt
 	}
-	if us, ok := e.uncordoned[name]; ok && !j.holderWasCordoned && us.After(steadySince) {
+	if us, ok := e.uncordoned[name]; ok && !j.leftCordoned() && us.After(steadySince) {
 		steadySince = us
 		ev("uncordoned", "seen schedulable again at "+us.UTC().Format(time.RFC3339))
+	}
+	if d := j.entry.ReleaseDelay; d > 0 && now.Sub(rebootedAt) < d {
+		j.inDelay = true
+		set(model.VerdictHeld, "held by %s, which rebooted %s ago; its coordinator waits %s (--lock-release-delay) after the reboot before it releases", name, model.HumanDuration(now.Sub(rebootedAt)), d)
+		return
 	}
 	steady := now.Sub(steadySince)
 	ev("steady for", model.HumanDuration(steady)+" (grace "+model.HumanDuration(e.opts.OrphanGrace)+")")
@@ -397,11 +395,13 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and schedulable for %s", name, rebootWhy, model.HumanDuration(steady))
 }
 
-func sourceOf(k model.LockKind) model.SourceName {
-	if k == model.LockFleetlock {
-		return model.SourceFleetlock
+// entryKey names one entry of one lock across judgements.
+func entryKey(s model.LockStatus) string {
+	k := s.LockRef.String() + "#" + s.Holder
+	if s.Duplicate {
+		k += fmt.Sprintf("#%d", s.Entry)
 	}
-	return model.SourceKured
+	return k
 }
 
 func msgSuffix(m string) string {

@@ -18,6 +18,7 @@ type want struct {
 	actions []model.Action // nil means none
 	reason  string         // substring of Reason
 	evid    string         // substring of some Evidence value
+	entry   int            // the entry's position, checked for a duplicated holder
 }
 
 func TestVerdicts(t *testing.T) {
@@ -81,12 +82,24 @@ func TestVerdicts(t *testing.T) {
 		{name: "kured expired lock of a ghost holder is expired (TTL checked first; both allow reap)",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(single(ent("n9", h(-3*time.Hour), time.Hour))))}}},
 			want:  []want{{ref: kuredRef, holder: "n9", verdict: model.VerdictExpired, actions: []model.Action{P}}}},
-		{name: "kured created in the future proves no reboot",
+		// Issue 11 §3: an impossible lock time proves nothing either way;
+		// it is never "held 0s, has not rebooted".
+		{name: "kured created in the future: unknown naming the skew, not has-not-rebooted",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1", readySince(h(-time.Hour)))), lockEv(kuredLock(single(ent("n1", h(2*time.Hour), 0))))}}},
-			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictHeld, nodes: []string{"n1"}, evid: "in the future"}}},
+			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictUnknown, nodes: []string{"n1"}, evid: "in the future", reason: "2h in the future"}}},
 		{name: "kured created in the future with a TTL is not expired",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(single(ent("n1", h(2*time.Hour), time.Minute))))}}},
-			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictHeld, nodes: []string{"n1"}}}},
+			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictUnknown, nodes: []string{"n1"}}}},
+		{name: "kured created in the future: the node's boot id change wins",
+			steps: []step{
+				{at(0), []model.Event{nodesOK(), up(node("n1", cordoned())), up(node("n2")), lockEv(kuredLock(single(ent("n1", now.Add(3*time.Hour), 0))))}},
+				{at(2 * time.Minute), []model.Event{up(node("n1", cordoned(), notReady(at(2*time.Minute))))}},
+				{at(5 * time.Minute), []model.Event{up(node("n1", boot("n1-b2"), readySince(at(5*time.Minute))))}},
+				{now, nil}},
+			want: []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictOrphaned, nodes: []string{"n1"}, actions: []model.Action{R}, evid: "in the future", reason: "boot id changed"}}},
+		{name: "fleetlock holder with no lock time: unknown wording, never has-not-rebooted",
+			steps: []step{{now, []model.Event{nodesOK(), up(node("n1", machine(mid1), readySince(h(-time.Hour)))), lockEv(fleet(zid1))}}},
+			want:  []want{{ref: fleetRef, holder: zid1, verdict: model.VerdictHeld, nodes: []string{"n1"}, reason: "is unknown"}}},
 		{name: "kured orphaned: Ready since after created, schedulable, steady past grace",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1", readySince(h(-25*time.Minute)))), up(node("n2")), lockEv(kuredLock(single(ent("n1", h(-40*time.Minute), 0))))}}},
 			want:  []want{{ref: kuredRef, holder: "n1", verdict: model.VerdictOrphaned, nodes: []string{"n1"}, actions: []model.Action{R}, reason: "Ready since after"}}},
@@ -150,9 +163,16 @@ func TestVerdicts(t *testing.T) {
 		{name: "kured multi-lock with no entries is free",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(multi(2)))}}},
 			want:  []want{{ref: kuredRef, verdict: model.VerdictFree}}},
-		{name: "kured multi-lock listing a node twice is unknown",
-			steps: []step{{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(multi(2, ent("n1", h(-5*time.Minute), 0), ent("n1", h(-4*time.Minute), 0))))}}},
-			want:  []want{{ref: kuredRef, verdict: model.VerdictUnknown, reason: "more than once"}}},
+		// kured appends a second entry for a node whose own entry expired
+		// (daemonsetlock.go canAcquireMultiple): each entry is judged alone,
+		// and a ghost next to them is still seen.
+		{name: "kured multi-lock listing a node twice: judged per entry, ghost beside it reapable",
+			steps: []step{{now, []model.Event{nodesOK(), up(node("n1", cordoned())), up(node("n2")), lockEv(kuredLock(multi(3,
+				ent("n1", h(-3*time.Hour), time.Hour), ent("gone", h(-2*time.Hour), 0), ent("n1", h(-5*time.Minute), time.Hour))))}}},
+			want: []want{
+				{ref: kuredRef, holder: "n1", entry: 0, verdict: model.VerdictExpired, nodes: []string{"n1"}, evid: "more than once"},
+				{ref: kuredRef, holder: "gone", entry: 1, verdict: model.VerdictGhost},
+				{ref: kuredRef, holder: "n1", entry: 2, verdict: model.VerdictHeld, nodes: []string{"n1"}, reason: "draining"}}},
 		{name: "kured node deleted while its lock is judged becomes a ghost",
 			steps: []step{
 				{at(0), []model.Event{nodesOK(), up(node("n1", cordoned())), up(node("n2")), lockEv(kuredLock(single(ent("n1", at(-time.Minute), 0))))}},
@@ -203,7 +223,7 @@ func TestVerdicts(t *testing.T) {
 			want: []want{{ref: fleetRef, holder: zid1, verdict: model.VerdictOrphaned, nodes: []string{"n1"}, actions: []model.Action{R}}}},
 		{name: "fleetlock with acquireTime and Ready since after it: orphaned",
 			steps: []step{{now, []model.Event{nodesOK(), up(node("n1", machine(mid1), readySince(h(-20*time.Minute)))),
-				lockEv(func() model.LockObject { l := fleet(zid1); l.AcquireTime = h(-30 * time.Minute); return l }())}}},
+				lockEv(func() model.LockObject { l := fleet(zid1); fspec(&l).AcquireTime = h(-30 * time.Minute); return l }())}}},
 			want: []want{{ref: fleetRef, holder: zid1, verdict: model.VerdictOrphaned, nodes: []string{"n1"}, actions: []model.Action{R}}}},
 		{name: "fleetlock nodes not fresh: unknown, never ghost",
 			steps: []step{{now, []model.Event{source(model.SourceNodes, model.StatusError), lockEv(fleet(zid1))}}},
@@ -241,7 +261,7 @@ func TestVerdicts(t *testing.T) {
 				t.Fatalf("got %d statuses, want %d: %+v", len(got), n, got)
 			}
 			for _, w := range tc.want {
-				s, err := statusFor(got, w.ref, w.holder)
+				s, err := statusForEntry(got, w.ref, w.holder, w.entry)
 				if err != nil {
 					t.Fatal(err)
 				}

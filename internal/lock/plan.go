@@ -25,18 +25,12 @@ type Gate struct {
 	Reason string
 }
 
-// Write operations.
-const (
-	// OpRemoveAnnotation removes kured's annotation (single lock).
-	OpRemoveAnnotation = "remove-annotation"
-	// OpSetAnnotation replaces kured's multi-lock annotation without one entry.
-	OpSetAnnotation = "set-annotation"
-	// OpClearHolder sets a Lease's spec.holderIdentity to "".
-	OpClearHolder = "clear-holder"
-)
+// FieldManager is the field manager of every write rebootwatch makes.
+const FieldManager = "rebootwatch"
 
-// Write is the exact write an action makes: one Update of the lock's object
-// carrying the judged UID and resourceVersion as preconditions.
+// Write is the exact write an action makes: one Update of one object
+// carrying the judged UID and resourceVersion as preconditions. What the op
+// means belongs to the lock kind's driver (or to the node uncordon write).
 type Write struct {
 	Ref model.LockRef
 	// Object is the API object, e.g. "DaemonSet kube-system/kured".
@@ -44,25 +38,33 @@ type Write struct {
 	// UID and ResourceVersion are the preconditions (what was judged).
 	UID             string
 	ResourceVersion string
-	// Op is one of the Op* constants; "" means there is nothing to write.
+	// Op names the change; "" means there is nothing to write.
 	Op string
-	// Field is the field written.
+	// Field is the field written; Key is the annotation key when the field
+	// is an annotation.
 	Field string
-	// Holder is the holder whose lock goes away.
+	Key   string
+	// Holder is the holder whose lock goes away; Entry is its entry's
+	// position in the lock.
 	Holder string
+	Entry  int
 	// OldValue and NewValue are the field's value before and after
-	// (NewValue is "" for OpRemoveAnnotation and OpClearHolder).
+	// (NewValue is "" when the field is removed or cleared).
 	OldValue string
 	NewValue string
-	// LeaseTransitions is kept unchanged on a Lease.
-	LeaseTransitions int32
+	// Summary says in words what changes.
+	Summary string
+	// Node and BootID: for the uncordon write, the node and the boot id
+	// judged (the node must still run that boot).
+	Node   string
+	BootID string
 }
 
 // SameDecision reports whether two plans put the same decision before an
 // operator: verdict, every gate's outcome and the exact write. A plan
 // confirmed by a person is acted on only while this holds for a fresh plan.
 func (p Plan) SameDecision(q Plan) bool {
-	if p.Allowed != q.Allowed || p.Write != q.Write || p.Status.Verdict != q.Status.Verdict || len(p.Gates) != len(q.Gates) {
+	if p.Allowed != q.Allowed || p.Write != q.Write || p.Uncordon != q.Uncordon || p.Status.Verdict != q.Status.Verdict || len(p.Gates) != len(q.Gates) {
 		return false
 	}
 	for i := range p.Gates {
@@ -79,16 +81,11 @@ func (w Write) String() string {
 		return "no write"
 	}
 	pre := fmt.Sprintf("update %s (precondition uid %s, resourceVersion %s): ", w.Object, w.UID, w.ResourceVersion)
-	switch w.Op {
-	case OpRemoveAnnotation:
-		if w.Holder == "" {
-			return pre + "remove annotation " + KuredAnnotation + " (malformed value " + clip(w.OldValue) + ")"
-		}
-		return pre + "remove annotation " + KuredAnnotation + " (lock held by " + w.Holder + ")"
-	case OpSetAnnotation:
-		return pre + "remove the entry of " + w.Holder + " from annotation " + KuredAnnotation + ", leaving " + w.NewValue
-	case OpClearHolder:
-		return pre + fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at %d)", w.Holder, w.LeaseTransitions)
+	if w.Op == OpUncordon {
+		pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still cordoned): ", w.Object, w.UID, short8(w.BootID))
+	}
+	if w.Summary != "" {
+		return pre + w.Summary
 	}
 	return pre + w.Op
 }
@@ -103,6 +100,11 @@ type Plan struct {
 	// Refusal names the failed gates and why, when not Allowed.
 	Refusal string
 	Write   Write
+	// Uncordon is a second write, made after Write succeeded: the holder's
+	// uncordon, when the lock's coordinator cordoned it and would have
+	// uncordoned it had the holder unlocked itself (fleetlock). Zero when
+	// there is none or the operator keeps the node cordoned.
+	Uncordon Write
 	// Unattended is true when the plan came from an unattended (agent)
 	// engine: no gate may then be overridden.
 	Unattended bool
@@ -122,8 +124,15 @@ func (p Plan) FailedGates() []Gate {
 // Plan judges the cluster at now and plans action a on the lock ref held by
 // holder. holder may be the raw holder id or the node it maps to; it may be
 // empty when the lock has one status. The error is for a lock or holder that
-// does not exist (naming the candidates) or an unknown action.
+// does not exist (naming the candidates), a holder listed more than once
+// (use PlanEntry), or an unknown action.
 func (e *Engine) Plan(c *model.Cluster, ref model.LockRef, holder string, a model.Action, now time.Time) (Plan, error) {
+	return e.PlanEntry(c, ref, holder, -1, a, now)
+}
+
+// PlanEntry is Plan on one entry of the lock: entry is the entry's position
+// (model.LockStatus.Entry), or -1 for "the holder's only entry".
+func (e *Engine) PlanEntry(c *model.Cluster, ref model.LockRef, holder string, entry int, a model.Action, now time.Time) (Plan, error) {
 	if a != model.ActionRelease && a != model.ActionReap {
 		return Plan{}, fmt.Errorf("unknown action %q (want release or reap)", a)
 	}
@@ -139,28 +148,45 @@ func (e *Engine) Plan(c *model.Cluster, ref model.LockRef, holder string, a mode
 	}
 	idx := -1
 	switch {
-	case holder == "" && len(cands) == 1:
+	case holder == "" && entry < 0 && len(cands) == 1:
 		idx = cands[0]
-	case holder == "":
+	case holder == "" && entry < 0:
 		return Plan{}, fmt.Errorf("lock %s has %d holders (%s): say which with --holder", ref, len(cands), holdersOf(js, cands))
 	default:
+		var by []int
 		for _, i := range cands {
-			if js[i].status.Holder == holder {
-				idx = i
+			if holder == "" || js[i].status.Holder == holder {
+				by = append(by, i)
 			}
 		}
-		if idx < 0 {
-			var by []int
+		if len(by) == 0 && holder != "" {
 			for _, i := range cands {
 				if hn := js[i].status.HolderNode(); hn != "" && hn == holder {
 					by = append(by, i)
 				}
 			}
-			if len(by) == 1 {
-				idx = by[0]
-			}
 		}
-		if idx < 0 {
+		if entry >= 0 {
+			var at []int
+			for _, i := range by {
+				if js[i].status.Entry == entry {
+					at = append(at, i)
+				}
+			}
+			by = at
+		}
+		switch {
+		case len(by) == 1:
+			idx = by[0]
+		case len(by) > 1:
+			var es []string
+			for _, i := range by {
+				es = append(es, fmt.Sprintf("entry %d (%s)", js[i].status.Entry, js[i].status.Verdict))
+			}
+			return Plan{}, fmt.Errorf("lock %s lists holder %q %d times: %s — say which with --entry", ref, holder, len(by), strings.Join(es, ", "))
+		case entry >= 0:
+			return Plan{}, fmt.Errorf("lock %s has no entry %d for holder %q (holders: %s)", ref, entry, holder, holdersOf(js, cands))
+		default:
 			return Plan{}, fmt.Errorf("lock %s has no holder %q (holders: %s)", ref, holder, holdersOf(js, cands))
 		}
 	}
@@ -175,7 +201,16 @@ func (e *Engine) Plan(c *model.Cluster, ref model.LockRef, holder string, a mode
 		p.Refusal = fmt.Sprintf("%s refused: %s", a, strings.Join(why, "; "))
 	}
 	p.Write = writeFor(js[idx])
+	if a == model.ActionRelease && p.Write.Op != "" {
+		p.Uncordon = uncordonFor(c, js[idx])
+	}
 	return p, nil
+}
+
+// KeepCordoned drops the plan's uncordon write (--keep-cordoned).
+func (p Plan) KeepCordoned() Plan {
+	p.Uncordon = Write{}
+	return p
 }
 
 func holdersOf(js []judged, idx []int) string {
@@ -188,50 +223,47 @@ func holdersOf(js []judged, idx []int) string {
 		if n := js[i].status.HolderNode(); n != "" && n != h {
 			h += " (" + n + ")"
 		}
+		if js[i].status.Duplicate {
+			h += fmt.Sprintf(" [entry %d]", js[i].status.Entry)
+		}
 		hs = append(hs, h)
 	}
 	return strings.Join(hs, ", ")
 }
 
-// writeFor computes the write that frees one judged lock.
+// writeFor computes the write that frees one judged lock, through its
+// kind's driver.
 func writeFor(j judged) Write {
-	s, obj := j.status, j.obj
-	w := Write{Ref: s.LockRef, UID: obj.UID, ResourceVersion: obj.ResourceVersion, Holder: s.Holder}
-	switch s.Kind {
-	case model.LockKured:
-		w.Object = "DaemonSet " + s.Namespace + "/" + s.Name
-		w.Field = "metadata.annotations[" + KuredAnnotation + "]"
-		w.OldValue = obj.Annotation
-		switch {
-		case !obj.Present:
-			return Write{}
-		case j.parsed == nil:
-			// Malformed: the only write is removing the whole annotation.
-			w.Op = OpRemoveAnnotation
-		case !j.parsed.Multi:
-			w.Op = OpRemoveAnnotation
-		case s.Holder == "":
-			return Write{}
-		default:
-			nv, err := RemoveKuredEntry(obj.Annotation, s.Holder)
-			if err != nil {
-				return Write{}
-			}
-			w.Op, w.NewValue = OpSetAnnotation, nv
-		}
-	case model.LockFleetlock:
-		if s.Holder == "" {
-			return Write{}
-		}
-		w.Object = "Lease " + s.Namespace + "/" + s.Name
-		w.Field = "spec.holderIdentity"
-		w.OldValue = obj.Holder
-		w.Op = OpClearHolder
-		w.LeaseTransitions = obj.LeaseTransitions
-	default:
+	switch {
+	case j.drv == nil:
+		return Write{}
+	case j.parsed == nil:
+		// Malformed: the driver's clearing write, if it has one.
+		return j.drv.Write(j.obj, Parsed{}, -1)
+	case j.entry == nil:
 		return Write{}
 	}
-	return w
+	for i := range j.parsed.Entries {
+		if j.parsed.Entries[i].Index == j.entry.Index {
+			return j.drv.Write(j.obj, *j.parsed, i)
+		}
+	}
+	return Write{}
+}
+
+// uncordonFor is the holder's uncordon that goes with a release, when the
+// coordinator cordoned it (Entry.UncordonOnRelease) and it is still
+// cordoned: fleetlock's steady-state would have uncordoned it had the
+// holder unlocked itself.
+func uncordonFor(c *model.Cluster, j judged) Write {
+	if j.entry == nil || !j.entry.UncordonOnRelease || j.mapping.Kind != MatchOne || len(j.mapping.Nodes) != 1 {
+		return Write{}
+	}
+	n, ok := c.Node(j.mapping.Nodes[0])
+	if !ok || !n.Unschedulable {
+		return Write{}
+	}
+	return uncordonWrite(j.status.LockRef, n)
 }
 
 func allGatesPass(gs []Gate) bool {
@@ -278,8 +310,8 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		stale = append(stale, "longhorn "+string(h.Status))
 	}
 	// Every lock source that reported must be usable: holders of the other
-	// kind count for the other-nodes gate.
-	for _, k := range []model.LockKind{model.LockKured, model.LockFleetlock} {
+	// kinds count for the other-nodes gate.
+	for _, k := range Kinds() {
 		if k == s.Kind {
 			continue
 		}
@@ -311,6 +343,8 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		switch {
 		case s.Verdict == model.VerdictOrphaned:
 			add(GateVerdict, true, "verdict orphaned allows release")
+		case s.Verdict == model.VerdictHeld && j.inDelay:
+			add(GateVerdict, false, "verdict held: holder %s rebooted, but its coordinator's release delay (%s) has not passed: it will release the lock itself", j.mapping.Nodes[0], j.entry.ReleaseDelay)
 		case s.Verdict == model.VerdictHeld && !strict && j.rebooted && len(j.mapping.Nodes) == 1 && j.mapping.Kind == MatchOne && holderReadySchedulable(c, j):
 			add(GateVerdict, true, "verdict held, but holder %s rebooted since the lock was taken and is Ready and schedulable: an operator may release it before the orphan grace ends", j.mapping.Nodes[0])
 		case s.Verdict == model.VerdictHeld && !strict && !j.rebooted && len(j.mapping.Nodes) == 1:
@@ -349,7 +383,7 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 				bad = append(bad, name+" (readiness unknown)")
 			case !ready:
 				bad = append(bad, name+" (NotReady)")
-			case n.Unschedulable && !j.holderWasCordoned:
+			case n.Unschedulable && !j.leftCordoned():
 				bad = append(bad, name+" (cordoned)")
 			}
 		}
@@ -434,5 +468,5 @@ func holderReadySchedulable(c *model.Cluster, j judged) bool {
 		return false
 	}
 	ready, known, _ := n.Ready()
-	return known && ready && (!n.Unschedulable || j.holderWasCordoned)
+	return known && ready && (!n.Unschedulable || j.leftCordoned())
 }

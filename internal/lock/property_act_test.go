@@ -51,14 +51,14 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 	case model.LockKured:
 		resource = "daemonsets"
 		ann := map[string]string{"unrelated": "kept"}
-		if obj.Present {
-			ann[KuredAnnotation] = obj.Annotation
+		if kspec(obj).Present {
+			ann[KuredAnnotation] = kspec(obj).Value
 		}
 		cs = fake.NewClientset(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
 			UID: typesUID(uid), ResourceVersion: rv, Annotations: ann}})
 	case model.LockFleetlock:
 		resource = "leases"
-		h, tr := obj.Holder, obj.LeaseTransitions
+		h, tr := fspec(obj).Holder, fspec(obj).LeaseTransitions
 		cs = fake.NewClientset(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
 			UID: typesUID(uid), ResourceVersion: rv}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &h, LeaseTransitions: &tr}})
 	}
@@ -120,7 +120,7 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 		}
 	case model.LockFleetlock:
 		l, _ := cs.CoordinationV1().Leases(obj.Namespace).Get(context.Background(), obj.Name, metav1.GetOptions{})
-		if *l.Spec.HolderIdentity != "" || *l.Spec.LeaseTransitions != obj.LeaseTransitions {
+		if *l.Spec.HolderIdentity != "" || *l.Spec.LeaseTransitions != fspec(obj).LeaseTransitions {
 			t.Fatalf("seed %d: lease after release %v/%v", seed, *l.Spec.HolderIdentity, *l.Spec.LeaseTransitions)
 		}
 	}

@@ -3,6 +3,7 @@ package lock
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,7 @@ func genWorld(r *rand.Rand) world {
 			ev = append(ev, lockEv(kured(t)))
 			l := fleet(fleetHolder())
 			if r.IntN(2) == 0 {
-				l.AcquireTime = t.Add(-time.Duration(r.IntN(90)) * time.Minute)
+				fspec(&l).AcquireTime = t.Add(-time.Duration(r.IntN(90)) * time.Minute)
 			}
 			ev = append(ev, lockEv(l))
 		}
@@ -181,7 +182,7 @@ func TestPropertyNoUnsafeAction(t *testing.T) {
 					t.Fatalf("seed %d: ghost with holder nodes %v", seed, s.HolderNodes)
 				}
 				for _, a := range []model.Action{model.ActionRelease, model.ActionReap} {
-					p, err := e.Plan(c, s.LockRef, s.Holder, a, w.now)
+					p, err := e.PlanEntry(c, s.LockRef, s.Holder, s.Entry, a, w.now)
 					if err != nil {
 						t.Fatalf("seed %d: plan on a judged lock: %v", seed, err)
 					}
@@ -319,15 +320,16 @@ func checkAllowed(t *testing.T, seed uint64, c *model.Cluster, e *Engine, p Plan
 	}
 	// The write frees exactly this holder: a multi-lock keeps every other entry.
 	if p.Write.Op == OpSetAnnotation {
-		before, err1 := ParseKured(obj.Annotation)
+		before, err1 := ParseKured(kspec(obj).Value)
 		after, err2 := ParseKured(p.Write.NewValue)
 		if err1 != nil || err2 != nil || len(after.Entries) != len(before.Entries)-1 || after.MaxOwners != before.MaxOwners {
-			fail("multi-lock write %q from %q", p.Write.NewValue, obj.Annotation)
+			fail("multi-lock write %q from %q", p.Write.NewValue, kspec(obj).Value)
 		}
-		for _, x := range after.Entries {
-			if x.NodeID == s.Holder {
-				fail("multi-lock write keeps the holder")
-			}
+		// Exactly the judged entry goes: the others stay in order, byte
+		// for byte (a duplicated holder keeps its other entries).
+		kept := append(append([]KuredEntry{}, before.Entries[:s.Entry]...), before.Entries[s.Entry+1:]...)
+		if !slices.Equal(after.Entries, kept) || before.Entries[s.Entry].NodeID != s.Holder {
+			fail("multi-lock write removed another entry than %d", s.Entry)
 		}
 	}
 	if unattended && !p.Unattended {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -145,10 +146,10 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	if cp.Role() != "control-plane" || w1.Role() != "worker" {
 		t.Errorf("roles %v %v", cp.Roles, w1.Roles)
 	}
-	if !kok || !kl.Present || kl.Annotation != singleLock || kl.UID == "" || kl.ResourceVersion == "" {
+	if !kok || !kspec(kl).Present || kspec(kl).Value != singleLock || kl.UID == "" || kl.ResourceVersion == "" {
 		t.Errorf("kured lock %+v", kl)
 	}
-	if !fok || fl.Holder != holder || !fl.AcquireTime.Equal(acq.Time) || fl.ResourceVersion == "" {
+	if !fok || fspec(fl).Holder != holder || !fspec(fl).AcquireTime.Equal(acq.Time) || fl.ResourceVersion == "" {
 		t.Errorf("fleetlock %+v", fl)
 	}
 	if nlocks != 2 {
@@ -184,7 +185,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	}
 	r.Eventually(t, "multi-lock", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
-		return ok && l.Annotation == multiLock && l.ResourceVersion != kl.ResourceVersion
+		return ok && kspec(l).Value == multiLock && l.ResourceVersion != kl.ResourceVersion
 	})
 	ds, _ = admin.AppsV1().DaemonSets(kuredNS).Get(ctx, "kured", metav1.GetOptions{})
 	delete(ds.Annotations, kube.KuredLockAnnotation)
@@ -193,7 +194,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	}
 	r.Eventually(t, "kured released", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
-		return ok && !l.Present
+		return ok && !kspec(l).Present
 	})
 
 	// fleetlock unlocks by emptying the holder; a deleted node goes away.
@@ -209,7 +210,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	r.Eventually(t, "fleetlock free and w-2 gone", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
 		_, w2 := c.Node("w-2")
-		return ok && l.Holder == "" && !w2
+		return ok && fspec(l).Holder == "" && !w2
 	})
 
 	t.Run("explicit kured DaemonSet", func(t *testing.T) {
@@ -307,3 +308,6 @@ func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules 
 		t.Fatal(err)
 	}
 }
+
+func kspec(l *model.LockObject) *lock.KuredSpec     { return l.Spec.(*lock.KuredSpec) }
+func fspec(l *model.LockObject) *lock.FleetlockSpec { return l.Spec.(*lock.FleetlockSpec) }

@@ -1,8 +1,8 @@
 // Package kube is the Kubernetes source: client-go shared informers for
-// Nodes, fleetlock's Leases (fleetlock-* in the fleetlock namespace) and
-// kured's DaemonSet, turned into model events (NodeUpserted/NodeDeleted,
-// LockUpserted/LockDeleted) and per-source health (SourceChanged for
-// "nodes", "fleetlock" and "kured").
+// Nodes and for each registered lock kind (kured.go: kured's DaemonSet;
+// fleetlock.go: fleetlock-* Leases in the fleetlock namespace), turned into
+// model events (NodeUpserted/NodeDeleted, LockUpserted/LockDeleted) and
+// per-source health (SourceChanged for "nodes" and each kind's source).
 //
 // It works the same over a real apiserver and client-go fake clientsets (the
 // demo in sources/sim). Objects are stripped with SetTransform before they
@@ -23,16 +23,14 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 )
@@ -166,98 +164,14 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		},
 	})
 
-	// kured's DaemonSet.
-	dsNS := s.kuredNS // "" = all namespaces
-	var dsSelector string
-	if s.kuredName != "" {
-		dsSelector = fields.OneTermEqualSelector("metadata.name", s.kuredName).String()
-	}
-	kured := s.newPart(model.SourceKured, "daemonsets.apps", dsNS, &appsv1.DaemonSet{}, TransformDaemonSet,
-		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			lo.FieldSelector = dsSelector
-			return cs.AppsV1().DaemonSets(dsNS).List(ctx, lo)
-		},
-		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			lo.FieldSelector = dsSelector
-			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
-		})
-	if s.kuredName == "" {
-		kured.hint = "pass --kured-daemonset namespace/name to read only kured's"
-	}
-	kured.whenSynced = func() (model.SourceStatus, string) {
-		if len(s.kured) == 0 {
-			if s.kuredName != "" {
-				return model.StatusNotInstalled, fmt.Sprintf("DaemonSet %s/%s not found", s.kuredNS, s.kuredName)
-			}
-			return model.StatusNotInstalled, "no kured DaemonSet found"
+	// One informer per registered lock kind, each in its own file.
+	for _, k := range lock.Kinds() {
+		startKind, ok := lockSources[k]
+		if !ok {
+			return nil, fmt.Errorf("kube source: lock kind %q is registered but has no source in sources/kube", k)
 		}
-		return model.StatusOK, ""
+		startKind(s)
 	}
-	s.handle(kured, cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onDaemonSet(kured, obj) },
-		UpdateFunc: func(_, obj any) { s.onDaemonSet(kured, obj) },
-		DeleteFunc: func(obj any) {
-			d, ok := unwrap(obj).(*appsv1.DaemonSet)
-			if !ok {
-				return
-			}
-			s.mu.Lock()
-			ref, tracked := s.kured[string(d.UID)]
-			delete(s.kured, string(d.UID))
-			if tracked {
-				s.sink(model.LockDeleted{Ref: ref})
-			}
-			s.mu.Unlock()
-			if tracked {
-				s.refresh(kured)
-			}
-		},
-	})
-
-	// fleetlock Leases.
-	fns := o.FleetlockNamespace
-	fleet := s.newPart(model.SourceFleetlock, "leases.coordination.k8s.io", fns, &coordinationv1.Lease{}, TransformLease,
-		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoordinationV1().Leases(fns).List(ctx, lo)
-		},
-		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoordinationV1().Leases(fns).Watch(ctx, lo)
-		})
-	fleet.whenSynced = func() (model.SourceStatus, string) {
-		if len(s.fleet) == 0 {
-			return model.StatusNotInstalled, fmt.Sprintf("no %s* Lease in namespace %q", FleetlockPrefix, fns)
-		}
-		return model.StatusOK, ""
-	}
-	onLease := func(obj any) {
-		l, ok := obj.(*coordinationv1.Lease)
-		if !ok || !strings.HasPrefix(l.Name, FleetlockPrefix) {
-			return
-		}
-		s.mu.Lock()
-		first := !s.fleet[l.Namespace+"/"+l.Name]
-		s.fleet[l.Namespace+"/"+l.Name] = true
-		s.sink(model.LockUpserted{Lock: LeaseToLock(l)})
-		s.mu.Unlock()
-		if first {
-			s.refresh(fleet)
-		}
-	}
-	s.handle(fleet, cache.ResourceEventHandlerFuncs{
-		AddFunc:    onLease,
-		UpdateFunc: func(_, obj any) { onLease(obj) },
-		DeleteFunc: func(obj any) {
-			l, ok := unwrap(obj).(*coordinationv1.Lease)
-			if !ok || !strings.HasPrefix(l.Name, FleetlockPrefix) {
-				return
-			}
-			s.mu.Lock()
-			delete(s.fleet, l.Namespace+"/"+l.Name)
-			s.sink(model.LockDeleted{Ref: model.LockRef{Kind: model.LockFleetlock, Namespace: l.Namespace, Name: l.Name}})
-			s.mu.Unlock()
-			s.refresh(fleet)
-		},
-	})
 
 	for _, p := range s.parts {
 		go p.inf.RunWithContext(ctx)
@@ -266,29 +180,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	return s, nil
 }
 
-func (s *Source) onDaemonSet(p *part, obj any) {
-	d, ok := obj.(*appsv1.DaemonSet)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	_, tracked := s.kured[string(d.UID)]
-	match := tracked
-	if s.kuredName != "" {
-		match = d.Namespace == s.kuredNS && d.Name == s.kuredName
-	} else if !match {
-		match = looksLikeKured(d)
-	}
-	if match {
-		l := DaemonSetToLock(d)
-		s.kured[string(d.UID)] = l.LockRef
-		s.sink(model.LockUpserted{Lock: l})
-	}
-	s.mu.Unlock()
-	if match && !tracked {
-		s.refresh(p)
-	}
-}
+// lockSources starts the informer of each lock kind; every kind's file
+// (kured.go, fleetlock.go) adds itself here.
+var lockSources = map[model.LockKind]func(s *Source){}
 
 // send passes one event to the sink, one at a time.
 func (s *Source) send(ev model.Event) {

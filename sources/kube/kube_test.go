@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
@@ -51,6 +52,9 @@ func node(name string, ready bool, labels map[string]string) *corev1.Node {
 		},
 	}
 }
+
+func kspec(l *model.LockObject) *lock.KuredSpec     { return l.Spec.(*lock.KuredSpec) }
+func fspec(l *model.LockObject) *lock.FleetlockSpec { return l.Spec.(*lock.FleetlockSpec) }
 
 func start(t *testing.T, cs *fake.Clientset, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
@@ -164,10 +168,10 @@ func TestKuredDiscovery(t *testing.T) {
 		l, ok = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
 		free, _ = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
 	})
-	if !ok || !l.Present || l.Annotation != single || l.UID == "" || l.ResourceVersion == "" {
+	if !ok || !kspec(l).Present || kspec(l).Value != single || l.UID == "" || l.ResourceVersion == "" {
 		t.Fatalf("annotated lock: %+v", l)
 	}
-	if free.Present || free.Annotation != "" {
+	if kspec(free).Present || kspec(free).Value != "" {
 		t.Errorf("free kured lock: %+v", free)
 	}
 
@@ -180,7 +184,7 @@ func TestKuredDiscovery(t *testing.T) {
 	}
 	r.Eventually(t, "released", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
-		return ok && !l.Present
+		return ok && !kspec(l).Present
 	})
 	if err := cs.AppsV1().DaemonSets("reboots").Delete(ctx, "cluster-reboots", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -240,8 +244,8 @@ func TestFleetlockLeases(t *testing.T) {
 		t.Fatalf("locks: %d, want 1", len(locks))
 	}
 	l := locks[0]
-	if l.Kind != model.LockFleetlock || l.Namespace != "locks" || l.Holder != "978a225b3d7b40e9acd7ce9b62f68444" ||
-		l.AcquireTime.IsZero() || l.LeaseTransitions != 3 || l.UID == "" {
+	if fs := fspec(l); l.Kind != model.LockFleetlock || l.Namespace != "locks" || fs.Holder != "978a225b3d7b40e9acd7ce9b62f68444" ||
+		fs.AcquireTime.IsZero() || fs.LeaseTransitions != 3 || l.UID == "" {
 		t.Fatalf("lease lock: %+v", l)
 	}
 	ctx := context.Background()
@@ -253,7 +257,7 @@ func TestFleetlockLeases(t *testing.T) {
 	}
 	r.Eventually(t, "lease free", func(c *model.Cluster) bool {
 		l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "locks", Name: "fleetlock-default"})
-		return ok && l.Holder == ""
+		return ok && fspec(l).Holder == ""
 	})
 }
 

@@ -4,16 +4,11 @@ import (
 	"sort"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-// KuredLockAnnotation is the DaemonSet annotation kured keeps its lock in.
-const KuredLockAnnotation = "weave.works/kured-node-lock"
 
 // kuredAnnotationPrefix selects the node annotations the model keeps.
 const kuredAnnotationPrefix = "weave.works/kured-"
@@ -23,9 +18,6 @@ const roleLabelPrefix = "node-role.kubernetes.io/"
 
 // legacyRoleLabel is the old single-valued role label.
 const legacyRoleLabel = "kubernetes.io/role"
-
-// FleetlockPrefix is the name prefix of fleetlock's Leases (fleetlock-<group>).
-const FleetlockPrefix = "fleetlock-"
 
 // stripMeta keeps only the identity of an object: no managedFields, owner
 // references, finalizers, labels or annotations.
@@ -157,96 +149,4 @@ func sameNode(a, b *model.Node) bool {
 		}
 	}
 	return true
-}
-
-// TransformDaemonSet keeps a DaemonSet's identity, its kured lock annotation
-// and the labels that identify kured; spec and status are dropped.
-func TransformDaemonSet(obj any) (any, error) {
-	d, ok := obj.(*appsv1.DaemonSet)
-	if !ok {
-		return obj, nil
-	}
-	out := &appsv1.DaemonSet{ObjectMeta: stripMeta(d.ObjectMeta)}
-	if v, ok := d.Annotations[KuredLockAnnotation]; ok {
-		out.Annotations = map[string]string{KuredLockAnnotation: v}
-	}
-	for _, k := range kuredLabels {
-		if v, ok := d.Labels[k]; ok {
-			if out.Labels == nil {
-				out.Labels = map[string]string{}
-			}
-			out.Labels[k] = v
-		}
-	}
-	return out, nil
-}
-
-// kuredLabels are labels whose value "kured" marks kured's DaemonSet (the
-// Helm chart's and the plain manifest's).
-var kuredLabels = []string{"app.kubernetes.io/name", "name", "app"}
-
-// looksLikeKured reports whether a DaemonSet is kured's without an explicit
-// --kured-daemonset: it carries the lock annotation, is named kured (or
-// <release>-kured), or is labelled as kured.
-func looksLikeKured(d *appsv1.DaemonSet) bool {
-	if _, ok := d.Annotations[KuredLockAnnotation]; ok {
-		return true
-	}
-	if d.Name == "kured" || strings.HasSuffix(d.Name, "-kured") {
-		return true
-	}
-	for _, k := range kuredLabels {
-		if d.Labels[k] == "kured" {
-			return true
-		}
-	}
-	return false
-}
-
-// DaemonSetToLock converts kured's DaemonSet to a lock object.
-func DaemonSetToLock(d *appsv1.DaemonSet) model.LockObject {
-	v, ok := d.Annotations[KuredLockAnnotation]
-	return model.LockObject{
-		LockRef:         model.LockRef{Kind: model.LockKured, Namespace: d.Namespace, Name: d.Name},
-		UID:             string(d.UID),
-		ResourceVersion: d.ResourceVersion,
-		Annotation:      v,
-		Present:         ok,
-	}
-}
-
-// TransformLease keeps a fleetlock Lease's identity and spec, and only the
-// identity of any other Lease.
-func TransformLease(obj any) (any, error) {
-	l, ok := obj.(*coordinationv1.Lease)
-	if !ok {
-		return obj, nil
-	}
-	out := &coordinationv1.Lease{ObjectMeta: stripMeta(l.ObjectMeta)}
-	if strings.HasPrefix(l.Name, FleetlockPrefix) {
-		out.Spec = *l.Spec.DeepCopy()
-	}
-	return out, nil
-}
-
-// LeaseToLock converts a fleetlock Lease to a lock object.
-func LeaseToLock(l *coordinationv1.Lease) model.LockObject {
-	o := model.LockObject{
-		LockRef:         model.LockRef{Kind: model.LockFleetlock, Namespace: l.Namespace, Name: l.Name},
-		UID:             string(l.UID),
-		ResourceVersion: l.ResourceVersion,
-	}
-	if l.Spec.HolderIdentity != nil {
-		o.Holder = *l.Spec.HolderIdentity
-	}
-	if l.Spec.AcquireTime != nil {
-		o.AcquireTime = l.Spec.AcquireTime.Time
-	}
-	if l.Spec.RenewTime != nil {
-		o.RenewTime = l.Spec.RenewTime.Time
-	}
-	if l.Spec.LeaseTransitions != nil {
-		o.LeaseTransitions = *l.Spec.LeaseTransitions
-	}
-	return o
 }

@@ -187,6 +187,13 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		write = "DRY RUN, not written: " + write
 	}
 	wrapped("write    ", pctx.Accent, write)
+	if u := d.Plan.Uncordon; u.Op != "" {
+		then := u.String()
+		if d.DryRun {
+			then = "DRY RUN, not written: " + then
+		}
+		wrapped("then     ", pctx.Accent, then)
+	}
 	body = append(body, "")
 	switch {
 	case d.Plan.Allowed:

@@ -1,0 +1,232 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// This file is the kured lock kind's source: kured's DaemonSet (found by
+// --kured-daemonset, else discovered), its lock annotation and kured's
+// configuration from the DaemonSet's pod template.
+
+// KuredLockAnnotation is the DaemonSet annotation kured keeps its lock in by
+// default (kured --lock-annotation changes it; the DaemonSet's own args say).
+const KuredLockAnnotation = lock.KuredAnnotation
+
+func init() { lockSources[model.LockKured] = startKured }
+
+func startKured(s *Source) {
+	cs := s.opts.Client
+	dsNS := s.kuredNS // "" = all namespaces
+	var dsSelector string
+	if s.kuredName != "" {
+		dsSelector = fields.OneTermEqualSelector("metadata.name", s.kuredName).String()
+	}
+	kured := s.newPart(model.SourceKured, "daemonsets.apps", dsNS, &appsv1.DaemonSet{}, TransformDaemonSet,
+		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			lo.FieldSelector = dsSelector
+			return cs.AppsV1().DaemonSets(dsNS).List(ctx, lo)
+		},
+		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			lo.FieldSelector = dsSelector
+			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
+		})
+	if s.kuredName == "" {
+		kured.hint = "pass --kured-daemonset namespace/name to read only kured's"
+	}
+	kured.whenSynced = func() (model.SourceStatus, string) {
+		if len(s.kured) == 0 {
+			if s.kuredName != "" {
+				return model.StatusNotInstalled, fmt.Sprintf("DaemonSet %s/%s not found", s.kuredNS, s.kuredName)
+			}
+			return model.StatusNotInstalled, "no kured DaemonSet found"
+		}
+		return model.StatusOK, ""
+	}
+	s.handle(kured, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onDaemonSet(kured, obj) },
+		UpdateFunc: func(_, obj any) { s.onDaemonSet(kured, obj) },
+		DeleteFunc: func(obj any) {
+			d, ok := unwrap(obj).(*appsv1.DaemonSet)
+			if !ok {
+				return
+			}
+			s.mu.Lock()
+			ref, tracked := s.kured[string(d.UID)]
+			delete(s.kured, string(d.UID))
+			if tracked {
+				s.sink(model.LockDeleted{Ref: ref})
+			}
+			s.mu.Unlock()
+			if tracked {
+				s.refresh(kured)
+			}
+		},
+	})
+}
+
+func (s *Source) onDaemonSet(p *part, obj any) {
+	d, ok := obj.(*appsv1.DaemonSet)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	_, tracked := s.kured[string(d.UID)]
+	match := tracked
+	if s.kuredName != "" {
+		match = d.Namespace == s.kuredNS && d.Name == s.kuredName
+	} else if !match {
+		match = looksLikeKured(d)
+	}
+	if match {
+		l := DaemonSetToLock(d)
+		s.kured[string(d.UID)] = l.LockRef
+		s.sink(model.LockUpserted{Lock: l})
+	}
+	s.mu.Unlock()
+	if match && !tracked {
+		s.refresh(p)
+	}
+}
+
+// kuredContainer picks kured's container of a pod template: the one named
+// kured, else the first whose image names kured, else the first. nil when
+// there is none.
+func kuredContainer(spec *corev1.PodSpec) *corev1.Container {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == "kured" {
+			return &spec.Containers[i]
+		}
+	}
+	for i := range spec.Containers {
+		if strings.Contains(spec.Containers[i].Image, "kured") {
+			return &spec.Containers[i]
+		}
+	}
+	if len(spec.Containers) > 0 {
+		return &spec.Containers[0]
+	}
+	return nil
+}
+
+// kuredConfigOf reads kured's configuration from a (full or transformed)
+// DaemonSet; nil when it has no container.
+func kuredConfigOf(d *appsv1.DaemonSet) *lock.KuredConfig {
+	c := kuredContainer(&d.Spec.Template.Spec)
+	if c == nil {
+		return nil
+	}
+	argv := append(append([]string{}, c.Command...), c.Args...)
+	env := map[string]string{}
+	var from []string
+	for _, e := range c.Env {
+		if !strings.HasPrefix(e.Name, "KURED_") {
+			continue
+		}
+		if e.ValueFrom != nil {
+			from = append(from, e.Name)
+			continue
+		}
+		env[e.Name] = e.Value
+	}
+	cfg := lock.ParseKuredConfig(argv, env, from)
+	return &cfg
+}
+
+// TransformDaemonSet keeps a DaemonSet's identity, its kured lock annotation
+// (the default one and the one kured's args name), the labels that identify
+// kured, and of the pod template only kured's container's command, args and
+// KURED_* environment (values of valueFrom variables are not kept); the rest
+// of spec and status is dropped.
+func TransformDaemonSet(obj any) (any, error) {
+	d, ok := obj.(*appsv1.DaemonSet)
+	if !ok {
+		return obj, nil
+	}
+	out := &appsv1.DaemonSet{ObjectMeta: stripMeta(d.ObjectMeta)}
+	keys := []string{KuredLockAnnotation}
+	if c := kuredConfigOf(d); c != nil && c.LockAnnotation != KuredLockAnnotation {
+		keys = append(keys, c.LockAnnotation)
+	}
+	for _, k := range keys {
+		if v, ok := d.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	for _, k := range kuredLabels {
+		if v, ok := d.Labels[k]; ok {
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[k] = v
+		}
+	}
+	if c := kuredContainer(&d.Spec.Template.Spec); c != nil {
+		k := corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args}
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "KURED_") {
+				ke := corev1.EnvVar{Name: e.Name, Value: e.Value}
+				if e.ValueFrom != nil {
+					ke.ValueFrom = &corev1.EnvVarSource{}
+				}
+				k.Env = append(k.Env, ke)
+			}
+		}
+		out.Spec.Template.Spec.Containers = []corev1.Container{k}
+	}
+	return out, nil
+}
+
+// kuredLabels are labels whose value "kured" marks kured's DaemonSet (the
+// Helm chart's and the plain manifest's).
+var kuredLabels = []string{"app.kubernetes.io/name", "name", "app"}
+
+// looksLikeKured reports whether a DaemonSet is kured's without an explicit
+// --kured-daemonset: it carries the lock annotation, is named kured (or
+// <release>-kured), or is labelled as kured.
+func looksLikeKured(d *appsv1.DaemonSet) bool {
+	if _, ok := d.Annotations[KuredLockAnnotation]; ok {
+		return true
+	}
+	if d.Name == "kured" || strings.HasSuffix(d.Name, "-kured") {
+		return true
+	}
+	for _, k := range kuredLabels {
+		if d.Labels[k] == "kured" {
+			return true
+		}
+	}
+	return false
+}
+
+// DaemonSetToLock converts kured's DaemonSet to a lock object, reading the
+// annotation kured's own configuration names.
+func DaemonSetToLock(d *appsv1.DaemonSet) model.LockObject {
+	cfg := kuredConfigOf(d)
+	key := KuredLockAnnotation
+	if cfg != nil && cfg.LockAnnotation != "" {
+		key = cfg.LockAnnotation
+	}
+	v, ok := d.Annotations[key]
+	return model.LockObject{
+		LockRef:         model.LockRef{Kind: model.LockKured, Namespace: d.Namespace, Name: d.Name},
+		UID:             string(d.UID),
+		ResourceVersion: d.ResourceVersion,
+		Spec:            &lock.KuredSpec{Annotation: key, Value: v, Present: ok, Config: cfg},
+	}
+}
