@@ -3,11 +3,15 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 PKGS      := ./...
-TESTFLAGS ?= -count=1 -timeout 40m
+# Every test runs under the race detector: sources, the dashboard and the
+# agent are concurrent, and a race is a bug even when the test passes.
+TESTFLAGS ?= -race -count=1 -timeout 40m
+# staticcheck, pinned, fetched through the module proxy by `go run`.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build demo test unit integration e2e bench lint fmt vet testcluster screenshots clean
+.PHONY: all deps build demo test unit integration e2e bench lint fmt vet staticcheck testcluster screenshots clean
 
 all: build
 
@@ -50,7 +54,10 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-lint: vet
+staticcheck:
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+lint: vet staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 screenshots: build

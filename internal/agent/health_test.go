@@ -11,10 +11,9 @@ import (
 
 type fakeClock struct{ t time.Time }
 
-func (c *fakeClock) Now() time.Time       { return c.t }
-func (c *fakeClock) Add(d time.Duration)  { c.t = c.t.Add(d) }
-func newFakeClock() *fakeClock            { return &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
-func status(h http.Handler) (int, string) { return serve(h) }
+func (c *fakeClock) Now() time.Time      { return c.t }
+func (c *fakeClock) Add(d time.Duration) { c.t = c.t.Add(d) }
+func newFakeClock() *fakeClock           { return &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
 func serve(h http.Handler) (int, string) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))

@@ -10,10 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -185,13 +186,66 @@ func Main(args []string, env Env) int {
 // quietClientGo routes client-go's own logging (klog) and API warnings
 // away from the terminal: they would tear the dashboard and clutter
 // reports. With -v they go to stderr as structured lines.
+//
+// klog's global logger is set once per process, to a handler that forwards
+// to the current run's destination: setting klog's logger again on every
+// run raced with informers of an earlier run that were still logging (tests
+// run many commands in one process).
 func quietClientGo(env Env, verbose bool) {
 	if verbose {
-		klog.SetSlogLogger(slog.New(slog.NewTextHandler(env.Stderr, nil)))
-		return
+		var h slog.Handler = slog.NewTextHandler(env.Stderr, nil)
+		klogDest.Store(&h)
+	} else {
+		klogDest.Store(nil)
 	}
-	klog.SetLogger(logr.Discard())
-	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(forwardHandler{})) })
+	if !verbose {
+		rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	}
+}
+
+var (
+	klogOnce sync.Once
+	// klogDest is where client-go's lines go now; nil discards them.
+	klogDest atomic.Pointer[slog.Handler]
+)
+
+// forwardHandler passes records to the handler in klogDest at the time
+// they are logged, with the attributes and groups added on the way.
+type forwardHandler struct {
+	with []func(slog.Handler) slog.Handler
+}
+
+func (f forwardHandler) dest() slog.Handler {
+	p := klogDest.Load()
+	if p == nil {
+		return nil
+	}
+	h := *p
+	for _, w := range f.with {
+		h = w(h)
+	}
+	return h
+}
+
+func (f forwardHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	p := klogDest.Load()
+	return p != nil && (*p).Enabled(ctx, l)
+}
+
+func (f forwardHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h := f.dest(); h != nil {
+		return h.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (f forwardHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return forwardHandler{with: append(f.with[:len(f.with):len(f.with)], func(h slog.Handler) slog.Handler { return h.WithAttrs(as) })}
+}
+
+func (f forwardHandler) WithGroup(name string) slog.Handler {
+	return forwardHandler{with: append(f.with[:len(f.with):len(f.with)], func(h slog.Handler) slog.Handler { return h.WithGroup(name) })}
 }
 
 func run(ctx context.Context, args []string, env Env) int {

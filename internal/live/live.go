@@ -79,8 +79,10 @@ type Session struct {
 	events chan model.Event
 	cancel context.CancelFunc
 	waits  []func(context.Context) error
-	wg     sync.WaitGroup
-	stop   sync.Once
+	// joins waits for every source's goroutines to end (after cancel).
+	joins []func()
+	wg    sync.WaitGroup
+	stop  sync.Once
 }
 
 // eventBuffer is how many events may wait for the model's owner.
@@ -88,6 +90,8 @@ const eventBuffer = 8192
 
 // Open connects to the cluster the options name and starts its sources.
 // It returns quickly: use WaitForSync to wait for the first full picture.
+// The sources run until Close, or until ctx ends; Close must be called
+// either way, and returns once every goroutine of the session has ended.
 func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 20 * time.Second
@@ -110,9 +114,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, s.cancel = context.WithCancel(context.Background())
+	ctx, s.cancel = context.WithCancel(ctx)
 	if err := s.start(ctx); err != nil {
-		s.cancel()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -234,11 +238,13 @@ func (s *Session) start(ctx context.Context) error {
 		return err
 	}
 	s.waits = append(s.waits, ks.WaitForSync)
+	s.joins = append(s.joins, ks.Wait)
 	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout}, sink)
 	if err != nil {
 		return err
 	}
 	s.waits = append(s.waits, ls.WaitForSync)
+	s.joins = append(s.joins, ls.Wait)
 	if s.Demo {
 		// The demo's reboot-required signal stands in for Prometheus; its
 		// first value is there before the first sync completes.
@@ -266,6 +272,7 @@ func (s *Session) start(ctx context.Context) error {
 		return err
 	}
 	s.waits = append(s.waits, ps.WaitForSync)
+	s.joins = append(s.joins, ps.Wait)
 	s.announceSync(ctx, sink)
 	return nil
 }
@@ -309,11 +316,16 @@ func (s *Session) NewCluster() *model.Cluster {
 // so plans are made on the same memory (first-seen times, uncordons).
 func (s *Session) Engine() *lock.Engine { return s.engine }
 
-// Close stops the sources and the demo.
+// Close stops the sources and the demo, and returns once every goroutine
+// the session started (informers, polls, the demo's clock) has ended: a
+// closed session leaves nothing running behind it.
 func (s *Session) Close() {
 	s.stop.Do(func() {
 		s.cancel()
 		s.wg.Wait()
+		for _, j := range s.joins {
+			j()
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,9 +84,12 @@ func TestRESTConfigFollowsKubectlRules(t *testing.T) {
 // delivers a complete first picture, then keeps playing.
 func TestDemoSessionCollectsThenPlays(t *testing.T) {
 	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
-	wall := start
+	// The wall clock is read by the demo's goroutines while the test moves
+	// it: it must be guarded (it was a plain variable, a data race).
+	var wall atomic.Pointer[time.Time]
+	wall.Store(&start)
 	s, err := Open(context.Background(), Options{Demo: true, DemoSeed: 1, DemoSpeed: 60, DemoStart: start,
-		WallNow: func() time.Time { return wall }})
+		WallNow: func() time.Time { return *wall.Load() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +113,8 @@ func TestDemoSessionCollectsThenPlays(t *testing.T) {
 	}
 	// Ten wall seconds at 60× later, cp-2 has rebooted: the change arrives
 	// through the informers, not by reading the sim.
-	wall = start.Add(10 * time.Second)
+	later := start.Add(10 * time.Second)
+	wall.Store(&later)
 	deadline := time.Now().Add(20 * time.Second)
 	for c.Phase("cp-2") == model.PhaseDraining {
 		if time.Now().After(deadline) {
@@ -131,7 +136,8 @@ func TestEngineIsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Engine() != s.Engine() || s.NewCluster().Judge == nil || !s.NewCluster().AwaitSync {
+	first, again := s.Engine(), s.Engine()
+	if first == nil || first != again || s.NewCluster().Judge == nil || !s.NewCluster().AwaitSync {
 		t.Fatal("a session judges and plans with one engine, and its models await the first sync")
 	}
 }

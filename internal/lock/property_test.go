@@ -16,7 +16,6 @@ import (
 type world struct {
 	steps []step
 	now   time.Time
-	desc  []string
 }
 
 func genWorld(r *rand.Rand) world {

@@ -50,6 +50,12 @@ type Options struct {
 	KuredDaemonSet string
 	// RequestTimeout bounds each list request (default 20s).
 	RequestTimeout time.Duration
+	// StaleAfter is how long an informer may go without hearing from the
+	// API server before it reports stale (default sources.DefaultStaleAfter).
+	StaleAfter time.Duration
+	// ProbeInterval is how often a quiet informer probes the API server
+	// (default sources.DefaultProbeInterval).
+	ProbeInterval time.Duration
 	// Clock stamps health reports (default time.Now).
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
@@ -76,6 +82,8 @@ type Source struct {
 	kuredNS, kuredName string
 	kured              map[string]model.LockRef // uid -> ref of DaemonSets reported as kured
 	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
+
+	wg sync.WaitGroup // every goroutine Start started
 }
 
 // part is one informer with its health.
@@ -87,12 +95,16 @@ type part struct {
 	hint     string // appended to a forbidden message
 	inf      cache.SharedIndexInformer
 	reg      cache.ResourceEventHandlerRegistration
+	// probe is a cheap quorum read of the part's resource (limit=1).
+	probe func(context.Context) error
 
 	refreshMu sync.Mutex // keeps status decisions and their reports in order
 
 	mu     sync.Mutex
 	synced bool // the initial sync was delivered
 	failed bool // the last list/watch failed
+	heard  time.Time
+	stale  bool // reported stale; hearing again re-reports its status
 	// whenSynced decides the status once synced (e.g. not-installed when empty).
 	whenSynced func() (model.SourceStatus, string)
 }
@@ -114,6 +126,12 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = sources.DefaultStaleAfter
+	}
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = sources.DefaultProbeInterval
 	}
 	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, fleet: map[string]bool{}}
 	if s.log == nil {
@@ -174,15 +192,72 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 
 	for _, p := range s.parts {
-		go p.inf.RunWithContext(ctx)
-		go s.awaitSync(ctx, p)
+		s.wg.Go(func() { p.inf.RunWithContext(ctx) })
+		s.wg.Go(func() { s.awaitSync(ctx, p) })
+		s.wg.Go(func() {
+			sources.ProbeLoop(ctx, o.ProbeInterval, o.RequestTimeout, p.probe, func() { s.heard(p) })
+		})
 	}
+	s.wg.Go(func() { s.watchFreshness(ctx) })
 	return s, nil
 }
 
 // lockSources starts the informer of each lock kind; every kind's file
 // (kured.go, fleetlock.go) adds itself here.
 var lockSources = map[model.LockKind]func(s *Source){}
+
+// Wait returns once every goroutine of the source has ended: call it after
+// cancelling Start's context, so nothing of the source outlives its owner.
+func (s *Source) Wait() { s.wg.Wait() }
+
+// heard records that p heard from the API server now. It only stamps the
+// time (it runs inside the informer's queue, via the transform): the
+// freshness loop reports the change.
+func (s *Source) heard(p *part) {
+	now := s.opts.Clock()
+	p.mu.Lock()
+	if now.After(p.heard) {
+		p.heard = now
+	}
+	p.mu.Unlock()
+}
+
+// watchFreshness reports a synced, healthy part stale (with its age) while
+// it has not heard from the API server for StaleAfter, and its status again
+// once it hears.
+func (s *Source) watchFreshness(ctx context.Context) {
+	t := time.NewTicker(sources.CheckEvery(s.opts.StaleAfter))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range s.parts {
+			s.checkFresh(ctx, p)
+		}
+	}
+}
+
+func (s *Source) checkFresh(ctx context.Context, p *part) {
+	p.mu.Lock()
+	age := s.opts.Clock().Sub(p.heard)
+	healthy := p.synced && !p.failed
+	wasStale := p.stale
+	p.stale = healthy && age > s.opts.StaleAfter
+	nowStale := p.stale
+	p.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+	case nowStale:
+		p.refreshMu.Lock()
+		p.rep.Set(model.StatusStale, sources.StaleMessage(age, s.opts.StaleAfter))
+		p.refreshMu.Unlock()
+	case wasStale:
+		s.refresh(p)
+	}
+}
 
 // send passes one event to the sink, one at a time.
 func (s *Source) send(ev model.Event) {
@@ -196,12 +271,21 @@ func (s *Source) newPart(name model.SourceName, resource, ns string, example run
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *part {
 	p := &part{name: name, resource: resource, ns: ns}
 	p.rep = sources.NewReporter(name, 0, s.send, s.opts.Clock)
+	p.probe = func(ctx context.Context) error {
+		_, err := list(ctx, metav1.ListOptions{Limit: 1})
+		return err
+	}
+	// Every object the informer receives is word from the server.
+	heardTransform := func(obj any) (any, error) {
+		s.heard(p)
+		return transform(obj)
+	}
 	lw := &sources.ListWatch{Client: s.opts.Client, Timeout: s.opts.RequestTimeout, ListFunc: list, WatchFunc: watchFn,
 		OnResult: func(verb string, err error) { s.onResult(p, verb, err) }}
 	p.inf = cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
 		ObjectDescription: resource,
 	})
-	if err := p.inf.SetTransform(transform); err != nil {
+	if err := p.inf.SetTransform(heardTransform); err != nil {
 		panic(err) // only fails once started
 	}
 	// Failures are reported as health by OnResult; client-go's default
@@ -245,6 +329,7 @@ func (s *Source) onResult(p *part, verb string, err error) {
 	if recovered {
 		s.refresh(p)
 	}
+	s.heard(p)
 }
 
 // refresh re-reports a synced, healthy part's status (ok or not-installed).
@@ -252,7 +337,7 @@ func (s *Source) refresh(p *part) {
 	p.refreshMu.Lock()
 	defer p.refreshMu.Unlock()
 	p.mu.Lock()
-	ok := p.synced && !p.failed
+	ok := p.synced && !p.failed && !p.stale
 	p.mu.Unlock()
 	if !ok {
 		return
@@ -292,6 +377,7 @@ func (s *Source) awaitSync(ctx context.Context, p *part) {
 	p.mu.Lock()
 	p.synced = true
 	p.failed = false
+	p.heard = s.opts.Clock()
 	p.mu.Unlock()
 	s.refresh(p)
 }

@@ -49,6 +49,12 @@ type Options struct {
 	RequestTimeout time.Duration
 	// RecheckInterval is how often to look again for an absent CRD (default 5m).
 	RecheckInterval time.Duration
+	// StaleAfter is how long the informer may go without hearing from the
+	// API server before the source reports stale (default
+	// sources.DefaultStaleAfter); ProbeInterval is how often a quiet
+	// informer probes it (default sources.DefaultProbeInterval).
+	StaleAfter    time.Duration
+	ProbeInterval time.Duration
 	// Clock stamps health reports (default time.Now).
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
@@ -65,6 +71,8 @@ type Source struct {
 	sink  sources.Sink
 	known map[string]bool // namespace/name of volumes sent
 	run   int             // generation of the running informer; handlers of an older one are ignored
+
+	done chan struct{} // closed when loop and everything it started have ended
 }
 
 // Start validates the options and starts the source; it returns at once.
@@ -81,14 +89,30 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.RecheckInterval <= 0 {
 		o.RecheckInterval = DefaultRecheckInterval
 	}
-	s := &Source{opts: o, log: o.Logger, sink: sink, known: map[string]bool{}}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = sources.DefaultStaleAfter
+	}
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = sources.DefaultProbeInterval
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	s := &Source{opts: o, log: o.Logger, sink: sink, known: map[string]bool{}, done: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.rep = sources.NewReporter(model.SourceLonghorn, 0, s.send, o.Clock)
-	go s.loop(ctx)
+	go func() {
+		defer close(s.done)
+		s.loop(ctx)
+	}()
 	return s, nil
 }
+
+// Wait returns once every goroutine of the source has ended: call it after
+// cancelling Start's context, so nothing of the source outlives its owner.
+func (s *Source) Wait() { <-s.done }
 
 func (s *Source) send(ev model.Event) {
 	s.mu.Lock()
@@ -141,9 +165,18 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		ri = res.Namespace(s.opts.Namespace)
 	}
 	var (
-		hmu            sync.Mutex
-		synced, failed bool
+		hmu                   sync.Mutex
+		synced, failed, stale bool
+		heardAt               time.Time
 	)
+	heard := func() {
+		now := s.opts.Clock()
+		hmu.Lock()
+		if now.After(heardAt) {
+			heardAt = now
+		}
+		hmu.Unlock()
+	}
 	lw := &sources.ListWatch{
 		Client:  s.opts.Client,
 		Timeout: s.opts.RequestTimeout,
@@ -156,8 +189,9 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		OnResult: func(verb string, err error) {
 			switch {
 			case err == nil:
+				heard()
 				hmu.Lock()
-				rec := failed && synced
+				rec := failed && synced && !stale
 				failed = false
 				hmu.Unlock()
 				if rec {
@@ -182,7 +216,11 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
 		cache.SharedIndexInformerOptions{ObjectDescription: "volumes.longhorn.io"})
-	_ = inf.SetTransform(TransformVolume)
+	// Every object the informer receives is word from the server.
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		heard()
+		return TransformVolume(obj)
+	})
 	// Failures are reported as health by OnResult; client-go's default
 	// handler would also print them to stderr (under a TUI).
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -209,7 +247,12 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			s.mu.Unlock()
 		},
 	})
-	go inf.RunWithContext(ictx)
+	// Both goroutines end with ictx, and runInformer waits for them: no
+	// informer of an earlier run outlives it.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	wg.Go(func() { inf.RunWithContext(ictx) })
 	// Neither synced nor failed within the request timeout (a hung initial
 	// stream, say): say so meanwhile rather than stay silent.
 	timer := time.AfterFunc(s.opts.RequestTimeout, func() {
@@ -225,15 +268,45 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		}
 	})
 	defer timer.Stop()
-	go func() {
+	wg.Go(func() {
 		if !cache.WaitForCacheSync(ictx.Done(), reg.HasSynced) {
 			return
 		}
 		hmu.Lock()
 		synced, failed = true, false
 		hmu.Unlock()
+		heard()
 		s.rep.OK("")
-	}()
+	})
+	// A quiet watch probes the server; silence for StaleAfter is stale.
+	wg.Go(func() {
+		sources.ProbeLoop(ictx, s.opts.ProbeInterval, s.opts.RequestTimeout, func(ctx context.Context) error {
+			_, err := ri.List(ctx, metav1.ListOptions{Limit: 1})
+			return err
+		}, heard)
+	})
+	wg.Go(func() {
+		t := time.NewTicker(sources.CheckEvery(s.opts.StaleAfter))
+		defer t.Stop()
+		for {
+			select {
+			case <-ictx.Done():
+				return
+			case <-t.C:
+			}
+			hmu.Lock()
+			age := s.opts.Clock().Sub(heardAt)
+			was := stale
+			stale = synced && !failed && age > s.opts.StaleAfter
+			now, ok := stale, synced && !failed
+			if now {
+				s.rep.Set(model.StatusStale, sources.StaleMessage(age, s.opts.StaleAfter))
+			} else if was && ok {
+				s.rep.OK("")
+			}
+			hmu.Unlock()
+		}
+	})
 	select {
 	case <-ctx.Done():
 		return true

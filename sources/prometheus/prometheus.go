@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -74,6 +75,8 @@ type Source struct {
 	api    v1.API
 	filter *regexp.Regexp
 	sink   sources.Sink // serialised (sources.Serial): the poll and the stale check both report
+
+	wg sync.WaitGroup // the poll and the stale check
 }
 
 // Start validates the options and starts polling; it returns at once. With
@@ -142,9 +145,13 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
 	s.api = v1.NewAPI(c)
-	go s.run(ctx)
+	s.wg.Go(func() { s.run(ctx) })
 	return s, nil
 }
+
+// Wait returns once every goroutine of the source has ended: call it after
+// cancelling Start's context, so nothing of the source outlives its owner.
+func (s *Source) Wait() { s.wg.Wait() }
 
 // Health returns the source's current health.
 func (s *Source) Health() model.SourceHealth { return s.rep.Health() }
@@ -158,7 +165,7 @@ func (s *Source) WaitForSync(ctx context.Context) error {
 func (s *Source) run(ctx context.Context) {
 	// The poll runs in its own goroutine so a hung request shows as stale
 	// before it times out.
-	go func() {
+	s.wg.Go(func() {
 		t := time.NewTicker(s.opts.Interval)
 		defer t.Stop()
 		for {
@@ -169,7 +176,7 @@ func (s *Source) run(ctx context.Context) {
 			case <-t.C:
 			}
 		}
-	}()
+	})
 	t := time.NewTicker(s.opts.Interval / 2)
 	defer t.Stop()
 	for {
