@@ -165,6 +165,8 @@ func TestRBACIsExactlyTheMinimum(t *testing.T) {
 	want := []string{
 		// sources/kube: the node informer; the agent's per-iteration probe.
 		"get /nodes cluster-wide", "list /nodes cluster-wide", "watch /nodes cluster-wide",
+		// the Actor: the uncordon that goes with a fleetlock release.
+		"update /nodes cluster-wide",
 		// sources/longhorn: volumes, read-only.
 		"get longhorn.io/volumes cluster-wide", "list longhorn.io/volumes cluster-wide", "watch longhorn.io/volumes cluster-wide",
 		// fleetlock: the Lease informer; the Actor's get + update of the one lock.

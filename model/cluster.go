@@ -65,6 +65,9 @@ type Track struct {
 	CycleStart time.Time
 	// LockKind is the kind of lock the node holds or held in this cycle.
 	LockKind LockKind
+	// StillCordoned: the node finished its cycle (done) but is still
+	// cordoned — its coordinator did not uncordon it. It needs an uncordon.
+	StillCordoned bool
 }
 
 // maxBoots is how many boot ids a track remembers.
@@ -299,6 +302,14 @@ func (c *Cluster) NodeCount() int { return len(c.nodes) }
 
 // Track returns what the model remembers of a node (nil if unknown).
 func (c *Cluster) Track(name string) *Track { return c.tracks[name] }
+
+// StillCordoned reports whether a node finished its reboot cycle (done) but
+// is still cordoned: it needs an uncordon, and it is not mid-cycle.
+func (c *Cluster) StillCordoned(name string) bool {
+	t := c.tracks[name]
+	n, ok := c.nodes[name]
+	return ok && t != nil && t.Phase == PhaseDone && t.StillCordoned && n.Unschedulable
+}
 
 // Phase returns a node's current phase.
 func (c *Cluster) Phase(name string) Phase {

@@ -221,6 +221,13 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 		if t := c.tracks[name]; t != nil && t.Phase == PhaseDown {
 			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("node %s is NotReady outside a reboot cycle (down for %s)", name, HumanDuration(now.Sub(t.Since)))})
 		}
+		if c.StillCordoned(name) {
+			by := "its coordinator"
+			if t := c.tracks[name]; t.LockKind != "" {
+				by = string(t.LockKind)
+			}
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("node %s is done · still cordoned: it rebooted and holds no lock, but %s did not uncordon it — uncordon it", name, by)})
+		}
 	}
 	if vs := c.VolumeSummary(); vs != nil {
 		if vs.Faulted > 0 {

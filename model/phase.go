@@ -35,6 +35,7 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	}
 	if in.Holds && !t.InCycle {
 		t.InCycle = true
+		t.StillCordoned = false
 		t.CycleBoot = n.BootID
 		t.CycleStart = now
 		t.LockKind = in.LockKind
@@ -58,11 +59,17 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		case !t.Rebooted && in.Holds:
 			t.set(PhaseDraining, now, true)
 			return 0
-		case t.Rebooted && (in.Holds || n.Unschedulable):
+		case t.Rebooted && in.Holds:
 			t.set(PhaseRecovering, now, true)
 			return 0
 		case t.Rebooted:
+			// Rebooted and holding no lock: the cycle is over. Both
+			// coordinators uncordon before they release, so a node still
+			// cordoned now stays so: fleetlock's holder whose lock someone
+			// else freed (fleetlock uncordons only on the holder's own
+			// unlock), or kured's stuck cordon. It is done, not mid-cycle.
 			t.InCycle = false
+			t.StillCordoned = n.Unschedulable
 			t.set(PhaseDone, now, true)
 			if d := now.Sub(t.CycleStart); d > 0 {
 				return d
@@ -81,6 +88,14 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		t.set(PhasePending, now, t.Phase == PhasePending)
 	case t.Phase == PhaseDone:
 		// Stays done until it needs another reboot or takes a lock again.
+		t.StillCordoned = t.StillCordoned && n.Unschedulable
+	case first && !in.Holds && n.Unschedulable && kuredStuckCordon(n, readySince):
+		// kured --annotate-nodes: marked reboot-in-progress before a reboot
+		// it went through (Ready since after the mark), holding no lock and
+		// still cordoned: kured's known stuck cordon.
+		t.StillCordoned = true
+		t.LockKind = "kured"
+		t.set(PhaseDone, now, false)
 	case first && in.Upgraded && in.RebootRequired != nil:
 		// First seen already on the target OS, needing no reboot, while
 		// others still run the old one: it went through this rollout.
@@ -89,6 +104,17 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		t.set(PhaseIdle, now, false)
 	}
 	return 0
+}
+
+// kuredStuckCordon reports whether kured's reboot-in-progress mark is older
+// than the node's Ready transition: it rebooted after kured marked it.
+func kuredStuckCordon(n *Node, readySince time.Time) bool {
+	v, ok := n.Annotations[AnnotationRebootInProgress]
+	if !ok {
+		return false
+	}
+	marked, err := time.Parse(time.RFC3339, v)
+	return err == nil && !readySince.IsZero() && readySince.After(marked)
 }
 
 // set moves the track to p. keep says whether p continues the current

@@ -19,12 +19,19 @@ type obs struct {
 	readyAt  time.Duration // Ready lastTransitionTime, relative to t0
 	req      *bool
 	want     Phase
+	still    bool           // want StillCordoned
+	marked   *time.Duration // kured reboot-in-progress mark, relative to t0
 }
+
+func dp(d time.Duration) *time.Duration { return &d }
 
 func bp(b bool) *bool { return &b }
 
 func nodeAt(o obs) *Node {
 	n := &Node{Name: "n1", BootID: o.boot, Unschedulable: o.cordon}
+	if o.marked != nil {
+		n.Annotations = map[string]string{AnnotationRebootInProgress: t0.Add(*o.marked).Format(time.RFC3339)}
+	}
 	if o.ready != "" {
 		n.Conditions = []Condition{{Type: "Ready", Status: o.ready, LastTransition: t0.Add(o.readyAt)}}
 	}
@@ -89,10 +96,24 @@ func TestAdvancePhases(t *testing.T) {
 			{at: 4 * time.Minute, ready: "True", boot: "c", holds: true, want: PhaseRecovering},
 			{at: 5 * time.Minute, ready: "True", boot: "c", want: PhaseDone},
 		}},
-		{"rebooted, Ready, still cordoned after release is recovering", []obs{
+		// Issue 10 §2: fleetlock uncordons only on its holder's own unlock;
+		// once someone else freed the lock the node stays cordoned. It is
+		// done (not mid-cycle, blocking nothing), flagged still cordoned.
+		{"rebooted, Ready, still cordoned after release is done · still cordoned", []obs{
 			{ready: "True", boot: "a", holds: true, cordon: true, want: PhaseDraining},
-			{at: time.Minute, ready: "True", boot: "b", cordon: true, want: PhaseRecovering},
-			{at: 2 * time.Minute, ready: "True", boot: "b", want: PhaseDone},
+			{at: time.Minute, ready: "True", boot: "b", cordon: true, want: PhaseDone, still: true},
+			{at: time.Hour, ready: "True", boot: "b", cordon: true, want: PhaseDone, still: true},
+			{at: 2 * time.Hour, ready: "True", boot: "b", want: PhaseDone},
+		}},
+		{"rebooted and cordoned while holding is recovering", []obs{
+			{ready: "True", boot: "a", holds: true, cordon: true, want: PhaseDraining},
+			{at: time.Minute, ready: "True", boot: "b", holds: true, cordon: true, want: PhaseRecovering},
+		}},
+		{"kured stuck cordon: marked reboot-in-progress, rebooted since, no lock, cordoned", []obs{
+			{ready: "True", boot: "b", cordon: true, marked: dp(-time.Hour), readyAt: -30 * time.Minute, want: PhaseDone, still: true},
+		}},
+		{"kured mark newer than the Ready transition proves no reboot", []obs{
+			{ready: "True", boot: "b", cordon: true, marked: dp(-10 * time.Minute), readyAt: -30 * time.Minute, want: PhaseIdle},
 		}},
 		{"rebooted and schedulable but still holding is recovering (orphan candidate)", []obs{
 			{ready: "True", boot: "a", holds: true, want: PhaseDraining},
@@ -172,6 +193,9 @@ func TestAdvancePhases(t *testing.T) {
 				Advance(tr, nodeAt(o), in, t0.Add(o.at))
 				if tr.Phase != o.want {
 					t.Fatalf("step %d: phase %s, want %s", i, tr.Phase, o.want)
+				}
+				if tr.StillCordoned != o.still {
+					t.Fatalf("step %d: still cordoned %v, want %v", i, tr.StillCordoned, o.still)
 				}
 			}
 		})

@@ -78,6 +78,9 @@ type Action string
 const (
 	ActionRelease Action = "release"
 	ActionReap    Action = "reap"
+	// ActionUncordon acts on a node, not a lock: it uncordons a node that
+	// is done · still cordoned (its coordinator did not uncordon it).
+	ActionUncordon Action = "uncordon"
 )
 
 // SourceName identifies one input of the model.

@@ -20,10 +20,14 @@ import (
 const actionUsage = `rebootwatch %[1]s — %[2]s
 
 Usage:
-  rebootwatch %[1]s [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--dry-run] [--yes] [--allow-unsafe]
+  rebootwatch release|reap [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--entry N] [--dry-run] [--yes] [--allow-unsafe]
+  rebootwatch release ... [--keep-cordoned]
+  rebootwatch uncordon --node NODE [--dry-run] [--yes] [--allow-unsafe]
 
 It judges the lock, prints the verdict and every safety gate, and makes one
-write carrying the judged resourceVersion. Without a terminal it needs --yes.
+write carrying the judged resourceVersion; releasing a fleetlock holder also
+uncordons it (fleetlock cordoned it and uncordons only on the holder's own
+unlock), a second write with its own precondition, unless --keep-cordoned. Without a terminal it needs --yes.
 --allow-unsafe overrides failed gates only on a terminal, after you type the
 holder's name; --yes alone never overrides anything.
 
@@ -39,6 +43,7 @@ type actionFlags struct {
 	lock   string
 	holder string
 	entry  int
+	node   string
 	yes    bool
 	// keepCordoned drops the uncordon that goes with a fleetlock release.
 	keepCordoned bool
@@ -48,8 +53,11 @@ type actionFlags struct {
 func runAction(ctx context.Context, env Env, c *Common, action string, args []string) int {
 	a := model.Action(action)
 	what := "release a lock left behind by a node that finished its reboot"
-	if a == model.ActionReap {
+	switch a {
+	case model.ActionReap:
 		what = "reap a lock held by a node that no longer exists (or whose TTL passed)"
+	case model.ActionUncordon:
+		what = "uncordon a node that finished its reboot but that its coordinator left cordoned (done · still cordoned); --node names it"
 	}
 	var af actionFlags
 	code, ok := ParseSub(action, fmt.Sprintf(actionUsage, action, what), env, c, args, func(fs *flag.FlagSet) {
@@ -57,6 +65,9 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 		fs.StringVar(&af.lock, "lock", "", "the lock as namespace/name (default: the one lock of that kind)")
 		fs.StringVar(&af.holder, "holder", "", "the holder (node name or holder id) — needed for a kured multi-lock")
 		fs.BoolVar(&af.yes, "yes", false, "do not ask for confirmation (needed without a terminal; never overrides a gate)")
+		if a == model.ActionUncordon {
+			fs.StringVar(&af.node, "node", "", "uncordon only: the node that is done · still cordoned")
+		}
 		fs.IntVar(&af.entry, "entry", -1, "the entry's position (0-based) when a kured multi-lock lists the holder more than once")
 		if a == model.ActionRelease {
 			fs.BoolVar(&af.keepCordoned, "keep-cordoned", false, "release only: leave the holder cordoned (a fleetlock release otherwise also uncordons the holder, as fleetlock's own unlock does)")
@@ -99,12 +110,19 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 	if !cl.Readable() {
 		return fail(env, fmt.Errorf("could not read the cluster %q: %s", cl.Context, unreadable(cl)))
 	}
-	ref, err := pickLock(cl, model.LockKind(af.kind), want)
-	if err != nil {
+	eng := s.Engine()
+	var ref model.LockRef
+	if a == model.ActionUncordon {
+		if af.node == "" {
+			return fail(env, errors.New("uncordon needs --node NODE"))
+		}
+	} else if ref, err = pickLock(cl, model.LockKind(af.kind), want); err != nil {
 		return fail(env, err)
 	}
-	eng := s.Engine()
 	planFor := func() (lock.Plan, error) {
+		if a == model.ActionUncordon {
+			return eng.PlanUncordon(cl, af.node, s.Clock())
+		}
 		p, err := eng.PlanEntry(cl, ref, af.holder, af.entry, a, s.Clock())
 		if af.keepCordoned {
 			p = p.KeepCordoned()
@@ -142,7 +160,11 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 		if !(env.StdinTTY && env.StdoutTTY) {
 			return fail(env, errors.New("no terminal to confirm on: pass --yes to "+action+" from a script (or --dry-run to see the write)"))
 		}
-		fmt.Fprintf(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
+		if a == model.ActionUncordon {
+			fmt.Fprintf(env.Stderr, "\nUncordon node %s? [y/N] ", af.node)
+		} else {
+			fmt.Fprintf(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
+		}
 		l := strings.ToLower(readLine(in))
 		asked = true
 		if l != "y" && l != "yes" {
@@ -278,7 +300,11 @@ func (o *actionOutput) describe() {
 	if holder == "" {
 		holder = "—"
 	}
-	fmt.Fprintf(w, "Lock:    %s\nHolder:  %s\nVerdict: %s — %s\n", s.LockRef, holder, s.Verdict, s.Reason)
+	if p.Action == model.ActionUncordon {
+		fmt.Fprintf(w, "Node:    %s\nState:   %s\n", s.Holder, s.Reason)
+	} else {
+		fmt.Fprintf(w, "Lock:    %s\nHolder:  %s\nVerdict: %s — %s\n", s.LockRef, holder, s.Verdict, s.Reason)
+	}
 	for _, e := range s.Evidence {
 		fmt.Fprintf(w, "         %s: %s\n", e.Key, e.Value)
 	}

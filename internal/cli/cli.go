@@ -277,6 +277,8 @@ func run(ctx context.Context, args []string, env Env) int {
 		return runAction(ctx, env, &c, "release", rest)
 	case "reap":
 		return runAction(ctx, env, &c, "reap", rest)
+	case "uncordon":
+		return runAction(ctx, env, &c, "uncordon", rest)
 	case "help":
 		fs.Usage()
 		return ExitOK

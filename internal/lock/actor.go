@@ -105,7 +105,7 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	if w.Op == "" {
 		return res(OutcomeRefused, "%s refused: lock %s (holder %q) has nothing to %s (verdict %s)", p.Action, p.Status.LockRef, p.Status.Holder, p.Action, p.Status.Verdict)
 	}
-	if w.UID == "" || w.ResourceVersion == "" {
+	if w.UID == "" || (w.ResourceVersion == "" && w.Op != OpUncordon) {
 		return res(OutcomeRefused, "%s refused: the judged lock has no UID/resourceVersion to use as a precondition", p.Action)
 	}
 	if !p.Allowed {
@@ -133,6 +133,9 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	if p.Action == model.ActionUncordon {
+		return a.uncordonOnly(ctx, p, w)
+	}
 	d, err := DriverFor(w.Ref.Kind)
 	if err != nil {
 		return res(OutcomeError, "%v", err)
@@ -173,6 +176,25 @@ func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (string, string) 
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
 	return OutcomeDone, msg
+}
+
+// uncordonOnly makes an uncordon plan's one write: the node's.
+func (a *Actor) uncordonOnly(ctx context.Context, p Plan, w Write) Result {
+	if w.Op != OpUncordon {
+		return Result{Outcome: OutcomeError, Write: w, Message: "an uncordon plan carries no uncordon write"}
+	}
+	ap, err := applyUncordon(ctx, a.Client, w)
+	if err != nil {
+		return a.classify(w, err)
+	}
+	msg := fmt.Sprintf("uncordoned %s — %s", w.Node, w)
+	if !p.Allowed {
+		msg += " — OVERRIDING failed gates: " + p.Refusal
+	}
+	if err := a.event(ctx, p, w, ap, eventText{ReasonUncordoned, "uncordoned the node, done · still cordoned after its reboot cycle,"}); err != nil {
+		msg += "; the Event could not be recorded: " + err.Error()
+	}
+	return Result{Outcome: OutcomeDone, Message: msg, Write: w}
 }
 
 // classify turns a driver's error into a result.
@@ -257,6 +279,9 @@ func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventT
 	}
 	msg := fmt.Sprintf("rebootwatch %s %s (lock %s, verdict %s: %s); acted by %s",
 		t.verb, holderText(p.Status), p.Status.LockRef, p.Status.Verdict, p.Status.Reason, who)
+	if p.Action == model.ActionUncordon {
+		msg = fmt.Sprintf("rebootwatch uncordoned node %s (%s); acted by %s", w.Node, p.Status.Reason, who)
+	}
 	if !p.Allowed {
 		msg += "; failed gates overridden: " + p.Refusal
 	}

@@ -8,7 +8,6 @@ package lock_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -66,49 +66,16 @@ type kindFixture struct {
 // zincatiMachine is the DESIGN §3 test vector's machine id.
 const zincatiMachine = "1c09ca98649c4c7abc779cd04c96812e"
 
-// kuredValue mirrors the JSON of kured's LockAnnotationValue as
-// json.Marshal writes it (kubereboot/kured pkg/daemonsetlock/daemonsetlock.go,
-// type LockAnnotationValue and DaemonSetSingleLock.Acquire, at commit
-// 51220cc778a4c8cc5bdd35617697a2844887f8c7, kured 1.23.0+32): field order
-// nodeID, metadata, created, TTL; metadata's omitempty has no effect on a
-// struct, so it is always present; created is time.Now().UTC() in RFC3339
-// with nanoseconds; TTL is a time.Duration in nanoseconds.
-type kuredValue struct {
-	NodeID   string `json:"nodeID"`
-	Metadata struct {
-		Unschedulable bool `json:"unschedulable"`
-	} `json:"metadata,omitempty"`
-	Created time.Time     `json:"created"`
-	TTL     time.Duration `json:"TTL"`
-}
-
-func kuredAnnotation(holder string, created time.Time, ttl time.Duration) string {
-	v := kuredValue{NodeID: holder, Created: created.UTC(), TTL: ttl}
-	b, err := json.Marshal(&v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// fleetlockManagedFields is what the apiserver records for poseidon/fleetlock's
-// writes (internal/lease.go RebootLease.Get creates the Lease with
-// rebootLockToLeaseSpec, RebootLease.Update replaces the spec; commit
-// c42d4941542de9585eb64824f2b98f4b6840cb37): one Update entry of manager
-// "fleetlock" — fleetlock sets no FieldManager, so the apiserver takes the
-// user agent's part before "/", and client-go's default user agent starts with
-// the binary's name, bin/fleetlock — owning exactly the two spec fields
-// fleetlock writes. The real-apiserver case checks these bytes.
+// fleetlockManagedFields is what the apiserver records for fleetlock's
+// writes (see coordfixture): one Update entry of manager "fleetlock" owning
+// exactly the two spec fields fleetlock writes. The real-apiserver case and
+// the fake clientset both check these bytes.
 func fleetlockManagedFields(at time.Time) []metav1.ManagedFieldsEntry {
 	t := metav1.NewTime(at.UTC().Truncate(time.Second))
-	return []metav1.ManagedFieldsEntry{{Manager: "fleetlock", Operation: metav1.ManagedFieldsOperationUpdate,
+	return []metav1.ManagedFieldsEntry{{Manager: coordfixture.FleetlockManager, Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "coordination.k8s.io/v1", Time: &t, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:holderIdentity":{},"f:leaseTransitions":{}}}`)}}}
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(coordfixture.FleetlockFieldsV1)}}}
 }
-
-// fleetlockUserAgent is client-go's default user agent for a binary named
-// fleetlock built outside Kubernetes (rest.DefaultKubernetesUserAgent).
-const fleetlockUserAgent = "fleetlock/v0.0.0 (linux/amd64) kubernetes/$Format"
 
 func fixtures() map[model.LockKind]kindFixture {
 	return map[model.LockKind]kindFixture{
@@ -134,7 +101,7 @@ func fixtures() map[model.LockKind]kindFixture {
 				if err != nil {
 					w.t.Fatal(err)
 				}
-				got.Annotations = map[string]string{lock.KuredAnnotation: kuredAnnotation(holder, time.Now().Add(-40*time.Minute), 0)}
+				got.Annotations = map[string]string{lock.KuredAnnotation: coordfixture.KuredSingle(holder, time.Now().Add(-40*time.Minute), 0, false)}
 				if !w.real {
 					got.ResourceVersion = "2"
 				}
@@ -159,28 +126,20 @@ func fixtures() map[model.LockKind]kindFixture {
 			ghost:     "978a225b3d7b40e9acd7ce9b62f68444", // zincatiMachine's id; no node has that machine id
 			uncordons: true,
 			take: func(w *world, name, holder string) model.LockRef {
-				fc := w.coordinator(fleetlockUserAgent)
-				// RebootLease.Get: create the Lease free when missing.
-				zero, free := int32(0), ""
-				l, err := fc.CoordinationV1().Leases(w.ns).Create(w.ctx, &coordinationv1.Lease{
-					ObjectMeta: w.meta(name),
-					Spec:       coordinationv1.LeaseSpec{HolderIdentity: &free, LeaseTransitions: &zero}}, metav1.CreateOptions{})
-				if err != nil {
-					w.t.Fatal(err)
-				}
-				// server.go lock: holder "" → Update{Holder: id, LeaseTransitions+1}.
-				tr := *l.Spec.LeaseTransitions + 1
-				h := holder
-				l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &h, LeaseTransitions: &tr}
-				// fleetlock sets no FieldManager: the apiserver names the
-				// manager from the user agent. The fake does not, so it is
-				// told the name the apiserver would derive.
-				uo := metav1.UpdateOptions{}
+				fc := w.coordinator(coordfixture.FleetlockUserAgent)
+				fm := ""
 				if !w.real {
-					uo.FieldManager = "fleetlock"
-					l.ResourceVersion = "2"
+					// The fake clientset does not name managers from the
+					// user agent as the apiserver does: tell it the name.
+					fm = coordfixture.FleetlockManager
+					zero := int32(0)
+					free := ""
+					if _, err := fc.CoordinationV1().Leases(w.ns).Create(w.ctx, &coordinationv1.Lease{ObjectMeta: w.meta(name),
+						Spec: coordinationv1.LeaseSpec{HolderIdentity: &free, LeaseTransitions: &zero}}, metav1.CreateOptions{FieldManager: fm}); err != nil {
+						w.t.Fatal(err)
+					}
 				}
-				if _, err := fc.CoordinationV1().Leases(w.ns).Update(w.ctx, l, uo); err != nil {
+				if _, err := coordfixture.FleetlockLock(w.ctx, fc, w.ns, strings.TrimPrefix(name, "fleetlock-"), holder, fm); err != nil {
 					w.t.Fatal(err)
 				}
 				return model.LockRef{Kind: model.LockFleetlock, Namespace: w.ns, Name: name}

@@ -289,44 +289,7 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
 	}
 
-	// fresh-data: rule 1 — the node list, the lock's source and (when
-	// Longhorn is present) the volume source are all current.
-	var stale []string
-	if !c.NodesFresh() {
-		st := "not synced"
-		if h, ok := c.Source(model.SourceNodes); ok {
-			st = string(h.Status)
-		}
-		stale = append(stale, "nodes "+st)
-	}
-	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
-		stale = append(stale, string(h.Name)+" "+string(h.Status))
-	}
-	// Longhorn must have said something (ok, or not installed): before
-	// that, "no volumes" would pass the volume gate on missing data.
-	if h, ok := c.Source(model.SourceLonghorn); !ok {
-		stale = append(stale, "longhorn not reported yet")
-	} else if c.LonghornPresent() && !h.Usable() {
-		stale = append(stale, "longhorn "+string(h.Status))
-	}
-	// Every lock source that reported must be usable: holders of the other
-	// kinds count for the other-nodes gate.
-	for _, k := range Kinds() {
-		if k == s.Kind {
-			continue
-		}
-		if h, ok := c.Source(sourceOf(k)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
-			stale = append(stale, string(h.Name)+" "+string(h.Status))
-		}
-	}
-	if !c.Synced() {
-		stale = append(stale, "first picture not complete")
-	}
-	if len(stale) > 0 {
-		add(GateFreshData, false, "data is not fresh: %s", strings.Join(stale, ", "))
-	} else {
-		add(GateFreshData, true, "nodes and lock data are fresh")
-	}
+	gs = append(gs, freshDataGate(c, s.Kind))
 
 	// verdict: the verdict allows the action.
 	switch a {
@@ -394,6 +357,69 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		}
 	}
 
+	gs = append(gs, otherNodesGate(ctx, js, i, holders))
+
+	gs = append(gs, volumesGate(c), alertsGate(c))
+	return gs
+}
+
+// freshDataGate: rule 1 — the node list, the lock's source, every other
+// lock kind's source and (when Longhorn is present) the volume source are
+// all current. kind "" checks every lock kind's source.
+func freshDataGate(c *model.Cluster, kind model.LockKind) Gate {
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
+	// fresh-data: rule 1 — the node list, the lock's source and (when
+	// Longhorn is present) the volume source are all current.
+	var stale []string
+	if !c.NodesFresh() {
+		st := "not synced"
+		if h, ok := c.Source(model.SourceNodes); ok {
+			st = string(h.Status)
+		}
+		stale = append(stale, "nodes "+st)
+	}
+	if h, ok := c.Source(sourceOf(kind)); ok && kind != "" && !h.Usable() && h.Status != model.StatusNotInstalled {
+		stale = append(stale, string(h.Name)+" "+string(h.Status))
+	}
+	// Longhorn must have said something (ok, or not installed): before
+	// that, "no volumes" would pass the volume gate on missing data.
+	if h, ok := c.Source(model.SourceLonghorn); !ok {
+		stale = append(stale, "longhorn not reported yet")
+	} else if c.LonghornPresent() && !h.Usable() {
+		stale = append(stale, "longhorn "+string(h.Status))
+	}
+	// Every lock source that reported must be usable: holders of the other
+	// kinds count for the other-nodes gate.
+	for _, k := range Kinds() {
+		if k == kind {
+			continue
+		}
+		if h, ok := c.Source(sourceOf(k)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
+			stale = append(stale, string(h.Name)+" "+string(h.Status))
+		}
+	}
+	if !c.Synced() {
+		stale = append(stale, "first picture not complete")
+	}
+	if len(stale) > 0 {
+		add(GateFreshData, false, "data is not fresh: %s", strings.Join(stale, ", "))
+	} else {
+		add(GateFreshData, true, "nodes and lock data are fresh")
+	}
+
+	return gs[0]
+}
+
+// otherNodesGate: no node but the holders NotReady, of unknown readiness,
+// mid-cycle or holding a lock other than judged lock i (-1: none).
+func otherNodesGate(ctx *judgeCtx, js []judged, i int, holders map[string]bool) Gate {
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
 	// other-nodes: no other node NotReady, of unknown readiness, mid-cycle
 	// or holding another lock.
 	why := map[string][]string{}
@@ -426,6 +452,16 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		add(GateOtherNodes, true, "every other node is Ready and not mid-cycle")
 	}
 
+	return gs[0]
+}
+
+// volumesGate and alertsGate: no Longhorn volume degraded or faulted, and no
+// blocking alert firing.
+func volumesGate(c *model.Cluster) Gate {
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
 	// volumes: no Longhorn volume degraded or faulted.
 	if !c.LonghornPresent() {
 		add(GateVolumes, true, "Longhorn is not installed")
@@ -443,6 +479,14 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		}
 	}
 
+	return gs[0]
+}
+
+func alertsGate(c *model.Cluster) Gate {
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
 	// alerts: no blocking Prometheus alert fires (kured's alert filter),
 	// when that is configured.
 	names, known := c.FiringAlerts()
@@ -459,7 +503,7 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 	default:
 		add(GateAlerts, true, "no blocking alert fires")
 	}
-	return gs
+	return gs[0]
 }
 
 func holderReadySchedulable(c *model.Cluster, j judged) bool {

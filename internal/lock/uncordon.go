@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -47,4 +49,68 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 		return Applied{}, &APIError{Verb: "update", Resource: "nodes", Err: err}
 	}
 	return Applied{APIVersion: "v1", Kind: "Node", UID: up.UID, ResourceVersion: up.ResourceVersion}, nil
+}
+
+// GateNode is the uncordon action's own gate: the node finished its cycle.
+const GateNode = "node"
+
+// PlanUncordon plans the uncordon of a node that is done · still cordoned:
+// it rebooted in its cycle, holds no lock and its coordinator did not
+// uncordon it (fleetlock after someone else freed its Lease; kured's stuck
+// cordon). The gates are release's: fresh data, no other node NotReady or
+// mid-cycle, no Longhorn volume degraded, no blocking alert; and the node
+// itself must be Ready, still cordoned and hold no lock.
+func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Plan, error) {
+	n, ok := c.Node(node)
+	if !ok {
+		return Plan{}, fmt.Errorf("no node %q", node)
+	}
+	js, ctx := e.judgeAll(c, now)
+	t := c.Track(node)
+	kind := model.LockKind("")
+	if t != nil {
+		kind = t.LockKind
+	}
+	st := model.LockStatus{LockRef: model.LockRef{Kind: kind}, Holder: node, HolderNodes: []string{node}}
+	st.Reason = "done · still cordoned: rebooted in its cycle and holds no lock, but its coordinator did not uncordon it"
+	if !c.StillCordoned(node) {
+		st.Reason = fmt.Sprintf("%s is %s, not done · still cordoned", node, c.Phase(node))
+	}
+	var gs []Gate
+	add := func(name string, ok bool, format string, args ...any) {
+		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
+	}
+	gs = append(gs, freshDataGate(c, ""))
+	ready, known, _ := n.Ready()
+	var holds []string
+	for _, j := range js {
+		for _, h := range j.status.HolderNodes {
+			if h == node && j.status.Holder != "" {
+				holds = append(holds, j.status.LockRef.String())
+			}
+		}
+	}
+	switch {
+	case !known || !ready:
+		add(GateNode, false, "%s is not Ready", node)
+	case !n.Unschedulable:
+		add(GateNode, false, "%s is not cordoned", node)
+	case len(holds) > 0:
+		add(GateNode, false, "%s holds %s: release the lock (which uncordons it) instead", node, strings.Join(holds, ", "))
+	case !c.StillCordoned(node):
+		add(GateNode, false, "%s is %s: only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node))
+	default:
+		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned", node)
+	}
+	gs = append(gs, otherNodesGate(ctx, js, -1, map[string]bool{node: true}), volumesGate(c), alertsGate(c))
+	p := Plan{Status: st, Action: model.ActionUncordon, Gates: gs, Allowed: allGatesPass(gs), Unattended: e.opts.Unattended}
+	if !p.Allowed {
+		var why []string
+		for _, g := range p.FailedGates() {
+			why = append(why, g.Name+": "+g.Reason)
+		}
+		p.Refusal = fmt.Sprintf("uncordon refused: %s", strings.Join(why, "; "))
+	}
+	p.Write = uncordonWrite(st.LockRef, n)
+	return p, nil
 }
