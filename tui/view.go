@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/detail"
 	"github.com/rebootwatch/rebootwatch/tui/header"
@@ -131,7 +132,7 @@ func (m *Model) scroll() { m.table.Scroll(m.tableRows()) }
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
-	v.WindowTitle = "rebootwatch · " + m.c.Context
+	v.WindowTitle = "rebootwatch · " + sanitize.Short(m.c.Context, 60)
 	return v
 }
 
@@ -307,11 +308,11 @@ func (m *Model) detailBox(w, h int) []string {
 	for i := range body {
 		body[i] = " " + body[i]
 	}
-	title := "Node " + m.detailNode
+	title := "Node " + sanitize.Line(m.detailNode)
 	if m.detailIsLock {
 		title = "Lock"
 		if sts := m.c.LockStatuses(); m.detailLock < len(sts) {
-			title = "Lock " + sts[m.detailLock].LockRef.String()
+			title = "Lock " + sanitize.Line(sts[m.detailLock].LockRef.String())
 		}
 	}
 	return pctx.Box(m.ctx.P, title, "esc back · j/k scroll", body, w, h)
@@ -332,7 +333,7 @@ func (m *Model) detailLines(w int) []string {
 func (m *Model) footer(w int) string {
 	p := m.ctx.P
 	if m.filtering {
-		return pctx.Fit(p.Paint(pctx.Accent, "/ ")+p.Paint(pctx.Text, m.filterDraft)+p.Paint(pctx.Accent, "█")+
+		return pctx.Fit(p.Paint(pctx.Accent, "/ ")+p.Paint(pctx.Text, sanitize.Line(m.filterDraft))+p.Paint(pctx.Accent, "█")+
 			p.Paint(pctx.Muted, "  enter keep · esc clear · matches name, phase, role"), w)
 	}
 	if m.toast != nil {

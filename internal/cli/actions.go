@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -105,7 +107,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 	cl, syncErr := s.Collect(sctx)
 	cancel()
 	if syncErr != nil && c.Verbose {
-		fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", syncErr)
+		say(env.Stderr, "rebootwatch: %v\n", syncErr)
 	}
 	if !cl.Readable() {
 		return fail(env, fmt.Errorf("could not read the cluster %q: %s", cl.Context, unreadable(cl)))
@@ -145,8 +147,11 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 			override = true
 		} else {
 			name := holderName(plan.Status)
-			fmt.Fprintf(env.Stderr, "\n%s\nOVERRIDE: this %s ignores the failed gates above. Type the holder's name (%s) to go ahead: ", plan.Refusal, action, name)
-			line := readLine(in)
+			say(env.Stderr, "\n%s\nOVERRIDE: this %s ignores the failed gates above. Type the holder's name (%s) to go ahead: ", plan.Refusal, action, name)
+			line, ok := ask(ctx, in)
+			if !ok {
+				return interrupted(env)
+			}
 			asked = true
 			if line != name {
 				out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "override not confirmed (typed " + quoteOrNothing(line) + "); nothing changed", Write: plan.Write})
@@ -161,11 +166,15 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 			return fail(env, errors.New("no terminal to confirm on: pass --yes to "+action+" from a script (or --dry-run to see the write)"))
 		}
 		if a == model.ActionUncordon {
-			fmt.Fprintf(env.Stderr, "\nUncordon node %s? [y/N] ", af.node)
+			say(env.Stderr, "\nUncordon node %s? [y/N] ", af.node)
 		} else {
-			fmt.Fprintf(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
+			say(env.Stderr, "\n%s %s held by %s? [y/N] ", capital(action), ref, holderName(plan.Status))
 		}
-		l := strings.ToLower(readLine(in))
+		l, ok := ask(ctx, in)
+		if !ok {
+			return interrupted(env)
+		}
+		l = strings.ToLower(l)
 		asked = true
 		if l != "y" && l != "yes" {
 			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed; nothing changed", Write: plan.Write})
@@ -260,9 +269,49 @@ func holderName(s model.LockStatus) string {
 	return s.Holder
 }
 
-func readLine(r *bufio.Reader) string {
-	line, _ := r.ReadString('\n')
-	return strings.TrimSpace(line)
+// ask reads the answer to a prompt. ok is false when ctx ended first (Ctrl-C
+// or SIGTERM while waiting): the caller must write nothing. The read goes on
+// in the background until the process exits.
+func ask(ctx context.Context, r *bufio.Reader) (line string, ok bool) {
+	got := make(chan string, 1)
+	go func() {
+		l, _ := r.ReadString('\n')
+		got <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-got:
+		// An interrupt that raced the answer still wins: nothing is written.
+		return l, ctx.Err() == nil
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// interrupted reports an interrupted prompt: nothing was written.
+func interrupted(env Env) int {
+	fmt.Fprintln(env.Stderr, "\nrebootwatch: interrupted: nothing written")
+	return ExitInterrupted
+}
+
+// maxValue bounds one cluster value in the action output: a 200,000-char
+// holder is shown with its start and end around "…"; real values are shorter.
+const maxValue = 1000
+
+// say is fmt.Fprintf for the action's text output with every string,
+// Stringer and error argument sanitised (sanitize.ShortMiddle): the values
+// come from the cluster, and this is the output's one boundary.
+func say(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = sanitize.ShortMiddle(v, maxValue)
+		case error:
+			args[i] = sanitize.ShortMiddle(v.Error(), maxValue)
+		case fmt.Stringer:
+			args[i] = sanitize.ShortMiddle(v.String(), maxValue)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
 }
 
 func quoteOrNothing(s string) string {
@@ -301,24 +350,24 @@ func (o *actionOutput) describe() {
 		holder = "—"
 	}
 	if p.Action == model.ActionUncordon {
-		fmt.Fprintf(w, "Node:    %s\nState:   %s\n", s.Holder, s.Reason)
+		say(w, "Node:    %s\nState:   %s\n", s.Holder, s.Reason)
 	} else {
-		fmt.Fprintf(w, "Lock:    %s\nHolder:  %s\nVerdict: %s — %s\n", s.LockRef, holder, s.Verdict, s.Reason)
+		say(w, "Lock:    %s\nHolder:  %s\nVerdict: %s — %s\n", s.LockRef, holder, string(s.Verdict), s.Reason)
 	}
 	for _, e := range s.Evidence {
-		fmt.Fprintf(w, "         %s: %s\n", e.Key, e.Value)
+		say(w, "         %s: %s\n", e.Key, e.Value)
 	}
-	fmt.Fprintf(w, "Gates for %s:\n", p.Action)
+	say(w, "Gates for %s:\n", string(p.Action))
 	for _, g := range p.Gates {
 		mark := "✓"
 		if !g.Passed {
 			mark = "✗"
 		}
-		fmt.Fprintf(w, "  %s %-12s %s\n", mark, g.Name, g.Reason)
+		say(w, "  %s %-12s %s\n", mark, g.Name, g.Reason)
 	}
-	fmt.Fprintf(w, "Write:   %s\n", p.Write)
+	say(w, "Write:   %s\n", p.Write)
 	if p.Uncordon.Op != "" {
-		fmt.Fprintf(w, "Then:    %s\n         (the lock's coordinator cordoned the holder and uncordons it only when the holder unlocks itself; --keep-cordoned leaves it cordoned)\n", p.Uncordon)
+		say(w, "Then:    %s\n         (the lock's coordinator cordoned the holder and uncordons it only when the holder unlocks itself; --keep-cordoned leaves it cordoned)\n", p.Uncordon)
 	}
 }
 
@@ -357,9 +406,9 @@ type jsonUncordon struct {
 func (o *actionOutput) finish(r lock.Result) {
 	p := o.plan
 	if !o.json {
-		fmt.Fprintf(o.env.Stdout, "Result:  %s — %s\n", r.Outcome, r.Message)
+		say(o.env.Stdout, "Result:  %s — %s\n", r.Outcome, r.Message)
 		if r.Uncordon.Outcome != "" {
-			fmt.Fprintf(o.env.Stdout, "Uncordon: %s — %s\n", r.Uncordon.Outcome, r.Uncordon.Message)
+			say(o.env.Stdout, "Uncordon: %s — %s\n", r.Uncordon.Outcome, r.Uncordon.Message)
 		}
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // Exit codes (DESIGN §7).
@@ -26,6 +27,8 @@ const (
 	ExitOK        = 0
 	ExitError     = 1
 	ExitAttention = 2
+	// ExitInterrupted: Ctrl-C or SIGTERM ended the command first (128+SIGINT, like kubectl).
+	ExitInterrupted = 130
 )
 
 // Env is the process environment a command runs in; tests replace it.
@@ -325,9 +328,10 @@ func parse(fs *flag.FlagSet, args []string, env Env) (code int, ok bool) {
 	}
 }
 
-// fail prints one clear line and returns ExitError.
+// fail prints one clear line and returns ExitError. Errors may quote
+// cluster values (lock names, holders, API messages): sanitised here.
 func fail(env Env, err error) int {
-	fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", err)
+	fmt.Fprintf(env.Stderr, "rebootwatch: %s\n", sanitize.Short(err.Error(), 2000))
 	return ExitError
 }
 

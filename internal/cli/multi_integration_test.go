@@ -147,7 +147,7 @@ func TestMultiClusterSnapshotAndWatch(t *testing.T) {
 		txt := out.String()
 		t.Logf("watch output:\n%s", txt)
 		for _, want := range []string{
-			"[beta] ✗ cluster cluster beta unreachable: no",
+			"[beta] ✗ cluster beta unreachable: no",
 			"[alpha]   start   watching alpha: 0/0 upgraded",
 			"[alpha]   done    done: no node needs a reboot and every lock is free",
 		} {

@@ -26,7 +26,7 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 	defer cancel()
 	cl, syncErr := s.Collect(sctx)
 	if syncErr != nil && c.Verbose {
-		fmt.Fprintf(env.Stderr, "rebootwatch: %v\n", syncErr)
+		say(env.Stderr, "rebootwatch: %v\n", syncErr)
 	}
 	return writeSnapshot(env, c, cl, s.Clock())
 }
@@ -44,7 +44,7 @@ func writeSnapshot(env Env, c *Common, cl *model.Cluster, now time.Time) int {
 		return fail(env, err)
 	}
 	if snap.ExitCode == ExitError {
-		fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", cl.Context, unreadable(cl))
+		say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", cl.Context, unreadable(cl))
 	}
 	return snap.ExitCode
 }

@@ -36,7 +36,7 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 		snaps = append(snaps, s)
 		codes = append(codes, s.ExitCode)
 		if r.Err != nil && c.Verbose {
-			fmt.Fprintf(env.Stderr, "rebootwatch: %s: %v\n", r.Context, r.Err)
+			say(env.Stderr, "rebootwatch: %s: %v\n", r.Context, r.Err)
 		}
 	}
 	if c.Output == "json" {
@@ -57,7 +57,7 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 	}
 	for i, r := range results {
 		if snaps[i].ExitCode == ExitError {
-			fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", r.Context, multi.Why(r.Cluster, syncErr(r.Err, c.SyncTimeout)))
+			say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", r.Context, multi.Why(r.Cluster, syncErr(r.Err, c.SyncTimeout)))
 		}
 	}
 	return multi.Worst(codes...)

@@ -127,7 +127,7 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			mb.c = multi.Unreachable(m.Context, m.Err, env.Now())
 			mb.readErr = true
 			out.write(watch.Unreachable(m.Context, several, env.Now(), m.Err.Error()))
-			fmt.Fprintf(env.Stderr, "rebootwatch: could not open the cluster %q: %v\n", m.Context, m.Err)
+			say(env.Stderr, "rebootwatch: could not open the cluster %q: %v\n", m.Context, m.Err)
 			continue
 		}
 		mb.clock = m.Session.Clock
@@ -189,7 +189,7 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 		}
 		switch {
 		case oc.Stalled:
-			fmt.Fprintf(env.Stderr, "rebootwatch: %s: stalled: %s\n", mb.m.Context, oc.Reason)
+			say(env.Stderr, "rebootwatch: %s: stalled: %s\n", mb.m.Context, oc.Reason)
 			return true
 		case oc.Done:
 			mb.done = true
@@ -233,13 +233,13 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			mb := members[r.i]
 			mb.c = r.c
 			if r.err != nil && c.Verbose {
-				fmt.Fprintf(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.err)
+				say(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.err)
 			}
 			if !mb.c.Readable() {
 				mb.readErr = true
 				why := multi.Why(mb.c, syncErr(r.err, c.SyncTimeout))
 				out.write(watch.Unreachable(mb.m.Context, several, mb.clock(), why))
-				fmt.Fprintf(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, why)
+				say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, why)
 			}
 			if stepOne(mb) {
 				return ExitAttention
@@ -338,7 +338,7 @@ func (w *lineWriter) write(l watch.Line) {
 	if w.json {
 		b, err := l.JSON()
 		if err != nil {
-			fmt.Fprintf(w.env.Stderr, "rebootwatch: %v\n", err)
+			say(w.env.Stderr, "rebootwatch: %v\n", err)
 			return
 		}
 		b = append(b, '\n')

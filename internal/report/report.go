@@ -8,6 +8,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -89,7 +90,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	snap := c.Snapshot(now)
 	var b strings.Builder
 
-	fmt.Fprintf(&b, "%s · context %s · %s\n", p.r(p.bold, "rebootwatch"), snap.Context, now.UTC().Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(&b, "%s · context %s · %s\n", p.r(p.bold, "rebootwatch"), x(snap.Context, maxName), now.UTC().Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintln(&b, summary(p, snap))
 	var srcs []string
 	for _, s := range snap.Sources {
@@ -112,8 +113,12 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				holder = "—"
 			case l.HolderNode != nil && *l.HolderNode != l.Holder:
 				holder = *l.HolderNode + " (" + short(l.Holder) + ")"
-			case l.HolderNode == nil:
+			case l.HolderNode == nil && l.Verdict == model.VerdictGhost:
 				holder = short(l.Holder) + " (no node)"
+			case l.HolderNode == nil:
+				// Not mapped, but not known to match no node either
+				// (nodes forbidden, stale, ambiguous): say so.
+				holder = short(l.Holder) + " (node unknown)"
 			}
 			held := "—"
 			if l.HeldSeconds != nil {
@@ -164,9 +169,9 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 			if n.HoldsLock != nil {
 				lk = string(*n.HoldsLock)
 			}
-			os := shortOS(n.OSImage, n.Kernel)
+			os := x(shortOS(n.OSImage, n.Kernel), maxName/2)
 			if !c.Upgraded(node, target) {
-				os += " → " + shortOS(target.Image, target.Kernel)
+				os += " → " + x(shortOS(target.Image, target.Kernel), maxName/2)
 			}
 			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: phaseStyle(p, n.Phase)},
 				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: rst}, {s: sched, st: sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
@@ -183,7 +188,11 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 			p.r(tone(p, v.Faulted, p.crit), fmt.Sprint(v.Faulted)), v.Unknown)
 		b.WriteString(line + "\n")
 		if len(v.NotHealthy) > 0 {
-			b.WriteString("  not healthy: " + strings.Join(v.NotHealthy, ", ") + "\n")
+			names := make([]string, 0, len(v.NotHealthy))
+			for _, n := range v.NotHealthy {
+				names = append(names, x(n, maxName))
+			}
+			b.WriteString("  not healthy: " + strings.Join(names, ", ") + "\n")
 		}
 	}
 
@@ -196,7 +205,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 		if a.Severity == model.SeverityCritical {
 			mark, st = "✗", p.crit
 		}
-		fmt.Fprintf(&b, "  %s %s\n", p.r(st, mark+" "+string(a.Severity)), a.Message)
+		fmt.Fprintf(&b, "  %s %s\n", p.r(st, mark+" "+string(a.Severity)), x(a.Message, maxText))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -221,7 +230,7 @@ func summary(p palette, s model.Snapshot) string {
 	if f.ETA != nil {
 		eta = "ETA " + *f.ETA
 	}
-	target := f.TargetOS
+	target := x(f.TargetOS, maxName)
 	if target == "" {
 		target = "?"
 	}
@@ -248,12 +257,19 @@ func Stepper(ph model.Phase) string {
 	return strings.Repeat("●", i+1) + strings.Repeat("○", len(model.CycleSteps)-i-1)
 }
 
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12] + "…"
-	}
-	return id
-}
+func short(id string) string { return sanitize.Short(id, 13) }
+
+// Bounds of cluster values in the report: a 200,000-character holder is
+// shown shortened, never repeated whole.
+const (
+	maxName = 64  // names, ids, OS labels
+	maxText = 300 // reasons and messages
+)
+
+// x sanitises a value from the cluster for the report: one line, controls
+// escaped, at most n cells. Every table cell passes through it (table.add),
+// so the report's one boundary is the table plus the few lines above.
+func x(s string, n int) string { return sanitize.Short(s, n) }
 
 // shortOS drops a kernel's flavour suffix and joins image and kernel.
 func shortOS(image, kernel string) string {
@@ -278,7 +294,18 @@ type table struct {
 	rows [][]cell
 }
 
-func (t *table) add(r []cell) { t.rows = append(t.rows, r) }
+// add appends a row; every cell is sanitised here (the last column, a
+// reason, may be longer than the others).
+func (t *table) add(r []cell) {
+	for i := range r {
+		n := maxName
+		if r[i].last || i == len(r)-1 {
+			n = maxText
+		}
+		r[i].s = x(r[i].s, n)
+	}
+	t.rows = append(t.rows, r)
+}
 
 func (t *table) write(b *strings.Builder, p palette) {
 	w := make([]int, len(t.head))

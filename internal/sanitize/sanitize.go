@@ -167,6 +167,44 @@ func Short(s string, n int) string {
 	return t + Ellipsis
 }
 
+// ShortMiddle is Short cutting in the middle: it keeps the start and the end
+// of s (where a write states its precondition, where an id differs) around
+// one "…". n <= 0 means no limit.
+func ShortMiddle(s string, n int) string {
+	if n <= 0 {
+		return Line(s)
+	}
+	if limit := 4*n + 8; len(s) <= limit {
+		if l := Line(s); ansi.StringWidth(l) <= n {
+			return l
+		}
+	}
+	if n < 3 {
+		return Short(s, n)
+	}
+	headW := (n - 1) / 2
+	tailW := n - 1 - headW
+	head := Short(s, headW+1) // ends in "…" since s is longer
+	head = strings.TrimSuffix(head, Ellipsis)
+	from := max(len(s)-4*tailW-8, 0)
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	tail := Line(s[from:])
+	if w := ansi.StringWidth(tail); w > tailW {
+		tail = ansi.TruncateLeft(tail, w-tailW, "")
+	}
+	for ansi.StringWidth(tail) > tailW && tail != "" {
+		_, size := utf8.DecodeRuneInString(tail) // graphemes may measure apart
+		tail = tail[size:]
+	}
+	out := head + Ellipsis + tail
+	if ansi.StringWidth(out) > n {
+		return Short(s, n)
+	}
+	return out
+}
+
 // Styled is for strings that already carry a renderer's styling: it keeps
 // well-formed SGR sequences (ESC [ digits/;/: m — colours and attributes,
 // which cannot move the cursor, clear or set a title) and escapes every

@@ -55,6 +55,17 @@ func TestShort(t *testing.T) {
 	}
 }
 
+func TestShortMiddle(t *testing.T) {
+	long := "Update Lease default/fleetlock-default: holderIdentity \"" + strings.Repeat("h\n", 100000) + "\" → \"\" (resourceVersion 7)"
+	got := ShortMiddle(long, 80)
+	if w := ansi.StringWidth(got); w != 80 || !strings.HasPrefix(got, "Update Lease") || !strings.HasSuffix(got, "(resourceVersion 7)") || !Safe(got) {
+		t.Errorf("ShortMiddle = %q (%d cells)", got, w)
+	}
+	if got := ShortMiddle("short", 80); got != "short" {
+		t.Errorf("ShortMiddle(short) = %q", got)
+	}
+}
+
 func TestStyledKeepsSGROnly(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"\x1b[1;31mred\x1b[0m", "\x1b[1;31mred\x1b[0m"},
@@ -89,6 +100,9 @@ func FuzzLine(f *testing.F) {
 		sh := Short(s, n)
 		if !Safe(sh) || ansi.StringWidth(sh) > n {
 			t.Fatalf("Short(%q, %d) = %q (%d cells)", s, n, sh, ansi.StringWidth(sh))
+		}
+		if sm := ShortMiddle(s, n); !Safe(sm) || ansi.StringWidth(sm) > n {
+			t.Fatalf("ShortMiddle(%q, %d) = %q (%d cells)", s, n, sm, ansi.StringWidth(sm))
 		}
 		st := Styled(s)
 		if !SafeStyled(st) || strings.ContainsAny(st, "\n\r") {

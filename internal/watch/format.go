@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // TimeFormat is the timestamp of text and JSON lines (UTC).
@@ -59,6 +61,10 @@ func (s Styles) r(st lipgloss.Style, x string) string {
 	return st.Render(x)
 }
 
+// maxMessage bounds a text line's message: a 200,000-character holder is
+// shown shortened.
+const maxMessage = 400
+
 // kindWidth pads the kind column (the longest kind is 7 cells).
 const kindWidth = 7
 
@@ -74,12 +80,14 @@ func (l Line) Text(s Styles) string {
 	b.WriteString(s.r(s.time, l.Time.UTC().Format(TimeFormat)))
 	b.WriteByte(' ')
 	if l.Prefix {
-		b.WriteString(s.r(s.ctx, "["+l.Context+"]"))
+		b.WriteString(s.r(s.ctx, "["+sanitize.Short(l.Context, 64)+"]"))
 		b.WriteByte(' ')
 	}
 	kind := fmt.Sprintf("%-*s", kindWidth, string(l.Kind))
 	mark := " "
-	msg := l.Message
+	// Messages embed holders, node names, OS images and API errors: the
+	// text form sanitises them here, its one boundary (JSON escapes itself).
+	msg := sanitize.Short(l.Message, maxMessage)
 	switch l.Severity {
 	case SevCritical:
 		mark = "✗"

@@ -206,7 +206,7 @@ func (w *Watcher) Summary(c *model.Cluster, now time.Time) Line {
 // or read.
 func Unreachable(context string, prefix bool, now time.Time, why string) Line {
 	return Line{Time: now, Context: context, Prefix: prefix, Kind: KindCluster, Severity: SevCritical,
-		Message: fmt.Sprintf("cluster %s unreachable: %s", context, why)}
+		Message: fmt.Sprintf("%s unreachable: %s", context, why)} // the kind column already says "cluster"
 }
 
 func (w *Watcher) line(c *model.Cluster, t time.Time, l Line) Line {

@@ -17,6 +17,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
@@ -83,7 +84,7 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 		r.Why = "no node list was received"
 		h, ok := c.Source(model.SourceNodes)
 		if ok && h.Message != "" {
-			r.Why = h.Message
+			r.Why = sanitize.Short(h.Message, 300)
 		}
 		if !ok {
 			r.Connecting, r.Why = true, "waiting for the first node list"
@@ -108,7 +109,7 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 			continue
 		}
 		if h := s.HolderNode(); h != "" {
-			holders = append(holders, h)
+			holders = append(holders, sanitize.Short(h, 64))
 		} else {
 			ids = append(ids, short(s.Holder))
 		}
@@ -139,12 +140,7 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 	return r
 }
 
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12] + "…"
-	}
-	return id
-}
+func short(id string) string { return sanitize.Short(id, 13) }
 
 // Bar renders progress as a bar of w cells: █ upgraded, ░ to go.
 func Bar(done, total, w int) string {
@@ -191,12 +187,12 @@ func Render(ctx *pctx.Context, rows []Row, selected int, w, h int) []string {
 		var cols []col
 		if r.Connecting {
 			cols = []col{
-				{r.Context, cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
+				{sanitize.Line(r.Context), cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
 				{"connecting: " + r.Why, 0, func(x string) string { return p.Paint(pctx.Muted, x) }},
 			}
 		} else if !r.Reachable {
 			cols = []col{
-				{r.Context, cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
+				{sanitize.Line(r.Context), cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
 				{"unreachable: " + r.Why, 0, func(x string) string { return p.Paint(pctx.Critical, x) }},
 			}
 		} else {
@@ -228,7 +224,7 @@ func Render(ctx *pctx.Context, rows []Row, selected int, w, h int) []string {
 			}
 			v := r.Verdict
 			cols = []col{
-				{r.Context, cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
+				{sanitize.Line(r.Context), cw, func(x string) string { return p.Paint(pctx.Accent, x) }},
 				{prog, pw, func(x string) string { return p.Paint(pctx.Text, x) }},
 				{holder, hw, func(x string) string { return p.Paint(pctx.Bold, x) }},
 				{verdict, verdictW, func(x string) string {

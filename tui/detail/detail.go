@@ -8,11 +8,30 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/locks"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
+
+// x sanitises a value from the cluster for the detail view (one line,
+// controls escaped, at most maxValue cells).
+func x(s string) string { return sanitize.Short(s, maxValue) }
+
+// maxValue bounds one value: the view scrolls, but a 200,000-character
+// holder must not become thousands of lines.
+const maxValue = 1000
+
+// Stamp renders a time of day, with its date when it is more than a day
+// away from now ("04:53:52", "2026-10-24 04:53:52").
+func Stamp(t, now time.Time) string {
+	if d := now.Sub(t); d > 24*time.Hour || d < -24*time.Hour {
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return t.Format("15:04:05")
+}
 
 // Lines returns the detail of one node as lines (not fitted; the caller
 // boxes, scrolls and fits them).
@@ -21,7 +40,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	now := ctx.Now
 	n, ok := c.Node(name)
 	if !ok {
-		return []string{p.Paint(pctx.Warning, "node "+name+" is gone (deleted since it was selected)")}
+		return []string{p.Paint(pctx.Warning, "node "+x(name)+" is gone (deleted since it was selected)")}
 	}
 	var out []string
 	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 17)+" ")+v) }
@@ -34,7 +53,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		phase += p.Paint(pctx.Muted, " for "+model.HumanDuration(now.Sub(t.Since)))
 	}
 	kv("phase", phase)
-	kv("role", n.Role())
+	kv("role", x(n.Role()))
 	ready, known, since := n.Ready()
 	rs := p.Paint(pctx.Muted, "unknown")
 	if known && ready {
@@ -43,7 +62,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		rs = p.Paint(pctx.Critical, "NotReady")
 	}
 	if !since.IsZero() {
-		rs += p.Paint(pctx.Muted, " since "+since.Format("15:04:05")+" ("+model.HumanDuration(now.Sub(since))+" ago)")
+		rs += p.Paint(pctx.Muted, " since "+Stamp(since, now)+" ("+model.HumanDuration(now.Sub(since))+" ago)")
 	}
 	kv("ready", rs)
 	if n.Unschedulable {
@@ -56,21 +75,21 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	if c.Upgraded(n, target) {
 		up = p.Paint(pctx.OK, "upgraded")
 	}
-	kv("os", n.OSImage+p.Paint(pctx.Muted, " · kernel ")+n.KernelVersion)
-	kv("target", target.String()+" · "+up)
+	kv("os", x(n.OSImage)+p.Paint(pctx.Muted, " · kernel ")+x(n.KernelVersion))
+	kv("target", x(target.String())+" · "+up)
 	if rr := c.RebootRequired(name); rr != nil {
 		kv("reboot needed", fmt.Sprint(*rr))
 	} else {
 		kv("reboot needed", p.Paint(pctx.Muted, "unknown (no kured_reboot_required)"))
 	}
-	kv("machine id", n.MachineID)
+	kv("machine id", x(n.MachineID))
 
 	section("Cycle")
 	if t == nil || len(t.Spans) == 0 {
 		out = append(out, p.Paint(pctx.Muted, "no reboot cycle seen"))
 	} else {
 		if !t.CycleStart.IsZero() {
-			kv("started", t.CycleStart.Format("15:04:05")+p.Paint(pctx.Muted, " ("+model.HumanDuration(now.Sub(t.CycleStart))+" ago)"))
+			kv("started", Stamp(t.CycleStart, now)+p.Paint(pctx.Muted, " ("+model.HumanDuration(now.Sub(t.CycleStart))+" ago)"))
 		}
 		if t.LockKind != "" {
 			kv("lock kind", string(t.LockKind))
@@ -94,10 +113,10 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 			continue
 		}
 		held = true
-		kv(string(s.Kind), s.Namespace+"/"+s.Name+" · holder "+locks.Holder(s)+" · held "+locks.Held(s, now))
-		kv("verdict", p.Verdict(s.Verdict, string(s.Verdict))+p.Paint(pctx.Muted, " — ")+s.Reason)
+		kv(string(s.Kind), x(s.Namespace+"/"+s.Name)+" · holder "+locks.Holder(s)+" · held "+locks.Held(s, now))
+		kv("verdict", p.Verdict(s.Verdict, string(s.Verdict))+p.Paint(pctx.Muted, " — ")+x(s.Reason))
 		for _, e := range s.Evidence {
-			kv("  "+e.Key, e.Value)
+			kv("  "+x(e.Key), x(e.Value))
 		}
 	}
 	if !held {
@@ -118,7 +137,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		if !cd.LastTransition.IsZero() {
 			ago = model.HumanDuration(now.Sub(cd.LastTransition)) + " ago"
 		}
-		out = append(out, p.Paint(role, pctx.Fit(cd.Type, 22)+pctx.Fit(cd.Status, 8))+p.Paint(pctx.Muted, pctx.Fit(ago, 10)+cd.Reason+" "+cd.Message))
+		out = append(out, p.Paint(role, pctx.Fit(x(cd.Type), 21)+" "+pctx.Fit(x(cd.Status), 7)+" ")+p.Paint(pctx.Muted, pctx.Fit(ago, 10)+" "+x(cd.Reason+" "+cd.Message)))
 	}
 
 	section("Boot ids seen")
@@ -131,7 +150,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 			if b.BootID == n.BootID {
 				mark = p.Paint(pctx.Accent, "▸ ")
 			}
-			out = append(out, mark+b.BootID+p.Paint(pctx.Muted, " first seen "+b.FirstSeen.Format("15:04:05")))
+			out = append(out, mark+x(b.BootID)+p.Paint(pctx.Muted, " first seen "+Stamp(b.FirstSeen, now)))
 		}
 	}
 
@@ -145,7 +164,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		out = append(out, p.Paint(pctx.Muted, k+" = ")+n.Annotations[k])
+		out = append(out, p.Paint(pctx.Muted, x(k)+" = ")+x(n.Annotations[k]))
 	}
 
 	section("Longhorn volumes on this node")
@@ -162,7 +181,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		case model.RobustnessFaulted:
 			role = pctx.Critical
 		}
-		out = append(out, p.Paint(role, pctx.Fit(string(v.Robustness), 10))+v.Key()+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d %s", v.Replicas, v.State)))
+		out = append(out, p.Paint(role, pctx.Fit(x(string(v.Robustness)), 10))+x(v.Key())+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d %s", v.Replicas, x(v.State))))
 	}
 	if count == 0 {
 		out = append(out, p.Paint(pctx.Muted, "none attached"))
@@ -186,7 +205,7 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 	var out []string
 	kv := func(k, v string) { out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 17)+" ")+v) }
 	kv("kind", string(s.Kind))
-	kv("object", s.Namespace+"/"+s.Name+p.Paint(pctx.Muted, " (uid "+s.UID+", resourceVersion "+s.ResourceVersion+")"))
+	kv("object", x(s.Namespace+"/"+s.Name)+p.Paint(pctx.Muted, " (uid "+x(s.UID)+", resourceVersion "+x(s.ResourceVersion)+")"))
 	kv("holder", locks.HolderFull(s))
 	kv("held for", locks.Held(s, ctx.Now))
 	if !s.Created.IsZero() {
@@ -196,7 +215,7 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 		kv("ttl", s.TTL.String())
 	}
 	kv("verdict", p.Verdict(s.Verdict, string(s.Verdict)))
-	for i, l := range wrap(s.Reason, max(width-16, 20)) {
+	for i, l := range wrap(x(s.Reason), max(width-16, 20)) {
 		if i == 0 {
 			kv("reason", l)
 		} else {
@@ -208,7 +227,7 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 		out = append(out, p.Paint(pctx.Muted, "none recorded"))
 	}
 	for _, e := range s.Evidence {
-		kv(e.Key, e.Value)
+		kv(x(e.Key), x(e.Value))
 	}
 	if !ctx.ReadOnly {
 		out = append(out, "", p.Paint(pctx.Title, "Actions"))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/locks"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -147,9 +148,17 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 	}
 	var body []string
 	add := func(s string) { body = append(body, " "+s) }
-	wrapped := func(label string, role pctx.Role, s string) {
-		// Wrap at spaces, slashes and commas; cut words longer than a line.
+	wrapped := func(label string, role pctx.Role, s string, most int) {
+		// Cluster text enters the dialog here, sanitised and bounded: a
+		// 200,000-character holder must not push the gates and the write
+		// away. Wrap at spaces, slashes and commas; cut words longer than a
+		// line; past most lines keep the first ones and the last (where a
+		// write says its precondition).
+		s = sanitize.Short(s, most*max(inner-len(label), 8))
 		lines := strings.Split(ansi.Wrap(s, max(inner-len(label), 8), " /,"), "\n")
+		if len(lines) > most {
+			lines = append(append(lines[:most-2:most-2], "…"), lines[len(lines)-1])
+		}
 		for i, l := range lines {
 			lead := label
 			if i > 0 {
@@ -159,17 +168,17 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		}
 	}
 	st := d.Plan.Status
-	wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name)
-	wrapped("holder   ", pctx.Bold, locks.HolderFull(st))
+	wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name, 2)
+	wrapped("holder   ", pctx.Bold, locks.HolderFull(st), 2)
 	add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
-	wrapped("reason   ", pctx.Text, st.Reason)
+	wrapped("reason   ", pctx.Text, st.Reason, 3)
 	add(p.Paint(pctx.Muted, "gates"))
 	for _, g := range d.Plan.Gates {
 		mark, role := "✓", pctx.OK
 		if !g.Passed {
 			mark, role = "✗", pctx.Critical
 		}
-		reason := strings.Split(ansi.Wrap(g.Reason, max(inner-17, 8), " /,"), "\n")
+		reason := strings.Split(ansi.Wrap(sanitize.Short(g.Reason, 4*max(inner-17, 8)), max(inner-17, 8), " /,"), "\n")
 		for i, l := range reason {
 			if i == 0 {
 				add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, l))
@@ -186,28 +195,28 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 	if d.DryRun {
 		write = "DRY RUN, not written: " + write
 	}
-	wrapped("write    ", pctx.Accent, write)
+	wrapped("write    ", pctx.Accent, write, 4)
 	if u := d.Plan.Uncordon; u.Op != "" {
 		then := u.String()
 		if d.DryRun {
 			then = "DRY RUN, not written: " + then
 		}
-		wrapped("then     ", pctx.Accent, then)
+		wrapped("then     ", pctx.Accent, then, 3)
 	}
 	body = append(body, "")
 	switch {
 	case d.Plan.Allowed:
 	case d.overridable():
-		wrapped("refused  ", pctx.Critical, d.Plan.Refusal)
-		add(p.Paint(pctx.Warning, "--allow-unsafe: type ") + p.Paint(pctx.Bold, d.Expected()) + p.Paint(pctx.Warning, " to override the failed gates"))
-		field := d.Typed + "█"
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
+		add(p.Paint(pctx.Warning, "--allow-unsafe: type ") + p.Paint(pctx.Bold, sanitize.Short(d.Expected(), 40)) + p.Paint(pctx.Warning, " to override the failed gates"))
+		field := sanitize.Short(d.Typed, max(inner-4, 1)) + "█"
 		role := pctx.Critical
 		if d.Typed == d.Expected() {
 			role = pctx.OK
 		}
 		add("> " + p.Paint(role, field))
 	default:
-		wrapped("refused  ", pctx.Critical, d.Plan.Refusal)
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
 		for _, l := range strings.Split(ansi.Wordwrap("nothing will be written; with --allow-unsafe the failed gates can be overridden after typing the holder's name", inner, " "), "\n") {
 			add(p.Paint(pctx.Muted, l))
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
@@ -30,7 +31,7 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	p := ctx.P
 	compact := w < 110
 	// Line 1: title, context, modes … source pills.
-	left := p.Paint(pctx.Muted, "⎈ ") + p.Paint(pctx.Accent, d.Context)
+	left := p.Paint(pctx.Muted, "⎈ ") + p.Paint(pctx.Accent, sanitize.Line(d.Context))
 	if w >= 80 {
 		left = p.Paint(pctx.Title, "rebootwatch") + " " + left
 	}
@@ -137,7 +138,7 @@ func progress(ctx *pctx.Context, f model.Fleet, w int) string {
 	count := fmt.Sprintf("%d/%d upgraded (%d%%)", f.Upgraded, f.Nodes, pct)
 	target := ""
 	if t := f.Target.String(); t != "" {
-		target = " → " + t
+		target = " → " + sanitize.Short(t, 80)
 	}
 	eta := "ETA –"
 	if f.ETA != nil {
@@ -171,7 +172,7 @@ func attention(ctx *pctx.Context, items []model.Attention) string {
 	if a.Severity == model.SeverityCritical {
 		role, mark = pctx.Critical, "✗ "
 	}
-	s := p.Paint(role, mark+a.Message)
+	s := p.Paint(role, mark+sanitize.Short(a.Message, 300))
 	if len(items) > 1 {
 		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
 	}

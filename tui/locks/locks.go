@@ -8,12 +8,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
-// HolderFull renders a lock's holder with the whole raw id (dialogs).
-func HolderFull(s model.LockStatus) string {
+// maxHolder bounds the raw id HolderFull shows: dialogs must keep room for
+// their gates and their write.
+const maxHolder = 160
+
+// HolderFull renders a lock's holder with the raw id (dialogs), sanitised
+// and shortened to maxHolder cells.
+func HolderFull(s model.LockStatus) string { return sanitize.Short(holderFull(s), maxHolder) }
+
+func holderFull(s model.LockStatus) string {
 	switch {
 	case s.Holder == "":
 		return "–"
@@ -27,8 +35,11 @@ func HolderFull(s model.LockStatus) string {
 	return s.Holder
 }
 
-// Holder renders a lock's holder: node name and raw id when they differ.
-func Holder(s model.LockStatus) string {
+// Holder renders a lock's holder: node name and raw id when they differ,
+// sanitised.
+func Holder(s model.LockStatus) string { return sanitize.Short(holder(s), maxHolder) }
+
+func holder(s model.LockStatus) string {
 	switch {
 	case s.Holder == "":
 		return "–"
@@ -42,12 +53,7 @@ func Holder(s model.LockStatus) string {
 	return s.Holder
 }
 
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12] + "…"
-	}
-	return id
-}
+func short(id string) string { return sanitize.Short(id, 13) }
 
 // Held renders how long a lock has been held.
 func Held(s model.LockStatus, now time.Time) string {
@@ -93,7 +99,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 		if compact && s.Kind == model.LockFleetlock {
 			kind = "fleet"
 		}
-		lock := s.Namespace + "/" + s.Name
+		lock := sanitize.Line(s.Namespace + "/" + s.Name)
 		verdict := string(s.Verdict)
 		cells := []struct {
 			text  string
@@ -105,7 +111,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 			{Holder(s), holderW, func(x string) string { return p.Paint(pctx.Bold, x) }},
 			{Held(s, ctx.Now), heldW, func(x string) string { return p.Paint(pctx.Text, x) }},
 			{verdict, verdictW, func(x string) string { return p.Verdict(s.Verdict, x) }},
-			{s.Reason, max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
+			{sanitize.Short(s.Reason, max(reasonW, 1)), max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
 		}
 		var sb strings.Builder
 		first := true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
@@ -77,24 +78,28 @@ func Render(p pctx.Painter, d Data, w, h int) []string {
 				break
 			}
 			if i == room-1 && len(d.Summary.NotHealthy) > room {
-				lines = append(lines, p.Paint(pctx.Muted, fmt.Sprintf("… %d more not healthy", len(d.Summary.NotHealthy)-i)))
+				msg := fmt.Sprintf("… %d more not healthy", len(d.Summary.NotHealthy)-i)
+				if i == 0 { // none listed: there is no "more"
+					msg = fmt.Sprintf("%d volumes not healthy", len(d.Summary.NotHealthy))
+				}
+				lines = append(lines, p.Paint(pctx.Muted, msg))
 				break
 			}
 			v := d.Volumes[k]
 			if v == nil {
-				lines = append(lines, p.Paint(pctx.Muted, k))
+				lines = append(lines, p.Paint(pctx.Muted, sanitize.Short(k, w)))
 				continue
 			}
 			role := pctx.Warning
 			if v.Robustness == model.RobustnessFaulted {
 				role = pctx.Critical
 			}
-			node := v.Node
+			node := sanitize.Short(v.Node, 64)
 			if node == "" {
 				node = "detached"
 			}
 			lines = append(lines, p.Paint(role, pctx.Fit(string(v.Robustness), 9))+" "+
-				p.Paint(pctx.Text, v.Name)+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d on %s", v.Replicas, node)))
+				p.Paint(pctx.Text, sanitize.Short(v.Name, max(w-12, 1)))+p.Paint(pctx.Muted, fmt.Sprintf(" ×%d on %s", v.Replicas, node)))
 		}
 	}
 	for i := range lines {

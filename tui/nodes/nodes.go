@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -29,7 +30,8 @@ type Row struct {
 	Upgraded   bool
 	RebootReq  *bool
 	Lock       model.LockKind
-	lower      string // name, phase and role, lower case, for the filter
+	label      string // Name as shown (sanitised)
+	lower      string // label, phase and role, lower case, for the filter
 }
 
 // SortMode orders the rows.
@@ -102,7 +104,9 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 	}
 	for _, name := range names {
 		n, _ := c.Node(name)
-		r := Row{Name: name, Role: n.Role(), Phase: c.Phase(name), Cordoned: n.Unschedulable,
+		// Names, roles and OS come from the cluster: they enter the
+		// table sanitised (Name itself stays exact: it selects the node).
+		r := Row{Name: name, label: sanitize.Line(name), Role: sanitize.Line(n.Role()), Phase: c.Phase(name), Cordoned: n.Unschedulable,
 			RebootReq: c.RebootRequired(name), Lock: holds[name]}
 		if tr := c.Track(name); tr != nil && !tr.SinceUnknown {
 			// A node first seen in its phase with no evidence of when it
@@ -112,11 +116,15 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		r.Ready, r.ReadyKnown, _ = n.Ready()
 		r.Upgraded = c.Upgraded(n, target)
 		r.OSFrom, r.OSTo = osLabels(n, target, r.Upgraded)
-		r.lower = strings.ToLower(r.Name + " " + string(r.Phase) + " " + r.Role)
+		r.OSFrom, r.OSTo = sanitize.Short(r.OSFrom, maxOS), sanitize.Short(r.OSTo, maxOS)
+		r.lower = strings.ToLower(r.label + " " + string(r.Phase) + " " + r.Role)
 		t.all = append(t.all, r)
 	}
 	t.apply(now)
 }
+
+// maxOS bounds an OS label: no column is wider.
+const maxOS = 120
 
 // osLabels returns what the OS column shows: the node's OS and, when it is
 // not upgraded yet, the target. Images are compared first; when they are

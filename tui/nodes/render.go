@@ -164,7 +164,7 @@ func cellName(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 	if r.Phase.InCycle() {
 		role = pctx.Bold
 	}
-	return fit(p, role, r.Name, w)
+	return fit(p, role, r.label, w)
 }
 
 func cellRole(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {

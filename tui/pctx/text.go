@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // Width is the display width of s (ANSI sequences ignored).
@@ -57,10 +59,17 @@ func width(s string) int {
 
 // Fit truncates plain or painted s to w cells (with an ellipsis) and pads it
 // with spaces to exactly w cells.
+//
+// Fit, Trunc and FitLeft are the dashboard's safety net: every cell and line
+// passes through one of them, so they run sanitize.Styled first. A control
+// character that reached them (a cluster string some renderer did not
+// sanitise) is shown escaped and measured as such: it cannot break a line,
+// move the cursor or set the title. Only SGR styling passes.
 func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	s = sanitize.Styled(s)
 	n := width(s)
 	if n > w {
 		s = truncate(s, w)
@@ -77,6 +86,7 @@ func Trunc(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	s = sanitize.Styled(s)
 	if width(s) <= w {
 		return s
 	}
@@ -101,6 +111,7 @@ func FitLeft(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	s = sanitize.Styled(s)
 	n := width(s)
 	if n > w {
 		return ansi.Truncate(s, w, "…")
@@ -154,8 +165,7 @@ func Box(p Painter, title, note string, body []string, w, h int) []string {
 	for i := 0; i < h-2; i++ {
 		line := ""
 		if i < len(body) {
-			// A line break inside a line would break the border.
-			line, _, _ = strings.Cut(body[i], "\n")
+			line = body[i] // Fit shows a line break in it escaped
 		}
 		out = append(out, side+Fit(line, inner)+side)
 	}

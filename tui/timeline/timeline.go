@@ -4,6 +4,7 @@
 package timeline
 
 import (
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
@@ -36,7 +37,7 @@ func Render(p pctx.Painter, entries []model.TimelineEntry, w, h int) []string {
 	for i := len(entries) - 1; i >= 0 && len(out) < h; i-- {
 		e := entries[i]
 		ts := e.Time.Format("15:04:05")
-		msg := pctx.Trunc(e.Message, max(w-len(ts)-3, 0))
+		msg := sanitize.Short(e.Message, max(w-len(ts)-3, 1))
 		out = append(out, p.Paint(pctx.Muted, ts)+" "+p.Paint(role(e.Kind), "▪")+" "+p.Paint(pctx.Text, msg))
 	}
 	return pctx.Lines(out, w, h)

@@ -6,6 +6,7 @@ package toast
 import (
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
@@ -62,5 +63,6 @@ func (t *Toast) Render(p pctx.Painter, w int) string {
 	case Error:
 		role, mark = pctx.Critical, "✗ "
 	}
-	return p.Paint(role, pctx.Trunc(mark+t.Text, w))
+	// Toast texts embed holders and API errors: sanitised here, once.
+	return p.Paint(role, sanitize.Short(mark+t.Text, max(w, 1)))
 }

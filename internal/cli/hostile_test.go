@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize/sanitizetest"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// hostilePlan is a reap plan whose holder, reason, evidence, gate reason and
+// write all carry s, as the lock engine builds them from a hostile Lease.
+func hostilePlan(s string) lock.Plan {
+	ref := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+	return lock.Plan{
+		Status: model.LockStatus{LockRef: ref, Holder: s, Verdict: model.VerdictGhost, Reason: "holder " + s + " matches no node",
+			Evidence: []model.Evidence{{Key: "holder", Value: s}}},
+		Action: model.ActionReap,
+		Gates:  []lock.Gate{{Name: lock.GateVerdict, Passed: true, Reason: "ghost " + s}},
+		Write: lock.Write{Ref: ref, Object: "Lease default/fleetlock-default", UID: "u", ResourceVersion: "7",
+			Op: lock.OpClearHolder, Field: "spec.holderIdentity", Holder: s},
+		Allowed: true,
+	}
+}
+
+func TestHostileStringsKeepActionOutput(t *testing.T) {
+	strs := append(append([]string{}, sanitizetest.Attacks...), sanitizetest.Random(5, 200, 40)...)
+	for _, s := range strs {
+		env, out, errb := testEnv(demoStart)
+		o := &actionOutput{env: env, plan: hostilePlan(s)}
+		o.describe()
+		o.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed: " + s})
+		fail(env, errors.New("no lock held by "+s))
+		for name, got := range map[string]string{"stdout": out.String(), "stderr": errb.String()} {
+			if p := sanitizetest.Problem(got, true); p != "" {
+				t.Fatalf("holder %.40q, %s: %s", s, name, p)
+			}
+		}
+		if n := strings.Count(out.String(), "\n"); n != 8 {
+			t.Fatalf("holder %.40q: %d lines, want 8 (a forged line?):\n%s", s, n, out)
+		}
+		if strings.Contains(out.String(), "\x1b") || len(out.String()) > 12000 {
+			t.Fatalf("holder %.40q: ESC or %d bytes of output", s, out.Len())
+		}
+		if !strings.Contains(out.String(), "resourceVersion 7") {
+			t.Fatalf("the write lost its precondition:\n%s", out)
+		}
+	}
+}
+
+// Ctrl-C (the context ends) while the [y/N] prompt waits aborts at once:
+// exit 130, nothing written, no "Result:" line.
+func TestCtrlCAtThePromptAborts(t *testing.T) {
+	for _, args := range [][]string{
+		{"release", "--kind", "kured"},
+		{"reap", "--kind", "fleetlock", "--allow-unsafe"}, // the typed-name prompt
+	} {
+		stdin, w := io.Pipe() // nobody ever answers
+		var out, errb lockedBuffer
+		env := Env{Stdin: stdin, Stdout: &out, Stderr: &errb, StdinTTY: true, StdoutTTY: true,
+			Getenv: func(string) string { return "" }, Now: func() time.Time { return demoStart }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int)
+		go func() { done <- run(ctx, append(append([]string{}, demo22...), args...), env) }()
+		// Interrupt once the prompt is up.
+		for !strings.Contains(errb.String(), "[y/N]") && !strings.Contains(errb.String(), "to go ahead") {
+			select {
+			case code := <-done:
+				t.Fatalf("%v ended (%d) before prompting:\n%s\n%s", args, code, out.String(), errb.String())
+			default:
+				time.Sleep(time.Millisecond) // polling, not a timed assertion
+			}
+		}
+		cancel()
+		code := <-done
+		w.Close()
+		if code != ExitInterrupted || strings.Contains(out.String(), "Result:") || !strings.Contains(errb.String(), "nothing written") {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out.String(), errb.String())
+		}
+	}
+}
