@@ -11,7 +11,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build demo test unit integration e2e bench lint fmt vet staticcheck testcluster screenshots clean
+.PHONY: all deps build demo test unit integration e2e bench lint fmt vet staticcheck testcluster helm screenshots clean
 
 all: build
 
@@ -32,6 +32,13 @@ $(BIN)/kube-apiserver: hack/testcluster/go.mod
 $(BIN)/etcd: hack/testcluster/go.mod
 	cd hack/testcluster && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 
+# helm for the chart tests (helm lint, helm template), built once from the
+# pinned module in hack/helm and cached in bin/ (about 310 CPU-seconds cold).
+helm: $(BIN)/helm
+
+$(BIN)/helm: hack/helm/go.mod
+	cd hack/helm && $(GO) build -o $(BIN)/helm helm.sh/helm/v4/cmd/helm
+
 # tmux and prometheus from Debian, when missing (hack/deps.sh).
 deps:
 	bash hack/deps.sh
@@ -41,7 +48,7 @@ unit:
 
 # test runs everything: unit tests, integration tests against a real
 # kube-apiserver + etcd and Prometheus, and the tmux end-to-end script.
-test: deps build testcluster
+test: deps build testcluster helm
 	REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(PKGS)
 	@if command -v tmux >/dev/null 2>&1; then bash hack/e2e-tmux.sh; else echo "tmux not installed: skipping the tmux end-to-end script"; fi
 

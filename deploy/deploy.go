@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -61,31 +63,57 @@ func Objects() ([]Object, error) {
 	if len(k.Resources) == 0 {
 		return nil, errors.New("kustomization.yaml lists no resources")
 	}
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var out []Object
 	for _, f := range k.Resources {
 		b, err := Manifests.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("kustomization.yaml lists %s: %w", f, err)
 		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for i := 0; ; i++ {
-			doc, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s document %d: %w", f, i, err)
-			}
-			if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-				continue
-			}
-			obj, _, err := decoder.Decode(doc, nil, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s document %d: %w", f, i, err)
-			}
-			out = append(out, Object{File: f, Object: obj})
+		objs, err := Decode(f, b)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// Decode decodes a multi-document YAML stream (file names it in errors):
+// kinds client-go knows strictly (an unknown field is an error), others
+// (the Prometheus Operator's ServiceMonitor and PrometheusRule) as
+// unstructured objects.
+func Decode(file string, b []byte) ([]Object, error) {
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	var out []Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for i := 0; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", file, i, err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", file, i, err)
+		}
+		if !scheme.Scheme.Recognizes(tm.GroupVersionKind()) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.UnmarshalStrict(doc, &u.Object); err != nil {
+				return nil, fmt.Errorf("%s document %d: %w", file, i, err)
+			}
+			out = append(out, Object{File: file, Object: u})
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", file, i, err)
+		}
+		out = append(out, Object{File: file, Object: obj})
 	}
 	return out, nil
 }

@@ -54,7 +54,7 @@ func TestManifestKinds(t *testing.T) {
 		got = append(got, gvk.Kind)
 	}
 	want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding",
-		"Role", "RoleBinding", "Lease", "Deployment", "PodDisruptionBudget"}
+		"Role", "RoleBinding", "Lease", "Deployment", "PodDisruptionBudget", "Service"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}
@@ -84,6 +84,12 @@ const (
 
 // grants expands every rule bound to the agent's ServiceAccount.
 func grants(t *testing.T, objs []Object) []string {
+	t.Helper()
+	return grantsOf(t, objs, saNamespace, saName)
+}
+
+// grantsOf expands every rule bound to the ServiceAccount saNS/saName.
+func grantsOf(t *testing.T, objs []Object, saNamespace, saName string) []string {
 	t.Helper()
 	clusterRoles := map[string]*rbacv1.ClusterRole{}
 	roles := map[string]*rbacv1.Role{}

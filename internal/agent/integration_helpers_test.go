@@ -94,6 +94,8 @@ func applyDeploy(t *testing.T, cs kubernetes.Interface) {
 				_, err = cs.AppsV1().Deployments(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
 			case *policyv1.PodDisruptionBudget:
 				_, err = cs.PolicyV1().PodDisruptionBudgets(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			case *corev1.Service:
+				_, err = cs.CoreV1().Services(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
 			default:
 				t.Fatalf("%s: cannot apply %T", o.File, x)
 			}

@@ -1,0 +1,444 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/rebootwatch/rebootwatch/internal/agent"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+)
+
+// chartDir is the Helm chart of the agent.
+const chartDir = "helm/rebootwatch-agent"
+
+// helmBin is bin/helm, built by `make helm` from the pinned module in
+// hack/helm. Missing: skipped, or failed under REBOOTWATCH_INTEGRATION.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	return testcluster.Require(t, "helm")[0]
+}
+
+// runHelm runs helm with a private home, so no user configuration counts.
+func runHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(helmBin(t), args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// valueSet is one way to install the chart.
+type valueSet struct {
+	name, release, namespace, valuesFile string
+	set                                  []string
+}
+
+var (
+	defaultValues    = valueSet{name: "default", release: "rebootwatch-agent", namespace: "rebootwatch"}
+	nondefaultValues = valueSet{name: "non-default", release: "rw", namespace: "ops", valuesFile: "testdata/nondefault-values.yaml"}
+)
+
+func (v valueSet) args() []string {
+	a := []string{"--namespace", v.namespace}
+	if v.valuesFile != "" {
+		a = append(a, "--values", v.valuesFile)
+	}
+	for _, s := range v.set {
+		a = append(a, "--set", s)
+	}
+	return a
+}
+
+// render runs helm template and decodes every manifest.
+func render(t *testing.T, v valueSet) []Object {
+	t.Helper()
+	out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...)
+	if err != nil {
+		t.Fatalf("helm template (%s values): %v\n%s", v.name, err, out)
+	}
+	objs, err := Decode("helm template "+v.name, []byte(out))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("helm template (%s values) rendered nothing", v.name)
+	}
+	return objs
+}
+
+func TestHelmLint(t *testing.T) {
+	for _, v := range []valueSet{defaultValues, nondefaultValues} {
+		out, err := runHelm(t, append([]string{"lint", "--strict", chartDir}, v.args()...)...)
+		if err != nil || !strings.Contains(out, "0 chart(s) failed") {
+			t.Errorf("helm lint --strict (%s values): %v\n%s", v.name, err, out)
+		}
+	}
+}
+
+// TestHelmRejectsBadValues: values the RBAC cannot be rendered from fail
+// the render instead of producing a permission for nothing.
+func TestHelmRejectsBadValues(t *testing.T) {
+	for _, bad := range [][]string{
+		{"fleetlock.groups=null"},
+		{"kured.daemonSet.name="},
+		{"fleetlock.namespace="},
+		{"serviceMonitor.enabled=true", "service.enabled=false"},
+	} {
+		v := defaultValues
+		v.set = bad
+		if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
+			t.Errorf("--set %v rendered:\n%s", bad, out)
+		}
+	}
+}
+
+// helmBookkeeping are the labels only Helm sets (the kustomize directory
+// has no chart version or release manager to name).
+var helmBookkeeping = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version"}
+
+// comparable turns an object into a map without Helm's bookkeeping labels,
+// keyed by kind/namespace/name.
+func comparable(t *testing.T, o runtime.Object) (string, map[string]any) {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		u.SetAPIVersion(gvk.GroupVersion().String())
+		u.SetKind(gvk.Kind)
+	}
+	labels := u.GetLabels()
+	for _, l := range helmBookkeeping {
+		delete(labels, l)
+	}
+	u.SetLabels(labels)
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName(), u.Object
+}
+
+func byKey(t *testing.T, objs []Object) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, o := range objs {
+		k, m := comparable(t, o.Object)
+		if _, dup := out[k]; dup {
+			t.Fatalf("two objects %s", k)
+		}
+		out[k] = m
+	}
+	return out
+}
+
+func compareObjects(t *testing.T, what string, got, want map[string]map[string]any) {
+	t.Helper()
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: the chart renders %s, which is not there", what, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s: the chart does not render %s", what, k)
+			continue
+		}
+		if !reflect.DeepEqual(g, want[k]) {
+			gj, _ := json.MarshalIndent(g, "", "  ")
+			wj, _ := json.MarshalIndent(want[k], "", "  ")
+			t.Errorf("%s: %s differs\nchart:\n%s\nfile:\n%s", what, k, gj, wj)
+		}
+	}
+}
+
+// TestHelmDefaultsEqualKustomize: the kustomize directory deploy/ is kept by
+// hand equal to the chart rendered with its default values (release
+// rebootwatch-agent in namespace rebootwatch), except for the Namespace
+// (kustomize creates it with its Pod Security label; Helm installs use
+// --create-namespace) and Helm's bookkeeping labels.
+func TestHelmDefaultsEqualKustomize(t *testing.T) {
+	var kust []Object
+	for _, o := range objects(t) {
+		if _, ok := o.Object.(*corev1.Namespace); !ok {
+			kust = append(kust, o)
+		}
+	}
+	compareObjects(t, "deploy/ vs chart defaults", byKey(t, render(t, defaultValues)), byKey(t, kust))
+}
+
+// monitoringObjects reads deploy/monitoring/'s manifests.
+func monitoringObjects(t *testing.T) []Object {
+	t.Helper()
+	var out []Object
+	for _, f := range []string{"monitoring/servicemonitor.yaml", "monitoring/prometheusrule.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Decode(f, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, objs...)
+	}
+	return out
+}
+
+// TestHelmMonitoringEqualsDeployMonitoring: deploy/monitoring/ is the
+// chart's ServiceMonitor and PrometheusRule with the default values.
+func TestHelmMonitoringEqualsDeployMonitoring(t *testing.T) {
+	v := defaultValues
+	v.set = []string{"serviceMonitor.enabled=true", "prometheusRule.enabled=true"}
+	var got []Object
+	for _, o := range render(t, v) {
+		if _, ok := o.Object.(*unstructured.Unstructured); ok {
+			got = append(got, o)
+		}
+	}
+	compareObjects(t, "deploy/monitoring vs chart defaults", byKey(t, got), byKey(t, monitoringObjects(t)))
+}
+
+// TestHelmNonDefaultValues checks that every value reaches the objects: the
+// RBAC names exactly the configured objects, and the container's args,
+// parsed by the agent's own flag parser, carry the configured settings.
+func TestHelmNonDefaultValues(t *testing.T) {
+	objs := render(t, nondefaultValues)
+	const sa, ns = "rw-rebootwatch-agent", "ops"
+	want := []string{
+		"get /nodes cluster-wide", "list /nodes cluster-wide", "watch /nodes cluster-wide",
+		"get longhorn.io/volumes cluster-wide", "list longhorn.io/volumes cluster-wide", "watch longhorn.io/volumes cluster-wide",
+		"list coordination.k8s.io/leases in fleet", "watch coordination.k8s.io/leases in fleet",
+		"get coordination.k8s.io/leases/fleetlock-default in fleet", "update coordination.k8s.io/leases/fleetlock-default in fleet",
+		"get coordination.k8s.io/leases/fleetlock-workers in fleet", "update coordination.k8s.io/leases/fleetlock-workers in fleet",
+		"create /events in fleet",
+		"get apps/daemonsets/kured-ds in kured", "list apps/daemonsets/kured-ds in kured",
+		"watch apps/daemonsets/kured-ds in kured", "update apps/daemonsets/kured-ds in kured",
+		"create /events in kured",
+		"get coordination.k8s.io/leases/rw-leader in ops", "update coordination.k8s.io/leases/rw-leader in ops",
+	}
+	sort.Strings(want)
+	if got := grantsOf(t, objs, ns, sa); !slices.Equal(got, want) {
+		t.Errorf("grants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	var d *appsv1.Deployment
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.Object.GetObjectKind().GroupVersionKind().Kind]++
+		switch x := o.Object.(type) {
+		case *appsv1.Deployment:
+			d = x
+		case *policyv1.PodDisruptionBudget:
+			t.Error("podDisruptionBudget.enabled=false still renders a PodDisruptionBudget")
+		case *unstructured.Unstructured:
+			if x.GetLabels()["release"] != "kube-prometheus-stack" {
+				t.Errorf("%s has labels %v: the values' labels are missing", x.GetKind(), x.GetLabels())
+			}
+		}
+	}
+	if kinds["ServiceMonitor"] != 1 || kinds["PrometheusRule"] != 1 || kinds["Lease"] != 1 || kinds["Service"] != 1 {
+		t.Errorf("kinds rendered: %v", kinds)
+	}
+	if d == nil {
+		t.Fatal("no Deployment")
+	}
+	if d.Name != sa || d.Namespace != ns || *d.Spec.Replicas != 3 || d.Spec.Template.Spec.ServiceAccountName != sa {
+		t.Errorf("deployment %s/%s replicas %d sa %s", d.Namespace, d.Name, *d.Spec.Replicas, d.Spec.Template.Spec.ServiceAccountName)
+	}
+	p := d.Spec.Template.Spec
+	c := p.Containers[0]
+	if c.Image != "registry.example.com/ops/rebootwatch-agent:1.2.3" || c.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("image %s pull %s", c.Image, c.ImagePullPolicy)
+	}
+	if p.PriorityClassName != "system-cluster-critical" || p.NodeSelector["kubernetes.io/os"] != "linux" || len(p.Tolerations) != 1 ||
+		*p.SecurityContext.RunAsUser != 10001 || d.Spec.Template.Labels["team"] != "platform" ||
+		d.Spec.Template.Annotations["example.com/owner"] != "platform" || c.Resources.Limits.Memory().String() != "256Mi" {
+		t.Errorf("pod spec does not carry the values: %+v", p)
+	}
+	cfg, err := agent.ParseFlags(c.Args, io.Discard)
+	if err != nil {
+		t.Fatalf("args %v: %v", c.Args, err)
+	}
+	if cfg.KuredDaemonSet != "kured/kured-ds" || cfg.FleetlockNamespace != "fleet" || cfg.ReapGhost || !cfg.ReapExpired ||
+		!cfg.ReleaseOrphaned || cfg.Interval != 30*time.Second || cfg.RequestTimeout != 10*time.Second ||
+		cfg.OrphanGrace != 20*time.Minute || !cfg.DryRun || cfg.LogLevel != "debug" || !cfg.LeaderElect ||
+		cfg.LeaderElectionID != "rw-leader" || cfg.LeaderElectRetryPeriod != 3*time.Second ||
+		cfg.HealthProbeBindAddress != ":9091" || cfg.MetricsBindAddress != ":9090" {
+		t.Errorf("parsed args %+v do not carry the values (args %v)", cfg, c.Args)
+	}
+	for _, pr := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		if pr.HTTPGet.Port.StrVal != "health" {
+			t.Errorf("probe on %v", pr.HTTPGet.Port)
+		}
+	}
+	if c.Ports[1].Name != "health" || c.Ports[1].ContainerPort != 9091 || c.Ports[0].ContainerPort != 9090 {
+		t.Errorf("ports %v", c.Ports)
+	}
+
+	// Leader election off: no Lease, no leader Role, --leader-elect=false.
+	off := nondefaultValues
+	off.set = []string{"leaderElection.enabled=false"}
+	for _, o := range render(t, off) {
+		switch x := o.Object.(type) {
+		case *appsv1.Deployment:
+			cfg, err := agent.ParseFlags(x.Spec.Template.Spec.Containers[0].Args, io.Discard)
+			if err != nil || cfg.LeaderElect {
+				t.Errorf("leader election off: args %v (%v)", x.Spec.Template.Spec.Containers[0].Args, err)
+			}
+		default:
+			if o.Object.GetObjectKind().GroupVersionKind().Kind == "Lease" {
+				t.Error("leader election off still renders the leader Lease")
+			}
+		}
+	}
+	if g := grantsOf(t, render(t, off), ns, sa); slices.ContainsFunc(g, func(s string) bool { return strings.Contains(s, "rw-leader") }) {
+		t.Errorf("leader election off still grants the leader Lease: %v", g)
+	}
+}
+
+// TestIntegrationHelmDryRun sends every manifest the chart renders, for the
+// default and the non-default values, to a real API server as a strict
+// server-side dry-run create (unknown fields rejected), and checks the
+// agent's pod against Pod Security "restricted" enforced on its namespace.
+func TestIntegrationHelmDryRun(t *testing.T) {
+	c := testcluster.Start(t)
+	cs := c.Client(t)
+	dyn := c.Dynamic(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// The Prometheus Operator's kinds (minimal CRDs written for this test).
+	crdObjs := func() []Object {
+		b, err := os.ReadFile("testdata/monitoring-crds.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Decode("testdata/monitoring-crds.yaml", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}()
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, o := range crdObjs {
+		if _, err := dyn.Resource(crdGVR).Create(ctx, o.Object.(*unstructured.Unstructured), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create CRD: %v", err)
+		}
+	}
+	// The namespaces the two value sets install into (kube-system and
+	// default exist), with Pod Security "restricted" enforced where the pod runs.
+	for _, ns := range []string{"rebootwatch", "ops", "kured", "fleet"} {
+		labels := map[string]string{}
+		if ns == "rebootwatch" || ns == "ops" {
+			labels["pod-security.kubernetes.io/enforce"] = "restricted"
+		}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := memory.NewMemCacheClient(disc)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"}
+	for _, v := range []valueSet{defaultValues, nondefaultValues} {
+		objs := render(t, v)
+		for _, o := range objs {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := &unstructured.Unstructured{Object: m}
+			gvk := o.Object.GetObjectKind().GroupVersionKind()
+			u.SetGroupVersionKind(gvk)
+			// The discovery cache may predate the CRDs: refresh and retry.
+			var rm *meta.RESTMapping
+			for attempt := 0; ; attempt++ {
+				if rm, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+					break
+				}
+				if attempt > 50 {
+					t.Fatalf("%s values: no mapping for %v: %v", v.name, gvk, err)
+				}
+				cached.Invalidate()
+				mapper.Reset()
+				time.Sleep(200 * time.Millisecond)
+			}
+			if rm.Scope.Name() == meta.RESTScopeNameNamespace {
+				_, err = dyn.Resource(rm.Resource).Namespace(u.GetNamespace()).Create(ctx, u, dryRun)
+			} else {
+				_, err = dyn.Resource(rm.Resource).Create(ctx, u, dryRun)
+			}
+			if err != nil {
+				t.Errorf("%s values: dry-run create %s %s/%s: %v", v.name, gvk.Kind, u.GetNamespace(), u.GetName(), err)
+			}
+			d, ok := o.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			// The pod the Deployment would create, in its namespace.
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "psa-check", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+				Spec: d.Spec.Template.Spec}
+			// The priority class only exists on real clusters' system namespaces.
+			pod.Spec.PriorityClassName = ""
+			if _, err := cs.CoreV1().Pods(d.Namespace).Create(ctx, pod, dryRun); err != nil {
+				t.Errorf("%s values: the agent's pod is rejected in %s: %v", v.name, d.Namespace, err)
+			}
+			bad := pod.DeepCopy()
+			bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil
+			if _, err := cs.CoreV1().Pods(d.Namespace).Create(ctx, bad, dryRun); err == nil {
+				t.Errorf("%s values: a pod allowing privilege escalation was admitted in %s: Pod Security is not enforced there", v.name, d.Namespace)
+			}
+		}
+	}
+	// A misspelt field is rejected: the strict dry run proves something.
+	typo := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": "typo", "namespace": "rebootwatch"},
+		"spec":     map[string]any{"groups": []any{map[string]any{"name": "g", "rules": []any{map[string]any{"alert": "A", "expr": "1", "fro": "5m"}}}}},
+	}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"}).
+		Namespace("rebootwatch").Create(ctx, typo, dryRun); err == nil {
+		t.Error("a PrometheusRule with an unknown field was accepted: the dry run is not strict")
+	}
+}
