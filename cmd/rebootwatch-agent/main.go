@@ -26,6 +26,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/agent"
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
@@ -74,6 +75,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("cannot build the dynamic client", err)
 	}
 
+	// Notify URLs carry tokens: an invalid one is reported by position and
+	// service only, and the URLs are never logged.
+	notifier, err := notify.New(notify.Options{URLs: cfg.NotifyURLs, Timeout: cfg.RequestTimeout,
+		Registerer: metrics.Registry, Log: log, Prefix: "rebootwatch-agent:"})
+	if err != nil {
+		fmt.Fprintln(stderr, "rebootwatch-agent:", err)
+		return 2
+	}
+	notifier.SetBlockedAfter(cfg.NotifyBlockedAfter)
+
 	health := agent.NewHealth(time.Now, cfg.Interval)
 	srv, err := agent.Listen(cfg.HealthProbeBindAddress, cfg.MetricsBindAddress, health, metrics)
 	if err != nil {
@@ -93,6 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Sources: sourceStarters(cfg, watchClient, dyn, log),
 		Health:  health,
 		Metrics: metrics,
+		Notify:  notifier,
 	})
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -102,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
 		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
 		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
 		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
 
 	electionDone := make(chan struct{})

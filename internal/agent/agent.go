@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -52,6 +53,9 @@ type Agent struct {
 
 	Health  *Health
 	Metrics *Metrics
+	// Notify posts to the --notify-url targets and measures the blocked
+	// time; New makes one without targets when nil.
+	Notify *notify.Notifier
 
 	leader  atomic.Bool
 	settled atomic.Bool // every source's WaitForSync returned
@@ -82,6 +86,9 @@ func New(a *Agent) *Agent {
 	}
 	if a.Health == nil {
 		a.Health = NewHealth(a.Clock, a.Config.Interval)
+	}
+	if a.Notify == nil {
+		a.Notify = notify.NewWithTargets(nil, notify.Options{})
 	}
 	a.leaderCh = make(chan struct{}, 1)
 	a.events = make(chan model.Event, 1024)
@@ -170,6 +177,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.waitForSync(ctx, names, waits)
 	}()
 	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.Notify.Run(ctx)
+	}()
 
 	ticker := time.NewTicker(a.Config.Interval)
 	defer ticker.Stop()
@@ -354,6 +366,9 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.Metrics.SetLocks(statuses, now)
 
 	leader := a.IsLeader()
+	// Notifications go out from the leader only (every replica tracks).
+	blocked := a.Notify.Judged(now, statuses, notify.Progress(a.cluster), leader)
+	a.Metrics.SetFleet(a.cluster.Fleet(now), blocked)
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
 		r := LockReport{Kind: s.Kind, Lock: s.Namespace + "/" + s.Name, Holder: s.Holder, HolderNode: s.HolderNode(),
@@ -485,6 +500,7 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 		a.Metrics.Actions.WithLabelValues(kind, "uncordon", res.Uncordon.Outcome).Inc()
 	}
 	a.Metrics.Actions.WithLabelValues(kind, string(action), res.Outcome).Inc()
+	a.Notify.Acted(s, action, res.Outcome, r.Message)
 	a.cluster.Apply(res.Recorded(plan), a.Clock())
 	// The Actor logs the action line (who, what, why, outcome) itself.
 }

@@ -39,6 +39,9 @@ type Config struct {
 	MetricsBindAddress     string // --metrics-bind-address (may equal the health address)
 
 	LogLevel string // --log-level debug|info|warn|error
+
+	NotifyURLs         []string      // --notify-url (repeatable): shoutrrr URLs
+	NotifyBlockedAfter time.Duration // --notify-blocked-after: notify a fleet blocked this long (0: never)
 }
 
 // Defaults returns the configuration of DESIGN §9.
@@ -58,6 +61,7 @@ func Defaults() Config {
 		HealthProbeBindAddress:   ":8081",
 		MetricsBindAddress:       ":8080",
 		LogLevel:                 "info",
+		NotifyBlockedAfter:       30 * time.Minute,
 	}
 }
 
@@ -90,6 +94,14 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, "address of /metrics (may equal --health-probe-bind-address)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
+	fs.Func("notify-url", "shoutrrr URL to notify (repeatable), e.g. slack://…, generic+https://…: lock turned ghost/orphaned/expired, action taken, fleet blocked", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty URL")
+		}
+		c.NotifyURLs = append(c.NotifyURLs, v)
+		return nil
+	})
+	fs.DurationVar(&c.NotifyBlockedAfter, "notify-blocked-after", c.NotifyBlockedAfter, "notify when a lock has needed attention and no node progressed for this long (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -140,6 +152,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("--%s must be host:port (e.g. :8081), got %q", a.flag, a.addr))
 		}
+	}
+	if c.NotifyBlockedAfter < 0 {
+		errs = append(errs, fmt.Errorf("--notify-blocked-after must not be negative, got %s", c.NotifyBlockedAfter))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Defaults()
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults differ:\n got %+v\nwant %+v", c, want)
 	}
 	// DESIGN §9 values.
@@ -32,13 +34,15 @@ func TestParseFlagsDefaults(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	c, err := ParseFlags([]string{"--interval=5s", "--request-timeout=2s", "--dry-run", "--release-orphaned", "--orphan-grace=1m",
 		"--leader-elect=false", "--leader-election-namespace=ops", "--health-probe-bind-address=127.0.0.1:9000",
-		"--metrics-bind-address=127.0.0.1:9000", "--kured-daemonset=kube-system/kured", "--fleetlock-namespace=fl"}, &bytes.Buffer{})
+		"--metrics-bind-address=127.0.0.1:9000", "--kured-daemonset=kube-system/kured", "--fleetlock-namespace=fl",
+		"--notify-url=generic+http://127.0.0.1:9/hook", "--notify-url=slack://token@channel", "--notify-blocked-after=1h"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Interval != 5*time.Second || c.RequestTimeout != 2*time.Second || !c.DryRun || !c.ReleaseOrphaned || c.OrphanGrace != time.Minute ||
 		c.LeaderElect || c.LeaderElectionNamespace != "ops" || c.HealthProbeBindAddress != c.MetricsBindAddress ||
-		c.KuredDaemonSet != "kube-system/kured" || c.FleetlockNamespace != "fl" {
+		c.KuredDaemonSet != "kube-system/kured" || c.FleetlockNamespace != "fl" || c.NotifyBlockedAfter != time.Hour ||
+		!slices.Equal(c.NotifyURLs, []string{"generic+http://127.0.0.1:9/hook", "slack://token@channel"}) {
 		t.Fatalf("parsed %+v", c)
 	}
 }
@@ -56,6 +60,8 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"}, "1.2 ×"},
 		{[]string{"--metrics-bind-address=8080"}, "--metrics-bind-address must be host:port"},
 		{[]string{"--log-level=loud"}, "--log-level"},
+		{[]string{"--notify-blocked-after=-1m"}, "--notify-blocked-after must not be negative"},
+		{[]string{"--notify-url="}, "empty URL"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--no-such-flag"}, "not defined"},
 	} {

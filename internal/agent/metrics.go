@@ -23,6 +23,10 @@ type Metrics struct {
 	Verdict     *prometheus.GaugeVec   // rebootwatch_lock_verdict{kind,lock,verdict}
 	Actions     *prometheus.CounterVec // rebootwatch_actions_total{kind,action,result}
 	APIErrors   *prometheus.CounterVec // rebootwatch_api_errors_total{verb}
+
+	FleetNodes    *prometheus.GaugeVec // rebootwatch_fleet_nodes{phase}
+	FleetUpgraded prometheus.Gauge     // rebootwatch_fleet_upgraded_nodes
+	FleetBlocked  prometheus.Gauge     // rebootwatch_fleet_blocked_seconds
 }
 
 // AllVerdicts are the verdict label values, each exported 0 or 1 per lock.
@@ -61,8 +65,21 @@ func NewMetrics() *Metrics {
 			Name: "rebootwatch_api_errors_total",
 			Help: "Kubernetes API calls that failed (transport error or HTTP status >= 400), by verb.",
 		}, []string{"verb"}),
+		FleetNodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_fleet_nodes",
+			Help: "Nodes by reboot phase (idle, pending, draining, rebooting, recovering, done, down, unknown).",
+		}, []string{"phase"}),
+		FleetUpgraded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rebootwatch_fleet_upgraded_nodes",
+			Help: "Nodes running the fleet's target OS image and kernel (the newest seen).",
+		}),
+		FleetBlocked: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rebootwatch_fleet_blocked_seconds",
+			Help: "Seconds since a lock has needed attention (ghost, orphaned, expired, ambiguous) with no node phase or lock holder changing; 0 when not blocked.",
+		}),
 	}
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
+		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{resultOK, resultDegraded, resultError} {
 		m.Iterations.WithLabelValues(r)
@@ -73,6 +90,15 @@ func NewMetrics() *Metrics {
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// SetFleet sets the fleet's progress and blocked time.
+func (m *Metrics) SetFleet(f model.Fleet, blocked time.Duration) {
+	for _, p := range model.AllPhases {
+		m.FleetNodes.WithLabelValues(string(p)).Set(float64(f.Phases[p]))
+	}
+	m.FleetUpgraded.Set(float64(f.Upgraded))
+	m.FleetBlocked.Set(blocked.Seconds())
 }
 
 // lockLabel is the lock label value: namespace/name. A kured multi-lock's
