@@ -241,7 +241,9 @@ func TestHelmNonDefaultValues(t *testing.T) {
 	objs := render(t, nondefaultValues)
 	const sa, ns = "rw-rebootwatch-agent", "ops"
 	want := []string{
-		"get /nodes cluster-wide", "list /nodes cluster-wide", "watch /nodes cluster-wide",
+		"get /nodes cluster-wide", "list /nodes cluster-wide", "watch /nodes cluster-wide", "update /nodes cluster-wide",
+		// The uncordon's Event on the Node, in default.
+		"create /events in default",
 		"get longhorn.io/volumes cluster-wide", "list longhorn.io/volumes cluster-wide", "watch longhorn.io/volumes cluster-wide",
 		"list coordination.k8s.io/leases in fleet", "watch coordination.k8s.io/leases in fleet",
 		"get coordination.k8s.io/leases/fleetlock-default in fleet", "update coordination.k8s.io/leases/fleetlock-default in fleet",
