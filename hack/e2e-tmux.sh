@@ -232,5 +232,43 @@ expect "bell: cluster list opens" "2 of 2 need attention"
 if [ "$(bell_flag)" = 1 ]; then ok "--bell rings in the cluster list"; else ko "--bell rings in the cluster list (no bell flag)"; fi
 keys q
 
+# --- 9. a hostile holder: the screen keeps its layout, no title is set -----
+# The demo's ghost Lease is held by text that would set the terminal's
+# title, clear the screen, colour itself and forge lines if printed raw.
+HOSTILE=$(printf '\033]0;PWNED\007\033[2J\033[31mred\nFORGED nothing needs attention\n\342\200\256evil')
+"${T[@]}" set-environment -g REBOOTWATCH_DEMO_GHOST_HOLDER "$HOSTILE"
+start "--demo-at ${E2E_AT:-30m}"
+"${T[@]}" set-environment -gu REBOOTWATCH_DEMO_GHOST_HOLDER
+expect "hostile: dashboard opens" "Locks"
+expect "hostile: the holder is shown escaped" '\e]0;PWNED'
+expect "hostile: the lease row keeps its verdict" "unknown"
+expect "hostile: the footer stays on screen" "? help"
+sleep 0.3
+if screen | grep -qE '^[│ ]*FORGED'; then ko "hostile: no forged line"; else ok "hostile: no forged line"; fi
+title=$("${T[@]}" display -p -t e2e '#{pane_title}' 2>/dev/null)
+case "$title" in
+*PWNED*) ko "hostile: no title set (pane title: $title)" ;;
+*) ok "hostile: no title set (pane title: $title)" ;;
+esac
+if [ "$(screen | wc -l)" -le 40 ] && screen | head -1 | grep -qF "rebootwatch"; then
+	ok "hostile: the header stays on the first line"
+else
+	ko "hostile: the header stays on the first line"
+fi
+keys q
+expect "hostile: q quits with status 0" "EXITED:0"
+# The same holder in the coloured --snapshot report (no title of its own).
+"${T[@]}" set-environment -g REBOOTWATCH_DEMO_GHOST_HOLDER "$HOSTILE"
+start "--demo-at ${E2E_AT:-30m} --snapshot"
+"${T[@]}" set-environment -gu REBOOTWATCH_DEMO_GHOST_HOLDER
+expect "hostile snapshot: report printed" "EXITED:2"
+expect "hostile snapshot: the holder is shown escaped" '\e]0;PWNED'
+title=$("${T[@]}" display -p -t e2e '#{pane_title}' 2>/dev/null)
+case "$title" in
+*PWNED*) ko "hostile snapshot: no title set (pane title: $title)" ;;
+*) ok "hostile snapshot: no title set (pane title: $title)" ;;
+esac
+if screen | grep -qE '^ *FORGED'; then ko "hostile snapshot: no forged line"; else ok "hostile snapshot: no forged line"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

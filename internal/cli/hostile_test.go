@@ -84,3 +84,43 @@ func TestCtrlCAtThePromptAborts(t *testing.T) {
 		}
 	}
 }
+
+// The demo with a hostile ghost holder (as hack/e2e-tmux.sh runs it): the
+// coloured snapshot keeps its lines and sets no title.
+func TestHostileDemoSnapshot(t *testing.T) {
+	clean := -1
+	for _, s := range append([]string{"0123456789abcdef0123456789abcdef"}, sanitizetest.Attacks...) {
+		env, out, errb := testEnv(demoStart)
+		env.StdoutTTY = true
+		env.Getenv = func(k string) string {
+			if k == "REBOOTWATCH_DEMO_GHOST_HOLDER" {
+				return s
+			}
+			return ""
+		}
+		code := run(context.Background(), append(append([]string{}, demo22...), "--snapshot"), env)
+		if code != ExitAttention {
+			t.Fatalf("holder %.40q: exit %d\n%s", s, code, errb)
+		}
+		if p := sanitizetest.Problem(out.String(), true); p != "" {
+			t.Fatalf("holder %.40q: %s", s, p)
+		}
+		n := strings.Count(out.String(), "\n")
+		if clean < 0 {
+			clean = n
+		} else if n != clean {
+			t.Fatalf("holder %.40q: %d lines, want %d:\n%s", s, n, clean, out)
+		}
+		// The lease's row keeps its verdict (a holder that is no Zincati id
+		// cannot be mapped: unknown).
+		row := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "  fleetlock ") && (strings.Contains(l, "ghost") || strings.Contains(l, "unknown")) {
+				row = true
+			}
+		}
+		if !row || out.Len() > 20000 {
+			t.Fatalf("holder %.40q: the lease's row lost its verdict, or %d bytes:\n%.3000s", s, out.Len(), out)
+		}
+	}
+}

@@ -49,6 +49,8 @@ type Options struct {
 	DemoSeed  int64
 	DemoSpeed float64
 	DemoAt    time.Duration
+	// DemoGhostHolder replaces the demo's ghost holder id (sim.Config).
+	DemoGhostHolder string
 	// SyncTimeout bounds the wait for the first picture (default 30s).
 	SyncTimeout time.Duration
 
@@ -127,7 +129,7 @@ func (s *Session) openDemo() error {
 	if start.IsZero() {
 		start = s.opts.WallNow().Truncate(time.Second)
 	}
-	sm, err := sim.New(sim.Config{Seed: s.opts.DemoSeed, Start: start})
+	sm, err := sim.New(sim.Config{Seed: s.opts.DemoSeed, Start: start, GhostHolder: s.opts.DemoGhostHolder})
 	if err != nil {
 		return fmt.Errorf("demo cluster: %w", err)
 	}

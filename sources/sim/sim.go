@@ -61,6 +61,10 @@ type Config struct {
 	// OrphanIndex is the position in the reboot order of the node that never
 	// releases (default 2: the first worker); negative disables it.
 	OrphanIndex int
+	// GhostHolder, when set, is the ghost Lease's holder id instead of a
+	// random Zincati id: hostile text for the end-to-end script
+	// (REBOOTWATCH_DEMO_GHOST_HOLDER) and tests.
+	GhostHolder string
 }
 
 func (c *Config) defaults() {
@@ -267,6 +271,9 @@ func (s *Sim) seed() error {
 	}
 	// The ghost: a Zincati id of a machine that was destroyed 47 days ago.
 	ghost := s.hex(16)
+	if s.cfg.GhostHolder != "" {
+		ghost = s.cfg.GhostHolder
+	}
 	acquired := metav1.NewMicroTime(start.Add(-47*24*time.Hour - 3*time.Hour))
 	transitions := int32(12)
 	holder := ghost
