@@ -1,8 +1,10 @@
 // Package deploy holds rebootwatch-agent's Kubernetes manifests (apply with
-// `kubectl apply -k deploy/`) and the Dockerfile of its image. The manifests
-// are embedded so tests can validate them and apply them, as written, to a
-// real API server. It must hold no logic beyond reading and decoding those
-// files.
+// `kubectl apply -k deploy/`), its Helm chart (helm/rebootwatch-agent, whose
+// default render the kustomize files equal), its monitoring (monitoring/:
+// ServiceMonitor, PrometheusRule alerts, Grafana dashboard) and the
+// Dockerfile of its image. The manifests are embedded so tests can validate
+// them and apply them, as written, to a real API server. It must hold no
+// logic beyond reading and decoding those files.
 package deploy
 
 import (
@@ -27,6 +29,33 @@ import (
 //
 //go:embed *.yaml
 var Manifests embed.FS
+
+// Monitoring is deploy/monitoring/: the ServiceMonitor, the PrometheusRule
+// and the Grafana dashboard.
+//
+//go:embed monitoring
+var Monitoring embed.FS
+
+// PrometheusRules returns monitoring/prometheusrule.yaml's spec as a
+// Prometheus rule file (groups: …), the form promtool and Prometheus read.
+func PrometheusRules() ([]byte, error) {
+	b, err := Monitoring.ReadFile("monitoring/prometheusrule.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var pr struct {
+		Spec struct {
+			Groups []any `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &pr); err != nil {
+		return nil, fmt.Errorf("prometheusrule.yaml: %w", err)
+	}
+	if len(pr.Spec.Groups) == 0 {
+		return nil, errors.New("prometheusrule.yaml has no rule groups")
+	}
+	return yaml.Marshal(map[string]any{"groups": pr.Spec.Groups})
+}
 
 // Kustomization is the part of kustomization.yaml this package reads.
 type Kustomization struct {
