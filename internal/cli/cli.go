@@ -141,7 +141,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		Demo: c.Demo, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
 		// Hostile text for hack/e2e-tmux.sh; unset, the demo is unchanged.
 		DemoGhostHolder: env.Getenv("REBOOTWATCH_DEMO_GHOST_HOLDER"),
-		DemoStart: env.Now().Truncate(time.Second), WallNow: env.Now,
+		DemoStart:       env.Now().Truncate(time.Second), WallNow: env.Now,
 	}
 }
 
