@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,9 +176,101 @@ func TestPromtoolCheckRules(t *testing.T) {
 	if out, err := check(rulesFile(t)); err != nil || !strings.Contains(out, "SUCCESS: 9 rules found") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
+	// The dashboard's queries parse as PromQL: promtool checks them as
+	// recording rules ($__rate_interval as Grafana would fill it in).
+	var dash strings.Builder
+	dash.WriteString("groups:\n- name: dashboard\n  rules:\n")
+	n := 0
+	for _, qs := range dashboardQueries(t) {
+		for _, q := range qs {
+			n++
+			fmt.Fprintf(&dash, "  - record: dashboard:query%d\n    expr: %q\n", n, strings.ReplaceAll(q, "$__rate_interval", "5m"))
+		}
+	}
+	if out, err := check([]byte(dash.String())); err != nil || !strings.Contains(out, fmt.Sprintf("SUCCESS: %d rules found", n)) {
+		t.Errorf("promtool on the dashboard's queries: %v\n%s", err, out)
+	}
 	// promtool does fail on a broken expression.
 	broken := strings.Replace(string(rulesFile(t)), "max by (kind, lock)", "max by (kind, lock", 1)
 	if out, err := check([]byte(broken)); err == nil {
 		t.Errorf("promtool accepted a broken expression:\n%s", out)
+	}
+}
+
+type dashboardPanel struct {
+	ID         int    `json:"id"`
+	Title      string `json:"title"`
+	Type       string `json:"type"`
+	Datasource *struct {
+		UID string `json:"uid"`
+	} `json:"datasource"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+	Panels []dashboardPanel `json:"panels"`
+}
+
+// dashboardQueries returns every query of the Grafana dashboard, by panel.
+func dashboardQueries(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := Monitoring.ReadFile("monitoring/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		UID    string           `json:"uid"`
+		Title  string           `json:"title"`
+		Panels []dashboardPanel `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("grafana-dashboard.json: %v", err)
+	}
+	if d.UID == "" || d.Title == "" {
+		t.Error("the dashboard has no uid or title")
+	}
+	out := map[string][]string{}
+	ids := map[int]bool{}
+	var walk func([]dashboardPanel)
+	walk = func(ps []dashboardPanel) {
+		for _, p := range ps {
+			if ids[p.ID] {
+				t.Errorf("panel id %d used twice", p.ID)
+			}
+			ids[p.ID] = true
+			if p.Type == "row" {
+				walk(p.Panels)
+				continue
+			}
+			if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+				t.Errorf("panel %q does not use the dashboard's datasource variable", p.Title)
+			}
+			if len(p.Targets) == 0 {
+				t.Errorf("panel %q has no query", p.Title)
+			}
+			for _, tg := range p.Targets {
+				out[p.Title] = append(out[p.Title], tg.Expr)
+			}
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+// TestGrafanaDashboardQueriesUseExportedMetrics: every query of the
+// dashboard names a metric the agent exports, and the dashboard covers lock
+// verdicts, fleet progress, actions and API errors.
+func TestGrafanaDashboardQueriesUseExportedMetrics(t *testing.T) {
+	exported := exportedMetrics(t)
+	var all []string
+	for title, qs := range dashboardQueries(t) {
+		checkQueries(t, "dashboard panel "+title, qs, exported)
+		all = append(all, qs...)
+	}
+	joined := strings.Join(all, "\n")
+	for _, m := range []string{"rebootwatch_lock_verdict", "rebootwatch_fleet_nodes", "rebootwatch_fleet_upgraded_nodes",
+		"rebootwatch_actions_total", "rebootwatch_api_errors_total", "rebootwatch_fleet_blocked_seconds"} {
+		if !strings.Contains(joined, m) {
+			t.Errorf("no dashboard panel shows %s", m)
+		}
 	}
 }
