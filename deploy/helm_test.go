@@ -274,7 +274,7 @@ func TestHelmNonDefaultValues(t *testing.T) {
 			}
 		}
 	}
-	if kinds["ServiceMonitor"] != 1 || kinds["PrometheusRule"] != 1 || kinds["Lease"] != 1 || kinds["Service"] != 1 {
+	if kinds["ServiceMonitor"] != 1 || kinds["PrometheusRule"] != 1 || kinds["Lease"] != 1 || kinds["Service"] != 1 || kinds["Secret"] != 1 {
 		t.Errorf("kinds rendered: %v", kinds)
 	}
 	if d == nil {
@@ -293,9 +293,39 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		d.Spec.Template.Annotations["example.com/owner"] != "platform" || c.Resources.Limits.Memory().String() != "256Mi" {
 		t.Errorf("pod spec does not carry the values: %+v", p)
 	}
-	cfg, err := agent.ParseFlags(c.Args, io.Discard)
+	// The kubelet expands $(VAR) in args from the container's env; the notify
+	// URLs come from the chart's Secret through secretKeyRef env vars.
+	secrets := map[string]map[string]string{}
+	for _, o := range objs {
+		if s, ok := o.Object.(*corev1.Secret); ok {
+			secrets[s.Name] = s.StringData
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			ref := e.ValueFrom.SecretKeyRef
+			v, ok := secrets[ref.Name][ref.Key]
+			if !ok {
+				t.Errorf("env %s refers to %s/%s, which the chart does not render", e.Name, ref.Name, ref.Key)
+			}
+			env[e.Name] = v
+		}
+	}
+	var args []string
+	for _, a := range c.Args {
+		if strings.Contains(a, "T0KEN") || strings.Contains(a, "hooks.example.com") {
+			t.Errorf("a notify URL is in the args in clear: %q", a)
+		}
+		args = append(args, os.Expand(strings.NewReplacer("$(", "${", ")", "}").Replace(a), func(k string) string { return env[k] }))
+	}
+	cfg, err := agent.ParseFlags(args, io.Discard)
 	if err != nil {
 		t.Fatalf("args %v: %v", c.Args, err)
+	}
+	if !slices.Equal(cfg.NotifyURLs, []string{"generic+https://hooks.example.com/rebootwatch/T0KEN?template=json",
+		"slack://hook:WNA3PBYV6-F20DUQND3RQ-Webc4MAvoacrpPakR8phF0zi@rebootwatch"}) || cfg.NotifyBlockedAfter != 45*time.Minute {
+		t.Errorf("notify settings %v %s do not carry the values", cfg.NotifyURLs, cfg.NotifyBlockedAfter)
 	}
 	if cfg.KuredDaemonSet != "kured/kured-ds" || cfg.FleetlockNamespace != "fleet" || cfg.ReapGhost || !cfg.ReapExpired ||
 		!cfg.ReleaseOrphaned || cfg.Interval != 30*time.Second || cfg.RequestTimeout != 10*time.Second ||
@@ -311,6 +341,26 @@ func TestHelmNonDefaultValues(t *testing.T) {
 	}
 	if c.Ports[1].Name != "health" || c.Ports[1].ContainerPort != 9091 || c.Ports[0].ContainerPort != 9090 {
 		t.Errorf("ports %v", c.Ports)
+	}
+
+	// An existing Secret: no Secret rendered, one env var per listed key.
+	existing := nondefaultValues
+	existing.set = []string{"notify.existingSecret=team-hooks", "notify.existingSecretKeys={slack,teams}"}
+	var refs []string
+	for _, o := range render(t, existing) {
+		switch x := o.Object.(type) {
+		case *corev1.Secret:
+			t.Errorf("notify.existingSecret still renders Secret %s", x.Name)
+		case *appsv1.Deployment:
+			for _, e := range x.Spec.Template.Spec.Containers[0].Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					refs = append(refs, e.ValueFrom.SecretKeyRef.Name+"/"+e.ValueFrom.SecretKeyRef.Key)
+				}
+			}
+		}
+	}
+	if !slices.Equal(refs, []string{"team-hooks/slack", "team-hooks/teams"}) {
+		t.Errorf("existing Secret refs %v", refs)
 	}
 
 	// Leader election off: no Lease, no leader Role, --leader-elect=false.
