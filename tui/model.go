@@ -3,7 +3,10 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -413,6 +416,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.PasteMsg:
+		m.paste(msg)
+		return m, nil
 	}
 	return m, nil
 }
@@ -541,6 +547,44 @@ func (m *Model) move(d int) {
 	m.table.Move(d)
 }
 
+// MaxFilter is the most runes the filter holds: node names, phases and
+// roles are short, and a longer filter (a stray paste) would only cost time.
+const MaxFilter = 200
+
+// addFilter appends typed or pasted text to the filter, up to MaxFilter
+// runes; line breaks, tabs and other controls become spaces (word breaks).
+func (m *Model) addFilter(s string) {
+	n := utf8.RuneCountInString(m.filterDraft)
+	if n >= MaxFilter || s == "" {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(m.filterDraft)
+	for _, r := range s {
+		if n >= MaxFilter {
+			break
+		}
+		if unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	m.filterDraft = b.String()
+	m.table.SetFilter(m.filterDraft, m.now)
+}
+
+// paste handles a bracketed paste: into the filter when it is open;
+// anywhere else it is ignored (a paste is never a command).
+func (m *Model) paste(msg tea.PasteMsg) {
+	if !m.filtering || m.dialog != nil {
+		return
+	}
+	m.addFilter(msg.Content)
+	m.table.Top()
+	m.scroll()
+}
+
 func (m *Model) filterKey(msg tea.KeyPressMsg) {
 	switch msg.String() {
 	case "enter":
@@ -550,18 +594,16 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) {
 		m.filterDraft = ""
 		m.table.SetFilter("", m.now)
 	case "backspace":
-		if r := []rune(m.filterDraft); len(r) > 0 {
-			m.filterDraft = string(r[:len(r)-1])
+		if m.filterDraft != "" {
+			_, size := utf8.DecodeLastRuneInString(m.filterDraft)
+			m.filterDraft = m.filterDraft[:len(m.filterDraft)-size]
 			m.table.SetFilter(m.filterDraft, m.now)
 		}
 	case "ctrl+u":
 		m.filterDraft = ""
 		m.table.SetFilter("", m.now)
 	default:
-		if msg.Text != "" {
-			m.filterDraft += msg.Text
-			m.table.SetFilter(m.filterDraft, m.now)
-		}
+		m.addFilter(msg.Text)
 	}
 	m.table.Top()
 	m.scroll()

@@ -227,6 +227,13 @@ func (mm *Multi) update(msg tea.Msg) tea.Cmd {
 			return mm.clusterKey(msg)
 		}
 		return mm.listKey(msg)
+	case tea.PasteMsg:
+		// A paste goes to the dashboard on screen (its filter), never to
+		// the list.
+		if mm.active >= 0 {
+			mm.kids[mm.active].Update(msg)
+		}
+		return nil
 	}
 	return nil
 }

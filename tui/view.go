@@ -3,8 +3,10 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/detail"
@@ -333,8 +335,17 @@ func (m *Model) detailLines(w int) []string {
 func (m *Model) footer(w int) string {
 	p := m.ctx.P
 	if m.filtering {
-		return pctx.Fit(p.Paint(pctx.Accent, "/ ")+p.Paint(pctx.Text, sanitize.Line(m.filterDraft))+p.Paint(pctx.Accent, "█")+
-			p.Paint(pctx.Muted, "  enter keep · esc clear · matches name, phase, role"), w)
+		hint := "  enter keep · esc clear · matches name, phase, role"
+		if utf8.RuneCountInString(m.filterDraft) >= MaxFilter {
+			hint = fmt.Sprintf("  filter full (%d characters) · enter keep · esc clear", MaxFilter)
+		}
+		// The end of the filter stays in view (where typing happens).
+		draft := sanitize.Line(m.filterDraft)
+		if room := w - 2 - 1 - pctx.Width(hint); pctx.Width(draft) > room && room > 1 {
+			draft = "…" + ansi.TruncateLeft(draft, pctx.Width(draft)-room+1, "")
+		}
+		return pctx.Fit(p.Paint(pctx.Accent, "/ ")+p.Paint(pctx.Text, draft)+p.Paint(pctx.Accent, "█")+
+			p.Paint(pctx.Muted, hint), w)
 	}
 	if m.toast != nil {
 		return pctx.Fit(m.toast.Render(p, w), w)

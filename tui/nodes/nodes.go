@@ -59,7 +59,8 @@ type Table struct {
 	Offset   int
 	Sort     SortMode
 	Filter   string
-	selected string // name under the cursor, kept across rebuilds
+	terms    []string // Filter's words, lower-cased once by SetFilter
+	selected string   // name under the cursor, kept across rebuilds
 	// pinned is true once the operator moved the cursor: it then stays on
 	// its node when rows reorder; until then it stays on the first row, the
 	// node that most needs eyes.
@@ -162,6 +163,7 @@ func dropCommonWords(from, to string) string {
 // SetFilter changes the filter and re-derives the visible rows.
 func (t *Table) SetFilter(f string, now time.Time) {
 	t.Filter = f
+	t.terms = strings.Fields(strings.ToLower(f))
 	t.apply(now)
 }
 
@@ -173,8 +175,12 @@ func (t *Table) CycleSort(now time.Time) {
 
 // Match reports whether a row matches a filter: every space-separated term
 // must occur in the node's name, phase or role (case-insensitive).
-func Match(r *Row, filter string) bool {
-	for _, term := range strings.Fields(strings.ToLower(filter)) {
+func Match(r *Row, filter string) bool { return matchTerms(r, strings.Fields(strings.ToLower(filter))) }
+
+// matchTerms is Match with the filter already split and lower-cased: the
+// table does that once per filter change, not once per row.
+func matchTerms(r *Row, terms []string) bool {
+	for _, term := range terms {
 		if !strings.Contains(r.lower, term) {
 			return false
 		}
@@ -188,7 +194,7 @@ func (t *Table) apply(now time.Time) {
 	}
 	t.rows = t.rows[:0]
 	for i := range t.all {
-		if t.Filter == "" || Match(&t.all[i], t.Filter) {
+		if len(t.terms) == 0 || matchTerms(&t.all[i], t.terms) {
 			t.rows = append(t.rows, t.all[i])
 		}
 	}
