@@ -106,6 +106,9 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
 	cl, syncErr := s.Collect(sctx)
 	cancel()
+	if ctx.Err() != nil {
+		return interruptedNoReport(env)
+	}
 	if syncErr != nil && c.Verbose {
 		say(env.Stderr, "rebootwatch: %v\n", syncErr)
 	}

@@ -19,16 +19,31 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 	}
 	s, err := live.Open(ctx, c.LiveOptions(env))
 	if err != nil {
+		if ctx.Err() != nil {
+			return interruptedNoReport(env)
+		}
 		return fail(env, err)
 	}
 	defer s.Close()
 	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
 	defer cancel()
 	cl, syncErr := s.Collect(sctx)
+	if ctx.Err() != nil {
+		// Ctrl-C or SIGTERM during the sync: a report of what little
+		// arrived ("0/0 upgraded") would read as a picture of the cluster.
+		return interruptedNoReport(env)
+	}
 	if syncErr != nil && c.Verbose {
 		say(env.Stderr, "rebootwatch: %v\n", syncErr)
 	}
 	return writeSnapshot(env, c, cl, s.Clock())
+}
+
+// interruptedNoReport says that an interrupt ended the command before its
+// report: nothing is printed on stdout.
+func interruptedNoReport(env Env) int {
+	fmt.Fprintln(env.Stderr, "rebootwatch: interrupted before the cluster was read: no report")
+	return ExitInterrupted
 }
 
 // writeSnapshot renders one cluster's snapshot and returns its exit code.

@@ -29,6 +29,9 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 	ms := multi.Open(ctx, c.LiveOptions(env), contexts, open)
 	defer multi.Close(ms)
 	results := multi.Collect(ctx, ms, c.SyncTimeout, env.Now)
+	if ctx.Err() != nil {
+		return interruptedNoReport(env)
+	}
 	var codes []int
 	snaps := make([]model.Snapshot, 0, len(results))
 	for _, r := range results {
