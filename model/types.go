@@ -263,6 +263,9 @@ type LockStatus struct {
 	TTL time.Duration
 	// Actions are the actions the engine would allow now (verdict and gates).
 	Actions []Action
+	// Settings are the coordinator's own settings as its objects give them
+	// (kured's flags from its DaemonSet), for the lock's detail.
+	Settings []Evidence
 }
 
 // HolderNode returns the one node the holder maps to, or "".

@@ -90,6 +90,22 @@ type fakeActions struct {
 	block    chan struct{} // when set, Do waits for it (a hung API)
 }
 
+// PlanUncordon plans like the engine would for a done · still cordoned node.
+func (f *fakeActions) PlanUncordon(c *model.Cluster, node string, now time.Time) (lock.Plan, error) {
+	n, ok := c.Node(node)
+	if !ok {
+		return lock.Plan{}, fmt.Errorf("no node %q", node)
+	}
+	p := lock.Plan{Action: model.ActionUncordon, Allowed: true,
+		Status: model.LockStatus{Holder: node, HolderNodes: []string{node}, Reason: "done · still cordoned"}}
+	for _, g := range []string{lock.GateFreshData, lock.GateNode, lock.GateOtherNodes, lock.GateVolumes} {
+		p.Gates = append(p.Gates, lock.Gate{Name: g, Passed: true, Reason: "ok"})
+	}
+	p.Write = lock.Write{Object: "Node " + node, UID: n.UID, Op: lock.OpUncordon, Node: node, BootID: n.BootID,
+		Summary: "set spec.unschedulable true → false (uncordon " + node + ")"}
+	return p, nil
+}
+
 func (f *fakeActions) Plan(c *model.Cluster, ref model.LockRef, holder string, _ int, a model.Action, now time.Time) (lock.Plan, error) {
 	for _, s := range c.LockStatuses() {
 		if s.LockRef != ref || s.Holder != holder {

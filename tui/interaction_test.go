@@ -707,3 +707,47 @@ func TestConfirmReplansOnTheClusterAsItIsNow(t *testing.T) {
 		t.Fatal("an open dialog should follow the cluster on every tick")
 	}
 }
+
+// Issue 10 §2: w-03 reboots and its lock goes away while it stays cordoned
+// (as fleetlock leaves a holder whose Lease someone else freed): the node
+// list shows it done · still cordoned, and u opens the uncordon dialog with
+// both the gates and the write; on any other node u does nothing but say why.
+func TestUncordonStillCordonedNode(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 120, 34)
+	kured := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+	n, _ := f.c.Node("w-03")
+	up := *n
+	up.BootID = "boot-b-w-03"
+	up.Conditions = ready("True", t0)
+	m.Update(eventsMsg{model.NodeUpserted{Node: up}})
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "2000"}}})
+	if !f.c.StillCordoned("w-03") {
+		t.Fatalf("w-03: phase %s, not still cordoned", f.c.Phase("w-03"))
+	}
+	if s := screen(m); !strings.Contains(s, "done · cordoned") && !strings.Contains(s, "done · still cordoned") {
+		t.Fatalf("node list does not say done · still cordoned:\n%s", s)
+	}
+	// On a node that is not done · still cordoned: a toast, no dialog.
+	if r, _ := m.table.Selected(); r.Name == "w-03" {
+		t.Fatal("cursor starts on w-03")
+	}
+	press(m, "u")
+	if m.dialog != nil || !strings.Contains(screen(m), "select one in the node list") {
+		t.Fatalf("u on another node opened %v:\n%s", m.dialog, screen(m))
+	}
+	for i := 0; i < 20; i++ {
+		if r, _ := m.table.Selected(); r.Name == "w-03" {
+			break
+		}
+		press(m, "j")
+	}
+	openAfterIgnore(t, f, m, "u")
+	s := screen(m)
+	for _, want := range []string{"Uncordon node?", "w-03", "✓ node", "set spec.unschedulable true → false"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dialog lacks %q:\n%s", want, s)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Actions interface {
 	// the holder's entry position (model.LockStatus.Entry): a kured
 	// multi-lock may list one holder more than once.
 	Plan(c *model.Cluster, ref model.LockRef, holder string, entry int, a model.Action, now time.Time) (lock.Plan, error)
+	// PlanUncordon plans the uncordon of a node that is done · still
+	// cordoned; pure like Plan.
+	PlanUncordon(c *model.Cluster, node string, now time.Time) (lock.Plan, error)
 	// Do performs the plan's write; it runs in a command, never in Update.
 	Do(ctx context.Context, p lock.Plan, o lock.DoOptions) lock.Result
 }
@@ -39,6 +42,11 @@ type LockActions struct {
 // Plan implements Actions.
 func (a LockActions) Plan(c *model.Cluster, ref model.LockRef, holder string, entry int, act model.Action, now time.Time) (lock.Plan, error) {
 	return a.Engine.PlanEntry(c, ref, holder, entry, act, now)
+}
+
+// PlanUncordon implements Actions.
+func (a LockActions) PlanUncordon(c *model.Cluster, node string, now time.Time) (lock.Plan, error) {
+	return a.Engine.PlanUncordon(c, node, now)
 }
 
 // Do implements Actions.
@@ -468,6 +476,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.openDialog(model.ActionRelease)
 	case key.Matches(msg, k.Reap):
 		m.openDialog(model.ActionReap)
+	case key.Matches(msg, k.Uncordon):
+		m.openUncordon()
 	case m.mode == modeDetail:
 		switch {
 		case key.Matches(msg, k.Back):
@@ -681,6 +691,34 @@ func (m *Model) openDialog(a model.Action) {
 	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
 }
 
+// openUncordon opens the uncordon dialog for the node under the cursor (or
+// in the detail) when it is done · still cordoned; otherwise it says why not.
+func (m *Model) openUncordon() {
+	if m.opts.ReadOnly || m.opts.Actions == nil {
+		return
+	}
+	if m.busy {
+		m.toast = toast.New("an action is still running", toast.Warn, m.wall)
+		return
+	}
+	name := ""
+	if m.mode == modeDetail && !m.detailIsLock {
+		name = m.detailNode
+	} else if r, ok := m.table.Selected(); ok && m.focus != focusLocks {
+		name = r.Name
+	}
+	if name == "" || !m.c.StillCordoned(name) {
+		m.toast = toast.New("u uncordons a node that is done · still cordoned: select one in the node list", toast.Warn, m.wall)
+		return
+	}
+	p, err := m.opts.Actions.PlanUncordon(m.c, name, m.now)
+	if err != nil {
+		m.toast = toast.New(fmt.Sprintf("cannot plan uncordon: %v", err), toast.Error, m.wall)
+		return
+	}
+	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
+}
+
 // replanDialog judges the open dialog's action again. When the verdict,
 // a gate or the write changed, the dialog reopens on the new plan (No again,
 // keys ignored for a moment) and it returns true. Planning is pure.
@@ -689,7 +727,13 @@ func (m *Model) replanDialog() bool {
 	if d == nil || m.opts.Actions == nil {
 		return false
 	}
-	p, err := m.opts.Actions.Plan(m.c, d.Plan.Status.LockRef, d.Plan.Status.Holder, d.Plan.Status.Entry, d.Plan.Action, m.now)
+	var p lock.Plan
+	var err error
+	if d.Plan.Action == model.ActionUncordon {
+		p, err = m.opts.Actions.PlanUncordon(m.c, d.Plan.Status.Holder, m.now)
+	} else {
+		p, err = m.opts.Actions.Plan(m.c, d.Plan.Status.LockRef, d.Plan.Status.Holder, d.Plan.Status.Entry, d.Plan.Action, m.now)
+	}
 	if err != nil {
 		m.dialog = nil
 		m.toast = toast.New(fmt.Sprintf("%s: the lock changed (%v): nothing written", d.Plan.Action, err), toast.Warn, m.wall)

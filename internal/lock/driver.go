@@ -44,8 +44,11 @@ type Parsed struct {
 	// FreeReason says why a lock without entries is free.
 	FreeReason string
 	// Notes are extra evidence every entry of the lock carries (the
-	// coordinator's configuration, say).
+	// coordinator's settings that bear on the verdict).
 	Notes []model.Evidence
+	// Settings are the coordinator's settings read from its objects, for
+	// the lock's detail.
+	Settings []model.Evidence
 }
 
 // Entry is one holder of a lock.

@@ -197,12 +197,14 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s := base
 		s.Verdict, s.Reason = model.VerdictUnknown, "malformed "+string(obj.Kind)+" lock: "+err.Error()
 		s.Evidence = append(s.Evidence, p.Notes...)
+		s.Settings = p.Settings
 		return []judged{{status: s, obj: obj, drv: d}}
 	}
 	if len(p.Entries) == 0 {
 		s := base
 		s.Verdict, s.Reason = model.VerdictFree, p.FreeReason
 		s.Evidence = append(s.Evidence, p.Notes...)
+		s.Settings = p.Settings
 		return []judged{{status: s, obj: obj, drv: d, parsed: &p}}
 	}
 	out := make([]judged, 0, len(p.Entries))
@@ -212,6 +214,7 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s.Holder, s.Entry, s.Duplicate = ent.Holder, ent.Index, ent.Duplicate
 		s.TTL = ent.TTL
 		s.Created = ent.Since
+		s.Settings = p.Settings
 		j := judged{status: s, obj: obj, drv: d, parsed: &p, entry: &ent}
 		e.judgeHeld(c, ix, &j, now)
 		j.status.Evidence = append(j.status.Evidence, p.Notes...)

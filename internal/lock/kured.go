@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,16 +202,16 @@ func parseEntry(raw []byte) (KuredEntry, error) {
 // kured's modes read a missing annotation as free). It is an error when the
 // value is not a multi-lock or that entry is not nodeID's.
 func RemoveKuredEntry(value string, index int, nodeID string) (nv string, last bool, err error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(value), &top); err != nil || top == nil {
-		return "", false, fmt.Errorf("annotation is not a JSON object")
+	keys, raws, err := orderedObject(value)
+	if err != nil {
+		return "", false, err
 	}
-	raw, ok := top["locks"]
-	if !ok {
+	li := slices.Index(keys, "locks")
+	if li < 0 {
 		return "", false, errors.New("annotation is not a multi-lock (no locks list)")
 	}
 	var entries []json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
+	if err := json.Unmarshal(raws[li], &entries); err != nil {
 		return "", false, fmt.Errorf("multi-lock locks is not a list")
 	}
 	if index < 0 || index >= len(entries) {
@@ -226,16 +227,56 @@ func RemoveKuredEntry(value string, index int, nodeID string) (nv string, last b
 	if len(kept) == 0 {
 		return "", true, nil
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return "", false, err
+	// Rebuild the object in its own key order from the original bytes of
+	// every other key and entry: only the removed entry's bytes change.
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if i != li {
+			b.Write(raws[i])
+			continue
+		}
+		b.WriteByte('[')
+		for j, e := range kept {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(e)
+		}
+		b.WriteByte(']')
 	}
-	top["locks"] = b
-	out, err := json.Marshal(top)
-	if err != nil {
-		return "", false, err
+	b.WriteByte('}')
+	return b.String(), false, nil
+}
+
+// orderedObject reads a JSON object's keys in their order with each value's
+// original bytes.
+func orderedObject(value string) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(strings.NewReader(value))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, fmt.Errorf("annotation is not a JSON object")
 	}
-	return string(out), false, nil
+	var keys []string
+	var raws []json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return nil, nil, fmt.Errorf("annotation is not a JSON object")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, fmt.Errorf("annotation is not a JSON object")
+		}
+		keys, raws = append(keys, k), append(raws, raw)
+	}
+	return keys, raws, nil
 }
 
 // kuredDriver is the kured lock kind.
@@ -257,23 +298,23 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 	if err != nil {
 		return Parsed{}, err
 	}
-	notes := spec.Config.evidence()
+	notes, settings := spec.Config.evidence(), spec.Config.Settings()
 	key := spec.annotationKey()
 	if !spec.Present {
-		return Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes}, nil
+		return Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings}, nil
 	}
 	kl, err := ParseKured(spec.Value)
 	if err != nil {
-		return Parsed{Notes: notes}, err
+		return Parsed{Notes: notes, Settings: settings}, err
 	}
 	if len(kl.Entries) == 0 {
-		return Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes}, nil
+		return Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings}, nil
 	}
 	count := map[string]int{}
 	for _, e := range kl.Entries {
 		count[e.NodeID]++
 	}
-	p := Parsed{Notes: notes}
+	p := Parsed{Notes: notes, Settings: settings}
 	for i, e := range kl.Entries {
 		en := Entry{Index: i, Holder: e.NodeID, TTL: e.TTL, Duplicate: count[e.NodeID] > 1}
 		if e.HasCreated {

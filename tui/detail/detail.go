@@ -229,6 +229,12 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 	for _, e := range s.Evidence {
 		kv(x(e.Key), x(e.Value))
 	}
+	if len(s.Settings) > 0 {
+		out = append(out, "", p.Paint(pctx.Title, string(s.Kind)+" settings")+p.Paint(pctx.Muted, " (from its own objects)"))
+		for _, e := range s.Settings {
+			out = append(out, p.Paint(pctx.Muted, pctx.Fit(e.Key, 30)+" ")+e.Value)
+		}
+	}
 	if !ctx.ReadOnly {
 		out = append(out, "", p.Paint(pctx.Title, "Actions"))
 		if len(s.Actions) == 0 {

@@ -132,8 +132,11 @@ func (d *Dialog) Key(k, text string, now time.Time) Result {
 }
 
 func title(a model.Action) string {
-	if a == model.ActionReap {
+	switch a {
+	case model.ActionReap:
 		return "Reap lock?"
+	case model.ActionUncordon:
+		return "Uncordon node?"
 	}
 	return "Release lock?"
 }
@@ -168,10 +171,15 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		}
 	}
 	st := d.Plan.Status
-	wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name, 2)
-	wrapped("holder   ", pctx.Bold, locks.HolderFull(st), 2)
-	add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
-	wrapped("reason   ", pctx.Text, st.Reason, 3)
+	if d.Plan.Action == model.ActionUncordon {
+		wrapped("node     ", pctx.Bold, st.Holder, 2)
+		wrapped("state    ", pctx.Text, st.Reason, 3)
+	} else {
+		wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name, 2)
+		wrapped("holder   ", pctx.Bold, locks.HolderFull(st), 2)
+		add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
+		wrapped("reason   ", pctx.Text, st.Reason, 3)
+	}
 	add(p.Paint(pctx.Muted, "gates"))
 	for _, g := range d.Plan.Gates {
 		mark, role := "✓", pctx.OK

@@ -32,6 +32,8 @@ type Row struct {
 	Lock       model.LockKind
 	label      string // Name as shown (sanitised)
 	lower      string // label, phase and role, lower case, for the filter
+	// StillCordoned: done, but its coordinator left it cordoned.
+	StillCordoned bool
 }
 
 // SortMode orders the rows.
@@ -108,7 +110,7 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		// Names, roles and OS come from the cluster: they enter the
 		// table sanitised (Name itself stays exact: it selects the node).
 		r := Row{Name: name, label: sanitize.Line(name), Role: sanitize.Line(n.Role()), Phase: c.Phase(name), Cordoned: n.Unschedulable,
-			RebootReq: c.RebootRequired(name), Lock: holds[name]}
+			RebootReq: c.RebootRequired(name), Lock: holds[name], StillCordoned: c.StillCordoned(name)}
 		if tr := c.Track(name); tr != nil && !tr.SinceUnknown {
 			// A node first seen in its phase with no evidence of when it
 			// entered it shows no time rather than a made-up "0s".

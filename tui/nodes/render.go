@@ -217,6 +217,14 @@ func cellStepperShort(p pctx.Painter, r *Row, _ time.Time, _ int) (string, strin
 
 func cellPhase(p pctx.Painter, r *Row, now time.Time, w int) (string, string) {
 	s := string(r.Phase)
+	if r.StillCordoned {
+		s += " · still cordoned"
+		if pctx.Width(s) > w {
+			s = string(r.Phase) + " · cordoned"
+		}
+		s = pctx.Trunc(s, w)
+		return s, p.Paint(pctx.Warning, s)
+	}
 	if !r.Since.IsZero() && r.Phase != model.PhaseIdle {
 		s += " " + model.HumanDuration(now.Sub(r.Since))
 	}

@@ -7,7 +7,7 @@ import "charm.land/bubbles/v2/key"
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Filter, Sort, Detail, Back, Focus       key.Binding
-	Release, Reap                           key.Binding
+	Release, Reap, Uncordon                 key.Binding
 	Theme, Help, Quit                       key.Binding
 }
 
@@ -27,6 +27,7 @@ func NewKeyMap(readOnly bool) KeyMap {
 		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "nodes/locks")),
 		Release:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "release lock")),
 		Reap:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "reap lock")),
+		Uncordon: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "uncordon done node")),
 		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -34,6 +35,7 @@ func NewKeyMap(readOnly bool) KeyMap {
 	if readOnly {
 		k.Release.SetEnabled(false)
 		k.Reap.SetEnabled(false)
+		k.Uncordon.SetEnabled(false)
 	}
 	return k
 }
@@ -48,6 +50,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.Sort, k.Detail, k.Back, k.Focus},
-		{k.Release, k.Reap, k.Theme, k.Help, k.Quit},
+		{k.Release, k.Reap, k.Uncordon, k.Theme, k.Help, k.Quit},
 	}
 }
