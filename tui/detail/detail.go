@@ -232,7 +232,7 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 	if len(s.Settings) > 0 {
 		out = append(out, "", p.Paint(pctx.Title, string(s.Kind)+" settings")+p.Paint(pctx.Muted, " (from its own objects)"))
 		for _, e := range s.Settings {
-			out = append(out, p.Paint(pctx.Muted, pctx.Fit(e.Key, 30)+" ")+e.Value)
+			out = append(out, p.Paint(pctx.Muted, pctx.Fit(x(e.Key), 30)+" ")+x(e.Value))
 		}
 	}
 	if !ctx.ReadOnly {
