@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -53,6 +54,9 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 	err := cmd.Run()
 	return out.String(), err
 }
+
+// kubeletVar is a $(VAR) reference, as the kubelet expands it in args.
+var kubeletVar = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_]*\)`)
 
 // valueSet is one way to install the chart.
 type valueSet struct {
@@ -317,7 +321,12 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		if strings.Contains(a, "T0KEN") || strings.Contains(a, "hooks.example.com") {
 			t.Errorf("a notify URL is in the args in clear: %q", a)
 		}
-		args = append(args, os.Expand(strings.NewReplacer("$(", "${", ")", "}").Replace(a), func(k string) string { return env[k] }))
+		args = append(args, kubeletVar.ReplaceAllStringFunc(a, func(ref string) string {
+			if v, ok := env[ref[2:len(ref)-1]]; ok {
+				return v
+			}
+			return ref // the kubelet leaves an unknown reference as written
+		}))
 	}
 	cfg, err := agent.ParseFlags(args, io.Discard)
 	if err != nil {
@@ -331,7 +340,8 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		!cfg.ReleaseOrphaned || cfg.Interval != 30*time.Second || cfg.RequestTimeout != 10*time.Second ||
 		cfg.OrphanGrace != 20*time.Minute || !cfg.DryRun || cfg.LogLevel != "debug" || !cfg.LeaderElect ||
 		cfg.LeaderElectionID != "rw-leader" || cfg.LeaderElectRetryPeriod != 3*time.Second ||
-		cfg.HealthProbeBindAddress != ":9091" || cfg.MetricsBindAddress != ":9090" {
+		cfg.HealthProbeBindAddress != ":9091" || cfg.MetricsBindAddress != ":9090" ||
+		cfg.PrometheusURL != "http://prometheus-operated.monitoring.svc:9090" || cfg.PrometheusAlerts != "^(KubeNodeNotReady|TargetDown)$" {
 		t.Errorf("parsed args %+v do not carry the values (args %v)", cfg, c.Args)
 	}
 	for _, pr := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,6 +31,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+	"github.com/rebootwatch/rebootwatch/sources/prometheus"
 )
 
 func main() {
@@ -114,6 +116,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
 		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
 		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"prometheusURL", redactedURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
 		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
 
@@ -157,7 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // sourceStarters wires the informer sources to the agent.
 func sourceStarters(cfg agent.Config, client kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger) []agent.Starter {
-	return []agent.Starter{{
+	starters := []agent.Starter{{
 		Name: "kube",
 		Start: func(ctx context.Context, sink func(model.Event)) (agent.Source, error) {
 			return kube.Start(ctx, kube.Options{Client: client, FleetlockNamespace: cfg.FleetlockNamespace,
@@ -169,6 +172,26 @@ func sourceStarters(cfg agent.Config, client kubernetes.Interface, dyn dynamic.I
 			return longhorn.Start(ctx, longhorn.Options{Client: dyn, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
 		},
 	}}
+	if cfg.PrometheusURL != "" {
+		// kured_reboot_required and the blocking alerts (the alert gate).
+		starters = append(starters, agent.Starter{
+			Name: "prometheus",
+			Start: func(ctx context.Context, sink func(model.Event)) (agent.Source, error) {
+				return prometheus.Start(ctx, prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
+					BearerTokenFile: cfg.PrometheusTokenFile, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
+			},
+		})
+	}
+	return starters
+}
+
+// redactedURL hides a password in a URL for the log.
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
 }
 
 func randomSuffix() string {

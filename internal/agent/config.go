@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -39,6 +41,10 @@ type Config struct {
 	MetricsBindAddress     string // --metrics-bind-address (may equal the health address)
 
 	LogLevel string // --log-level debug|info|warn|error
+
+	PrometheusURL       string // --prometheus-url: kured_reboot_required and the blocking alerts (empty: off)
+	PrometheusAlerts    string // --prometheus-alerts: regexp of firing alerts that block reboots (kured's --alert-filter-regexp)
+	PrometheusTokenFile string // --prometheus-token-file: bearer token, re-read on every request
 
 	NotifyURLs         []string      // --notify-url (repeatable): shoutrrr URLs
 	NotifyBlockedAfter time.Duration // --notify-blocked-after: notify a fleet blocked this long (0: never)
@@ -94,6 +100,9 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, "address of /metrics (may equal --health-probe-bind-address)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
+	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required and the blocking-alert gate (default: off)")
+	fs.StringVar(&c.PrometheusAlerts, "prometheus-alerts", c.PrometheusAlerts, "regexp of firing alert names that block reboots (kured's --alert-filter-regexp); needs --prometheus-url")
+	fs.StringVar(&c.PrometheusTokenFile, "prometheus-token-file", c.PrometheusTokenFile, "file holding a bearer token for Prometheus (re-read on every request)")
 	fs.Func("notify-url", "shoutrrr URL to notify (repeatable), e.g. slack://…, generic+https://…: lock turned ghost/orphaned/expired, action taken, fleet blocked", func(v string) error {
 		if strings.TrimSpace(v) == "" {
 			return errors.New("empty URL")
@@ -151,6 +160,19 @@ func (c Config) Validate() error {
 	for _, a := range []struct{ flag, addr string }{{"health-probe-bind-address", c.HealthProbeBindAddress}, {"metrics-bind-address", c.MetricsBindAddress}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("--%s must be host:port (e.g. :8081), got %q", a.flag, a.addr))
+		}
+	}
+	if c.PrometheusAlerts != "" {
+		if _, err := regexp.Compile(c.PrometheusAlerts); err != nil {
+			errs = append(errs, fmt.Errorf("--prometheus-alerts: %w", err))
+		}
+		if c.PrometheusURL == "" {
+			errs = append(errs, errors.New("--prometheus-alerts needs --prometheus-url"))
+		}
+	}
+	if c.PrometheusURL != "" {
+		if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--prometheus-url must be http(s)://host[:port][/path], got %q", c.PrometheusURL))
 		}
 	}
 	if c.NotifyBlockedAfter < 0 {

@@ -35,14 +35,17 @@ func TestParseFlags(t *testing.T) {
 	c, err := ParseFlags([]string{"--interval=5s", "--request-timeout=2s", "--dry-run", "--release-orphaned", "--orphan-grace=1m",
 		"--leader-elect=false", "--leader-election-namespace=ops", "--health-probe-bind-address=127.0.0.1:9000",
 		"--metrics-bind-address=127.0.0.1:9000", "--kured-daemonset=kube-system/kured", "--fleetlock-namespace=fl",
-		"--notify-url=generic+http://127.0.0.1:9/hook", "--notify-url=slack://token@channel", "--notify-blocked-after=1h"}, &bytes.Buffer{})
+		"--notify-url=generic+http://127.0.0.1:9/hook", "--notify-url=slack://token@channel", "--notify-blocked-after=1h",
+		"--prometheus-url=http://prometheus.monitoring:9090", "--prometheus-alerts=^(KubeNodeNotReady|Watchdog)$", "--prometheus-token-file=/var/run/token"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Interval != 5*time.Second || c.RequestTimeout != 2*time.Second || !c.DryRun || !c.ReleaseOrphaned || c.OrphanGrace != time.Minute ||
 		c.LeaderElect || c.LeaderElectionNamespace != "ops" || c.HealthProbeBindAddress != c.MetricsBindAddress ||
 		c.KuredDaemonSet != "kube-system/kured" || c.FleetlockNamespace != "fl" || c.NotifyBlockedAfter != time.Hour ||
-		!slices.Equal(c.NotifyURLs, []string{"generic+http://127.0.0.1:9/hook", "slack://token@channel"}) {
+		!slices.Equal(c.NotifyURLs, []string{"generic+http://127.0.0.1:9/hook", "slack://token@channel"}) ||
+		c.PrometheusURL != "http://prometheus.monitoring:9090" || c.PrometheusAlerts != "^(KubeNodeNotReady|Watchdog)$" ||
+		c.PrometheusTokenFile != "/var/run/token" {
 		t.Fatalf("parsed %+v", c)
 	}
 }
@@ -62,6 +65,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--log-level=loud"}, "--log-level"},
 		{[]string{"--notify-blocked-after=-1m"}, "--notify-blocked-after must not be negative"},
 		{[]string{"--notify-url="}, "empty URL"},
+		{[]string{"--prometheus-alerts=Kube"}, "--prometheus-alerts needs --prometheus-url"},
+		{[]string{"--prometheus-url=http://p:9090", "--prometheus-alerts=("}, "--prometheus-alerts: error parsing regexp"},
+		{[]string{"--prometheus-url=prometheus:9090"}, "--prometheus-url must be http(s)"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--no-such-flag"}, "not defined"},
 	} {

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// TestIntegrationPrometheusAlertGate: with --prometheus-url and
+// --prometheus-alerts (the chart's prometheus.url and alertFilter), the agent
+// reads a real Prometheus; while a matching alert fires, a ghost is not
+// reaped and the heartbeat names the alert; an agent whose filter matches
+// nothing reaps it.
+func TestIntegrationPrometheusAlertGate(t *testing.T) {
+	testprom.Binary(t)
+	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n"})
+	c, bin, token := setup(t)
+	admin := c.Client(t)
+	now := time.Now()
+	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
+	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
+	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
+	createKured(t, admin, "")
+	kc := writeKubeconfig(t, c.URL, token)
+
+	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s",
+		"--prometheus-url="+prom.URL, "--prometheus-alerts=^Watchdog$")
+	a.waitHeartbeat(t, "prometheus ok and the lock held", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && hb.Leader && l.Verdict == model.VerdictHeld && sourceStatus(hb, model.SourcePrometheus) == model.StatusOK
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hb := a.waitHeartbeat(t, "the reap is refused by the alert gate", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == "refused"
+	})
+	if l, _ := fleetlockLock(hb); !strings.Contains(l.Message, "Watchdog") {
+		t.Errorf("refusal %q does not name the firing alert", l.Message)
+	}
+	if h := fleetHolder(t, admin); h != testZincatiID {
+		t.Fatalf("the ghost was reaped while a blocking alert fires: holder %q", h)
+	}
+	a.stop(t, syscall.SIGTERM) // the next agent takes the leader Lease at once
+
+	b := startAgentProc(t, bin, "agent-b", kc, "--interval=1s", "--request-timeout=10s",
+		"--prometheus-url="+prom.URL, "--prometheus-alerts=^NothingFires$")
+	b.waitHeartbeat(t, "the ghost is reaped once no matching alert fires", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == "done"
+	})
+}
+
+func sourceStatus(hb heartbeat, name model.SourceName) model.SourceStatus {
+	for _, s := range hb.Sources {
+		if s.Name == name {
+			return s.Status
+		}
+	}
+	return ""
+}
