@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -145,20 +146,67 @@ func (c *Common) LiveOptions(env Env) live.Options {
 	}
 }
 
+// Allowed ranges of the shared flags (README's flag reference lists them).
+const (
+	MaxDemoSpeed          = 10000
+	MaxDemoAt             = 24 * time.Hour
+	MinSyncTimeout        = time.Second
+	MaxSyncTimeout        = time.Hour
+	MinPrometheusInterval = 5 * time.Second
+	MaxPrometheusInterval = time.Hour
+	MinRequestTimeout     = time.Second
+	MaxRequestTimeout     = 10 * time.Minute
+)
+
+// durationIn checks that a duration flag lies in [lo, hi].
+func durationIn(name string, d, lo, hi time.Duration, why string) error {
+	if d < lo || d > hi {
+		return fmt.Errorf("--%s must be from %s to %s%s (got %s)", name, human(lo), human(hi), why, d)
+	}
+	return nil
+}
+
+// human prints a round duration as people write it: 0, 1s, 10m, 24h.
+func human(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	if s == "0s" {
+		return "0"
+	}
+	return s
+}
+
 func (c *Common) validate() error {
 	switch c.Output {
 	case "text", "json":
 	default:
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", c.Output)
 	}
-	if c.RequestTimeout <= 0 {
-		return errors.New("--request-timeout must be positive")
+	if c.AllContexts && c.Context != "" {
+		return errors.New("--all-contexts and --context exclude each other: give one")
+	}
+	if err := durationIn("request-timeout", c.RequestTimeout, MinRequestTimeout, MaxRequestTimeout, ""); err != nil {
+		return err
+	}
+	if err := durationIn("sync-timeout", c.SyncTimeout, MinSyncTimeout, MaxSyncTimeout, ""); err != nil {
+		return err
+	}
+	if err := durationIn("prometheus-interval", c.PrometheusInterval, MinPrometheusInterval, MaxPrometheusInterval, ""); err != nil {
+		return err
 	}
 	if c.OrphanGrace < 0 {
 		return errors.New("--orphan-grace must not be negative")
 	}
-	if c.DemoSpeed < 0 {
-		return errors.New("--speed must not be negative")
+	if math.IsNaN(c.DemoSpeed) || c.DemoSpeed < 0 || c.DemoSpeed > MaxDemoSpeed {
+		return fmt.Errorf("--speed must be a number from 0 to %d (0 freezes the demo; got %v)", MaxDemoSpeed, c.DemoSpeed)
+	}
+	if err := durationIn("demo-at", c.DemoAt, 0, MaxDemoAt, " (the demo's scenario is over within hours)"); err != nil {
+		return err
 	}
 	if c.KuredDaemonSet != "" && strings.Count(c.KuredDaemonSet, "/") != 1 {
 		return fmt.Errorf("--kured-daemonset %q: want namespace/name", c.KuredDaemonSet)
@@ -198,16 +246,35 @@ func Main(args []string, env Env) int {
 // run many commands in one process).
 func quietClientGo(env Env, verbose bool) {
 	if verbose {
-		var h slog.Handler = slog.NewTextHandler(env.Stderr, nil)
+		// klog drops client-go's V(n) lines before any handler sees them
+		// unless its verbosity allows them: -v is klog's -v=6 (requests,
+		// responses, reflector diagnostics), all levels let through.
+		var h slog.Handler = slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.Level(-16)})
 		klogDest.Store(&h)
+		setKlogVerbosity("6")
 	} else {
 		klogDest.Store(nil)
+		setKlogVerbosity("0")
 	}
 	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(forwardHandler{})) })
 	if !verbose {
 		rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	}
 }
+
+// setKlogVerbosity sets klog's global -v (an atomic level inside klog).
+func setKlogVerbosity(v string) {
+	klogFlagsOnce.Do(func() {
+		klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(klogFlags)
+	})
+	_ = klogFlags.Set("v", v)
+}
+
+var (
+	klogFlagsOnce sync.Once
+	klogFlags     *flag.FlagSet
+)
 
 var (
 	klogOnce sync.Once
@@ -260,13 +327,18 @@ func run(ctx context.Context, args []string, env Env) int {
 	c.Register(fs)
 	fs.BoolVar(&snapshot, "snapshot", false, "print a one-shot report and exit")
 	fs.BoolVar(&version, "version", false, "print the version and exit")
-	if code, ok := parse(fs, args, env); !ok {
+	if code, ok := parse(fs, args, env, usage); !ok {
 		return code
 	}
 	rest := fs.Args()
 	sub := ""
 	if len(rest) > 0 {
 		sub, rest = rest[0], rest[1:]
+	}
+	// --snapshot is a mode of its own: with a subcommand one of them would
+	// be silently ignored.
+	if snapshot && sub != "" && sub != "help" {
+		return fail(env, fmt.Errorf("--snapshot and %s are different modes: give one (rebootwatch --snapshot, or rebootwatch %s)", sub, sub))
 	}
 	if err := c.validate(); err != nil {
 		return fail(env, err)
@@ -285,7 +357,7 @@ func run(ctx context.Context, args []string, env Env) int {
 	case "uncordon":
 		return runAction(ctx, env, &c, "uncordon", rest)
 	case "help":
-		fs.Usage()
+		printUsage(fs, env, usage)
 		return ExitOK
 	default:
 		return fail(env, fmt.Errorf("unknown command %q (see rebootwatch --help)", sub))
@@ -303,31 +375,82 @@ func run(ctx context.Context, args []string, env Env) int {
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
 var Version = "dev"
 
-// newFlagSet returns a flag set that reports errors itself (one line, no usage dump).
+// newFlagSet returns a flag set that reports errors itself: the flag
+// package calls Usage on -help and on every error, so Usage does nothing and
+// parse prints the usage once (-help) or one line (an error).
 func newFlagSet(name string, env Env, head string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stdout, head)
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+	fs.Usage = func() {}
 	return fs
 }
 
+// printUsage writes head and every flag to stdout.
+func printUsage(fs *flag.FlagSet, env Env, head string) {
+	fmt.Fprint(env.Stdout, head)
+	fs.SetOutput(env.Stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
 // parse parses args; ok is false when the caller must return code.
-func parse(fs *flag.FlagSet, args []string, env Env) (code int, ok bool) {
+func parse(fs *flag.FlagSet, args []string, env Env, head string) (code int, ok bool) {
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
+		printUsage(fs, env, head)
 		return ExitOK, false
 	default:
-		return fail(env, err), false
+		return fail(env, fmt.Errorf("%v (%ssee %s --help)", err, suggest(fs, err), fs.Name())), false
 	}
+}
+
+// suggest returns "did you mean --x? " when an unknown flag is one or two
+// edits away from a known one, else "".
+func suggest(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var best []string
+	bestD := 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		switch {
+		case len(f.Name) < 2 || d > bestD:
+		case d < bestD:
+			best, bestD = []string{"--" + f.Name}, d
+		default:
+			best = append(best, "--"+f.Name)
+		}
+	})
+	if len(best) == 0 {
+		return ""
+	}
+	return "did you mean " + strings.Join(best, " or ") + "? "
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // fail prints one clear line and returns ExitError. Errors may quote
@@ -345,7 +468,7 @@ func ParseSub(name, head string, env Env, c *Common, args []string, extra func(f
 	if extra != nil {
 		extra(fs)
 	}
-	if code, ok := parse(fs, args, env); !ok {
+	if code, ok := parse(fs, args, env, head); !ok {
 		return code, false
 	}
 	if fs.NArg() > 0 {

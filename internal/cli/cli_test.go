@@ -119,3 +119,64 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("version: %d %s", code, out)
 	}
 }
+
+func TestHelpPrintsUsageOnce(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"watch", "--help"}, {"release", "-h"}} {
+		env, out, errb := testEnv(demoStart)
+		code := run(context.Background(), args, env)
+		if code != ExitOK || strings.Count(out.String(), "Usage:") != 1 || strings.Count(out.String(), "-kubeconfig") != 1 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, %d usages on stdout, stderr %q", args, code, strings.Count(out.String(), "Usage:"), errb)
+		}
+	}
+}
+
+func TestBadFlagIsOneLineOnStderrWithAHint(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "flag provided but not defined: -nope (see rebootwatch --help)"},
+		{[]string{"--sped", "3"}, "did you mean --seed or --speed?"},
+		{[]string{"watch", "--until-dne"}, "did you mean --until-done?"},
+		{[]string{"--speed", "fast"}, `invalid value "fast" for flag -speed`},
+	} {
+		env, out, errb := testEnv(demoStart)
+		code := run(context.Background(), tc.args, env)
+		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
+		if code != ExitError || out.Len() != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q, want one line with %q", tc.args, code, out.Len(), errb, tc.want)
+		}
+	}
+}
+
+// Conflicting modes and out-of-range values are refused with one line that
+// names the flag and the allowed range.
+func TestFlagValidation(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--snapshot", "watch"}, "--snapshot and watch"},
+		{[]string{"--snapshot", "release"}, "--snapshot and release"},
+		{[]string{"--snapshot", "reap"}, "--snapshot and reap"},
+		{[]string{"--all-contexts", "--context", "x", "--snapshot"}, "--all-contexts and --context"},
+		{[]string{"--demo", "--speed", "NaN", "--snapshot"}, "--speed must be a number from 0 to 10000"},
+		{[]string{"--demo", "--speed", "+Inf", "--snapshot"}, "--speed must be a number from 0 to 10000"},
+		{[]string{"--demo", "--speed", "-1", "--snapshot"}, "--speed must be a number from 0 to 10000"},
+		{[]string{"--demo", "--demo-at", "100000h", "--snapshot"}, "--demo-at must be from 0 to 24h"},
+		{[]string{"--demo", "--demo-at", "-1m", "--snapshot"}, "--demo-at must be from 0 to 24h"},
+		{[]string{"--demo", "--sync-timeout", "0", "--snapshot"}, "--sync-timeout must be from 1s to 1h"},
+		{[]string{"--demo", "--prometheus-interval", "1ms", "--snapshot"}, "--prometheus-interval must be from 5s to 1h"},
+		{[]string{"--demo", "--prometheus-interval", "0", "--snapshot"}, "--prometheus-interval must be from 5s to 1h"},
+		{[]string{"--demo", "--prometheus-interval", "2h", "--snapshot"}, "--prometheus-interval must be from 5s to 1h"},
+		{[]string{"--demo", "--request-timeout", "0", "--snapshot"}, "--request-timeout must be from 1s to 10m"},
+		{[]string{"--demo", "watch", "--sync-timeout", "0"}, "--sync-timeout must be from 1s to 1h"},
+	} {
+		env, out, errb := testEnv(demoStart)
+		code := run(context.Background(), tc.args, env)
+		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
+		if code != ExitError || out.Len() != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q, want one line with %q", tc.args, code, out, errb, tc.want)
+		}
+	}
+}

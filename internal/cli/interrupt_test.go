@@ -87,3 +87,34 @@ func TestInterruptedSnapshotPrintsNoReport(t *testing.T) {
 		}
 	}
 }
+
+// -v shows client-go's diagnostics (requests, reflectors) on stderr, as
+// README says; without it only rebootwatch's one line.
+func TestVerboseShowsClientGoDiagnostics(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: bad}\ncurrent-context: c\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, verbose := range []bool{true, false} {
+		env, _, _ := testEnv(demoStart)
+		errb := &lockedBuffer{} // client-go logs from its own goroutines
+		env.Stderr = errb
+		args := []string{"--snapshot", "--kubeconfig", kc, "--sync-timeout", "2s"}
+		if verbose {
+			args = append(args, "-v")
+		}
+		code := run(context.Background(), args, env)
+		got := errb.String()
+		if code != ExitError {
+			t.Fatalf("-v=%v: exit %d", verbose, code)
+		}
+		if verbose && !strings.Contains(got, "https://127.0.0.1:1/api/v1/nodes") {
+			t.Fatalf("-v printed no client-go diagnostics:\n%s", got)
+		}
+		if !verbose && strings.Count(strings.TrimSpace(got), "\n") != 0 {
+			t.Fatalf("without -v, more than one line:\n%s", got)
+		}
+	}
+}

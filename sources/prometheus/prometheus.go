@@ -120,11 +120,17 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/path]", o.URL)
+		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/path]", MaskURL(o.URL))
 	}
 	if o.BearerTokenFile != "" {
-		if _, err := os.Stat(o.BearerTokenFile); err != nil {
+		tok, err := os.ReadFile(o.BearerTokenFile)
+		if err != nil {
 			return nil, fmt.Errorf("prometheus token file: %w", err)
+		}
+		if strings.TrimSpace(string(tok)) == "" {
+			// Sending no Authorization header would look like a
+			// Prometheus that needs none: say so instead.
+			return nil, fmt.Errorf("prometheus token file %s is empty: no token to send", o.BearerTokenFile)
 		}
 	}
 	var rt http.RoundTripper
@@ -293,11 +299,40 @@ func errMessage(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "request timed out"
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// The URL may carry a secret in its query (?token=…): masked as
+		// net/url already masks a password.
+		masked := *ue
+		masked.URL = MaskURL(ue.URL)
+		return strings.TrimSpace(masked.Error())
+	}
 	var pe *v1.Error
 	if errors.As(err, &pe) && pe.Msg != "" {
 		return pe.Msg
 	}
 	return strings.TrimSpace(err.Error())
+}
+
+// MaskURL returns raw with its password and every query value masked
+// ("https://u:xxxxx@prom/?token=xxxxx"): the URL may be printed, its
+// secrets not. A URL that does not parse is replaced whole.
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			for i := range vs {
+				vs[i] = "xxxxx"
+			}
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // bearerFile adds the token read from a file to every request.

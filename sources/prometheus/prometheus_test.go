@@ -220,3 +220,30 @@ func TestTLSSkipVerify(t *testing.T) {
 		t.Errorf("skipping verification: %+v", h)
 	}
 }
+
+// An empty token file is an error, not a silent request without auth.
+func TestEmptyTokenFileIsAnError(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), Options{URL: "http://127.0.0.1:1", BearerTokenFile: tok}, func(model.Event) {})
+	if err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// A secret in the URL's query never reaches an error message.
+func TestQuerySecretsAreMasked(t *testing.T) {
+	r, _ := start(t, Options{URL: "http://127.0.0.1:1/?token=s3cret&x=y", Interval: time.Hour})
+	h := r.Source(model.SourcePrometheus)
+	if h.Status != model.StatusError || strings.Contains(h.Message, "s3cret") || !strings.Contains(h.Message, "token=xxxxx") {
+		t.Fatalf("health %+v", h)
+	}
+	if _, err := Start(context.Background(), Options{URL: "ftp://u:pw@h/?token=s3cret"}, func(model.Event) {}); err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw") {
+		t.Fatalf("err %v", err)
+	}
+	if got := MaskURL("https://u:pw@prom:9090/p?token=a&b=c"); got != "https://u:xxxxx@prom:9090/p?b=xxxxx&token=xxxxx" {
+		t.Fatalf("MaskURL = %q", got)
+	}
+}
