@@ -366,8 +366,13 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.Metrics.SetLocks(statuses, now)
 
 	leader := a.IsLeader()
-	// Notifications go out from the leader only (every replica tracks).
-	blocked := a.Notify.Judged(now, statuses, notify.Progress(a.cluster), leader)
+	// Notifications go out from the leader only (every replica tracks),
+	// and only once every source delivered its first picture: a lock that
+	// looks like a ghost in half a picture is not told.
+	var blocked time.Duration
+	if a.settled.Load() {
+		blocked = a.Notify.Judged(now, statuses, notify.Progress(a.cluster), leader)
+	}
 	a.Metrics.SetFleet(a.cluster.Fleet(now), blocked)
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
