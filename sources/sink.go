@@ -95,6 +95,25 @@ func (r *Reporter) Set(status model.SourceStatus, msg string) {
 	r.report(status, msg, status == model.StatusOK)
 }
 
+// Stale reports a watch-based source that has not heard from its server
+// since heard: LastSync becomes that moment, so the age shown next to it
+// (pills, reports) is the time without word.
+func (r *Reporter) Stale(heard time.Time, msg string) {
+	r.mu.Lock()
+	changed := !r.sent || r.h.Status != model.StatusStale || r.h.Message != msg || !r.h.LastSync.Equal(heard)
+	r.h.Status, r.h.Message, r.h.LastSync = model.StatusStale, msg, heard
+	first := !r.sent
+	r.sent = true
+	h := r.h
+	if changed {
+		r.sink(model.SourceChanged{Health: h})
+	}
+	r.mu.Unlock()
+	if first {
+		close(r.settled)
+	}
+}
+
 // Fail reports a failed request: forbidden (with verb and resource) or error
 // (with the API's message). See Classify.
 func (r *Reporter) Fail(verb, resource, namespace string, err error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -122,6 +123,49 @@ func fleetlockWorld(now time.Time) []model.Event {
 	}
 }
 
+// clientFor returns a fake cluster holding objs and the Nodes the world's
+// events leave: the API the agent's fresh read before a write sees.
+func clientFor(world []model.Event, objs ...runtime.Object) *fake.Clientset {
+	nodes := map[string]model.Node{}
+	var order []string
+	for _, ev := range world {
+		switch e := ev.(type) {
+		case model.NodeUpserted:
+			if _, ok := nodes[e.Node.Name]; !ok {
+				order = append(order, e.Node.Name)
+			}
+			nodes[e.Node.Name] = e.Node
+		case model.NodeDeleted:
+			delete(nodes, e.Name)
+		}
+	}
+	for _, name := range order {
+		n, ok := nodes[name]
+		if !ok {
+			continue
+		}
+		an := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: types.UID(n.UID)},
+			Spec:   corev1.NodeSpec{Unschedulable: n.Unschedulable},
+			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: n.BootID, MachineID: n.MachineID}}}
+		for _, c := range n.Conditions {
+			an.Status.Conditions = append(an.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeConditionType(c.Type),
+				Status: corev1.ConditionStatus(c.Status), LastTransitionTime: metav1.NewTime(c.LastTransition)})
+		}
+		objs = append(objs, an)
+	}
+	return fake.NewClientset(objs...)
+}
+
+// deleteNode deletes a node from the fake cluster and tells the agent, as
+// its informer would.
+func (h *harness) deleteNode(t *testing.T, name string) {
+	t.Helper()
+	if err := h.client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sink(model.NodeDeleted{Name: name})
+}
+
 func fleetLease(holder string) *coordinationv1.Lease {
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fleetlock-default", UID: types.UID("lease-uid"), ResourceVersion: "5"},
@@ -215,14 +259,14 @@ func testConfig() Config {
 
 func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
 	now := time.Now()
-	client := fake.NewClientset(fleetLease(testZincatiID))
+	client := clientFor(fleetlockWorld(now), fleetLease(testZincatiID))
 	h := startAgent(t, testConfig(), client, fleetlockWorld(now))
 
 	h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
 	if got := h.holder(t); got != testZincatiID {
 		t.Fatalf("a held lock was touched: holder %q", got)
 	}
-	h.sink(model.NodeDeleted{Name: "n1"})
+	h.deleteNode(t, "n1")
 	hb := h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
 	if hb.Trigger != "event" {
 		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
@@ -260,8 +304,8 @@ func TestAgentDryRunWritesNothing(t *testing.T) {
 func TestAgentNotLeaderDoesNotAct(t *testing.T) {
 	cfg := testConfig()
 	cfg.LeaderElect = true // never elected in this test
-	client := fake.NewClientset(fleetLease(testZincatiID))
 	world := append(fleetlockWorld(time.Now()), model.NodeDeleted{Name: "n1"})
+	client := clientFor(world, fleetLease(testZincatiID))
 	h := startAgent(t, cfg, client, world)
 	h.waitFor(t, "ghost skipped: not the leader", func(hb heartbeat) bool {
 		return !hb.Leader && lockWith(hb, model.VerdictGhost, "skipped") && strings.Contains(hb.Locks[0].Message, "not the leader")
@@ -337,9 +381,10 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 }
 
 func TestAgentMetrics(t *testing.T) {
-	client := fake.NewClientset(fleetLease(testZincatiID))
-	h := startAgent(t, testConfig(), client, fleetlockWorld(time.Now()))
-	h.sink(model.NodeDeleted{Name: "n1"})
+	world := fleetlockWorld(time.Now())
+	client := clientFor(world, fleetLease(testZincatiID))
+	h := startAgent(t, testConfig(), client, world)
+	h.deleteNode(t, "n1")
 	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
 	// The informer would deliver the written Lease.
 	h.sink(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
@@ -424,4 +469,33 @@ func TestAgentNeverActsOnAmbiguous(t *testing.T) {
 	if got := h.holder(t); got != testZincatiID {
 		t.Fatalf("acted on an ambiguous lock: holder %q", got)
 	}
+}
+
+// A watch source that turned stale (no word from the API server, issue 11
+// §1) makes /readyz fail naming it; once it is fresh again the agent is
+// ready.
+func TestAgentReadyzFollowsStaleSource(t *testing.T) {
+	world := fleetlockWorld(time.Now())
+	client := clientFor(world, fleetLease(testZincatiID))
+	h := startAgent(t, testConfig(), client, world)
+	ready := func(want bool, text string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			ok, msg := h.agent.Health.Ready()
+			if ok == want && strings.Contains(msg, text) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("readyz %v %q, want %v containing %q", ok, msg, want, text)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ready(true, "ok")
+	h.sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusStale,
+		Message: "no word from the API server for 16s (stale after 15s)", LastSync: time.Now().Add(-16 * time.Second)}})
+	ready(false, "nodes stale (no word from the API server for 16s")
+	h.sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: time.Now()}})
+	ready(true, "ok")
 }

@@ -32,9 +32,12 @@ type Options struct {
 	Home          string
 	Context       string
 
-	RequestTimeout     time.Duration
-	KuredDaemonSet     string
-	FleetlockNamespace string
+	RequestTimeout time.Duration
+	// StaleAfter and ProbeInterval tune the freshness of the watch-based
+	// sources (0: sources.DefaultStaleAfter, sources.DefaultProbeInterval).
+	StaleAfter, ProbeInterval time.Duration
+	KuredDaemonSet            string
+	FleetlockNamespace        string
 
 	PrometheusURL       string
 	PrometheusTokenFile string
@@ -233,7 +236,7 @@ func (s *Session) sink(ctx context.Context) sources.Sink {
 func (s *Session) start(ctx context.Context) error {
 	sink := s.sink(ctx)
 	ks, err := kube.Start(ctx, kube.Options{
-		Client: s.Client, RequestTimeout: s.opts.RequestTimeout,
+		Client: s.Client, RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
 		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
 	}, sink)
 	if err != nil {
@@ -241,7 +244,8 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	s.waits = append(s.waits, ks.WaitForSync)
 	s.joins = append(s.joins, ks.Wait)
-	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout}, sink)
+	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout,
+		StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval}, sink)
 	if err != nil {
 		return err
 	}

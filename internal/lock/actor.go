@@ -47,6 +47,11 @@ type Actor struct {
 	Logger *slog.Logger
 	// Timeout bounds the API calls of one Do; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// NodeSelector limits the fresh read of the node list made before each
+	// write to nodes with these labels. Empty in production: the gates need
+	// every node. Only tests whose scenarios share one API server, each
+	// judged on its own nodes, set it.
+	NodeSelector string
 }
 
 // DoOptions are per-action choices.
@@ -139,6 +144,14 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	d, err := DriverFor(w.Ref.Kind)
 	if err != nil {
 		return res(OutcomeError, "%v", err)
+	}
+	// The gates were judged on caches: confirm them on a quorum read of
+	// the node list first (fresh.go). An override of failed gates already
+	// accepted data that is not fresh.
+	if p.Allowed {
+		if r, ok := a.checkFresh(ctx, p); !ok {
+			return r
+		}
 	}
 	ap, err := d.Apply(ctx, a.Client, w)
 	if err != nil {

@@ -55,7 +55,7 @@ func ghostPlan(t *testing.T, ann string) Plan {
 func TestActorReapKuredSingle(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(ds(ann, "100"))
+	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	var logs bytes.Buffer
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 	r := a.Do(context.Background(), p, DoOptions{})
@@ -81,7 +81,7 @@ func TestActorReapKuredSingle(t *testing.T) {
 func TestActorDryRunMakesNoCall(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(ds(ann, "100"))
+	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", DryRun: true, Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != OutcomeDryRun || r.Write != p.Write || !strings.Contains(r.Message, p.Write.String()) {
@@ -96,7 +96,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
 	// The object moved on (resourceVersion 101) since it was judged at 100.
-	cs := fake.NewClientset(ds(ann, "101"))
+	cs := fake.NewClientset(withNodes(p, ds(ann, "101"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "100 → 101") || !strings.Contains(r.Message, "nothing changed") {
@@ -109,14 +109,14 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	// A different UID (deleted and re-created) is a conflict too.
 	obj := ds(ann, "100")
 	obj.UID = "other"
-	cs = fake.NewClientset(obj)
+	cs = fake.NewClientset(withNodes(p, obj)...)
 	a.Client = cs
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "replaced") {
 		t.Fatalf("uid change: %+v", r)
 	}
 
 	// A 409 from the server: conflict, one update attempt, no retry, no Event.
-	cs = fake.NewClientset(ds(ann, "100"))
+	cs = fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	cs.PrependReactor("update", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
@@ -132,7 +132,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 func TestActorForbidden(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(ds(ann, "100"))
+	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	cs.PrependReactor("update", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
@@ -159,7 +159,7 @@ func TestActorRefusalAndOverride(t *testing.T) {
 		return p
 	}
 	p := mk(Options{})
-	cs := fake.NewClientset(ds(ann, "100"))
+	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeRefused || !strings.Contains(r.Message, GateOtherNodes) {
 		t.Fatalf("refused plan: %+v", r)
@@ -191,7 +191,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	if err != nil || !p.Allowed {
 		t.Fatalf("plan %+v %v", p, err)
 	}
-	cs := fake.NewClientset(lease(zid1, "200"))
+	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeDone {
 		t.Fatalf("result %+v", r)
@@ -206,7 +206,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	}
 	// A holder that changed at the same resourceVersion (cannot happen on a
 	// real server, but the actor still checks) is a conflict.
-	cs = fake.NewClientset(lease("someone-else", "200"))
+	cs = fake.NewClientset(withNodes(p, lease("someone-else", "200"))...)
 	a.Client = cs
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeConflict {
 		t.Fatalf("changed holder: %+v", r)

@@ -261,7 +261,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 			if err != nil || !p.Allowed {
 				t.Fatalf("plan %+v %v", p, err)
 			}
-			r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{})
+			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
 			if r.Outcome != lock.OutcomeDone || r.Uncordon.Outcome != "" {
 				t.Fatalf("do: %+v", r)
 			}
@@ -309,7 +309,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 			if (p.Uncordon.Op != "") != fx.uncordons {
 				t.Fatalf("uncordon write %+v, want one: %v", p.Uncordon, fx.uncordons)
 			}
-			r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{})
+			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
 			if !r.Complete() || r.Outcome != lock.OutcomeDone {
 				t.Fatalf("do: %+v", r)
 			}

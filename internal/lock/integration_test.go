@@ -191,8 +191,10 @@ func TestIntegrationActions(t *testing.T) {
 		it.node("forbid-a", mid1, time.Now().Add(-2*time.Hour), false)
 		ann := single(ent("ghost-y", time.Now().Add(-time.Hour).UTC().Truncate(time.Second), 0))
 		it.daemonSet("kured", ann)
-		// bob may read DaemonSets in the namespace but not update them.
+		// bob may read DaemonSets in the namespace but not update them; he
+		// may list nodes (the fresh read before a write needs it).
 		it.grant("bob", []string{"get", "list", "watch"})
+		it.grantNodeList("bob")
 		c, e := it.judge()
 		ref := model.LockRef{Kind: model.LockKured, Namespace: it.ns, Name: "kured"}
 		p, err := e.Plan(c, ref, "", model.ActionReap, time.Now())
@@ -210,12 +212,41 @@ func TestIntegrationActions(t *testing.T) {
 		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
 			t.Fatal("forbidden action changed the DaemonSet")
 		}
-		// alice may not even read it: forbidden too, naming get.
+		// alice may list nodes but not even read the DaemonSet: forbidden
+		// too, naming get.
+		it.grantNodeList("alice")
 		alice, _ := kubernetes.NewForConfig(tc.UserConfig("alice"))
 		if r := it.actor(alice, "alice").Do(ctx, p, DoOptions{}); r.Outcome != OutcomeForbidden || !strings.Contains(r.Message, "alice may not get") {
 			t.Fatalf("alice: %s: %s", r.Outcome, r.Message)
 		}
+		// carol may not list nodes: the fresh read before the write is
+		// forbidden, and nothing is written.
+		carol, _ := kubernetes.NewForConfig(tc.UserConfig("carol"))
+		if r := it.actor(carol, "carol").Do(ctx, p, DoOptions{}); r.Outcome != OutcomeForbidden ||
+			!strings.Contains(r.Message, "fresh-data") || !strings.Contains(r.Message, "carol may not list nodes") {
+			t.Fatalf("carol: %s: %s", r.Outcome, r.Message)
+		}
+		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
+			t.Fatal("forbidden action changed the DaemonSet")
+		}
 	})
+}
+
+// grantNodeList lets user list nodes (cluster-wide).
+func (it *itest) grantNodeList(user string) {
+	it.t.Helper()
+	name := user + "-nodes-" + it.ns
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}}}}
+	if _, err := it.admin.RbacV1().ClusterRoles().Create(it.ctx, cr, metav1.CreateOptions{}); err != nil {
+		it.t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+	if _, err := it.admin.RbacV1().ClusterRoleBindings().Create(it.ctx, crb, metav1.CreateOptions{}); err != nil {
+		it.t.Fatal(err)
+	}
 }
 
 func (it *itest) node(name, machineID string, readySince time.Time, cordoned bool) {
@@ -352,7 +383,8 @@ func (it *itest) status(c *model.Cluster, ref model.LockRef, holder string) mode
 }
 
 func (it *itest) actor(cs kubernetes.Interface, who string) *Actor {
-	return &Actor{Client: cs, Who: who, Logger: slog.New(slog.NewTextHandler(testWriter{it.t}, nil)), Timeout: 30 * time.Second}
+	return &Actor{Client: cs, Who: who, Logger: slog.New(slog.NewTextHandler(testWriter{it.t}, nil)), Timeout: 30 * time.Second,
+		NodeSelector: "rebootwatch-test=" + it.label}
 }
 
 func (it *itest) events(name string) []corev1.Event {

@@ -108,6 +108,10 @@ type Plan struct {
 	// Unattended is true when the plan came from an unattended (agent)
 	// engine: no gate may then be overridden.
 	Unattended bool
+	// Nodes are the nodes the plan was judged on: before it writes, the
+	// actor compares what the gates read of them with a fresh quorum read
+	// of the node list (fresh.go).
+	Nodes []model.Node
 }
 
 // FailedGates returns the gates that did not pass.
@@ -201,6 +205,7 @@ func (e *Engine) PlanEntry(c *model.Cluster, ref model.LockRef, holder string, e
 		p.Refusal = fmt.Sprintf("%s refused: %s", a, strings.Join(why, "; "))
 	}
 	p.Write = writeFor(js[idx])
+	p.Nodes = judgedNodes(c)
 	if a == model.ActionRelease && p.Write.Op != "" {
 		p.Uncordon = uncordonFor(c, js[idx])
 	}

@@ -389,12 +389,30 @@ func (c *Cluster) Namespace(t testing.TB, prefix string) string {
 	return ns.Name
 }
 
+// Freeze stops the kube-apiserver with SIGSTOP: its connections stay open
+// and nothing answers on them, like a hung or black-holed API server. Thaw
+// (SIGCONT) resumes it; Stop also stops a frozen cluster.
+func (c *Cluster) Freeze() error { return c.signalAPIServer(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen kube-apiserver (SIGCONT).
+func (c *Cluster) Thaw() error { return c.signalAPIServer(syscall.SIGCONT) }
+
+func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
+	for _, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			return syscall.Kill(p.cmd.Process.Pid, sig)
+		}
+	}
+	return errors.New("testcluster: no kube-apiserver process")
+}
+
 // Stop stops the apiserver and etcd now. It is idempotent.
 func (c *Cluster) Stop() {
 	c.once.Do(func() {
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			p := c.procs[i]
 			pgid := p.cmd.Process.Pid
+			_ = syscall.Kill(-pgid, syscall.SIGCONT) // a frozen process cannot act on SIGTERM
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
 			select {
 			case <-p.done:

@@ -242,7 +242,8 @@ func (s *Source) watchFreshness(ctx context.Context) {
 
 func (s *Source) checkFresh(ctx context.Context, p *part) {
 	p.mu.Lock()
-	age := s.opts.Clock().Sub(p.heard)
+	heard := p.heard
+	age := s.opts.Clock().Sub(heard)
 	healthy := p.synced && !p.failed
 	wasStale := p.stale
 	p.stale = healthy && age > s.opts.StaleAfter
@@ -252,7 +253,7 @@ func (s *Source) checkFresh(ctx context.Context, p *part) {
 	case ctx.Err() != nil:
 	case nowStale:
 		p.refreshMu.Lock()
-		p.rep.Set(model.StatusStale, sources.StaleMessage(age, s.opts.StaleAfter))
+		p.rep.Stale(heard, sources.StaleMessage(age, s.opts.StaleAfter))
 		p.refreshMu.Unlock()
 	case wasStale:
 		s.refresh(p)

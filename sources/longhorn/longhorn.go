@@ -300,7 +300,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			stale = synced && !failed && age > s.opts.StaleAfter
 			now, ok := stale, synced && !failed
 			if now {
-				s.rep.Set(model.StatusStale, sources.StaleMessage(age, s.opts.StaleAfter))
+				s.rep.Stale(heardAt, sources.StaleMessage(age, s.opts.StaleAfter))
 			} else if was && ok {
 				s.rep.OK("")
 			}
