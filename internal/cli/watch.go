@@ -70,6 +70,19 @@ type member struct {
 	clock   func() time.Time
 	done    bool
 	readErr bool // unreadable after the first sync: does not hold up --until-done
+	// early holds events that arrived before the first picture was taken
+	// in: the loop may pick them from their channel first.
+	early []model.Event
+}
+
+// apply applies one event to the member's model, or keeps it until the
+// first picture is in.
+func (mb *member) apply(ev model.Event) {
+	if mb.c == nil {
+		mb.early = append(mb.early, ev)
+		return
+	}
+	mb.c.Apply(ev, mb.clock())
 }
 
 type taggedEvent struct {
@@ -232,6 +245,10 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 		case r := <-ready:
 			mb := members[r.i]
 			mb.c = r.c
+			for _, ev := range mb.early {
+				mb.c.Apply(ev, mb.clock())
+			}
+			mb.early = nil
 			if r.err != nil && c.Verbose {
 				say(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.err)
 			}
@@ -248,8 +265,7 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 				return code
 			}
 		case te := <-evs:
-			mb := members[te.i]
-			mb.c.Apply(te.ev, mb.clock())
+			members[te.i].apply(te.ev)
 		case f := <-deps.inspect:
 			drain(evs, members)
 			cs := make([]*model.Cluster, len(members))
@@ -291,8 +307,7 @@ func drain(evs chan taggedEvent, members []*member) {
 	for {
 		select {
 		case te := <-evs:
-			mb := members[te.i]
-			mb.c.Apply(te.ev, mb.clock())
+			members[te.i].apply(te.ev)
 		default:
 			return
 		}

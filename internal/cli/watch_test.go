@@ -493,3 +493,25 @@ func TestWatchColourAndBell(t *testing.T) {
 		})
 	}
 }
+
+// An event of a cluster whose first picture is not taken in yet is kept
+// and applied after it: the loop's select may pick the event channel
+// before the ready one (it did, and dereferenced a nil model).
+func TestWatchMemberKeepsEventsBeforeItsFirstPicture(t *testing.T) {
+	mb := &member{clock: func() time.Time { return watchStart }}
+	mb.apply(model.NodeUpserted{Node: model.Node{Name: "early"}})
+	if len(mb.early) != 1 {
+		t.Fatalf("early events %v", mb.early)
+	}
+	mb.c = model.NewCluster("x", model.Options{})
+	for _, ev := range mb.early {
+		mb.c.Apply(ev, mb.clock())
+	}
+	mb.apply(model.NodeUpserted{Node: model.Node{Name: "late"}})
+	if _, ok := mb.c.Node("early"); !ok {
+		t.Fatal("the early event was lost")
+	}
+	if _, ok := mb.c.Node("late"); !ok {
+		t.Fatal("a later event was not applied")
+	}
+}

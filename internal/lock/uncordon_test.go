@@ -117,8 +117,8 @@ func TestFleetlockReleaseUncordons(t *testing.T) {
 	if k := p.KeepCordoned(); k.Uncordon.Op != "" || k.Write != p.Write {
 		t.Fatalf("keep cordoned: %+v", k)
 	}
-	cs := fake.NewClientset(lease(zid1, "200"), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"},
-		Spec: corev1.NodeSpec{Unschedulable: true}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: "n1-b2"}}})
+	// The cluster as judged: n1 cordoned after its reboot (boot n1-b2), n2.
+	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
 	r := (&Actor{Client: cs, Who: "bob"}).Do(context.Background(), p, DoOptions{})
 	if !r.Complete() || r.Uncordon.Outcome != OutcomeDone {
 		t.Fatalf("do %+v", r)
