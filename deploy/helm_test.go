@@ -238,6 +238,39 @@ func TestHelmMonitoringEqualsDeployMonitoring(t *testing.T) {
 	compareObjects(t, "deploy/monitoring vs chart defaults", byKey(t, got), byKey(t, monitoringObjects(t)))
 }
 
+// TestHelmDashboardEqualsDeployMonitoring: the chart's Grafana dashboard
+// ConfigMap carries deploy/monitoring/grafana-dashboard.json.
+func TestHelmDashboardEqualsDeployMonitoring(t *testing.T) {
+	want, err := Monitoring.ReadFile("monitoring/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cms []*corev1.ConfigMap
+	for _, o := range render(t, nondefaultValues) {
+		if cm, ok := o.Object.(*corev1.ConfigMap); ok {
+			cms = append(cms, cm)
+		}
+	}
+	if len(cms) != 1 || cms[0].Labels["grafana_dashboard"] != "1" || cms[0].Namespace != "ops" {
+		t.Fatalf("dashboard ConfigMaps %+v: want one, labelled grafana_dashboard=1, in ops", cms)
+	}
+	var got, wantJSON any
+	if err := json.Unmarshal([]byte(cms[0].Data["rebootwatch-agent.json"]), &got); err != nil {
+		t.Fatalf("the ConfigMap's dashboard is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(want, &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantJSON) {
+		t.Error("the chart's dashboard differs from deploy/monitoring/grafana-dashboard.json: copy it to deploy/helm/rebootwatch-agent/dashboards/rebootwatch-agent.json")
+	}
+	for _, o := range render(t, defaultValues) {
+		if _, ok := o.Object.(*corev1.ConfigMap); ok {
+			t.Error("the default values render the dashboard ConfigMap")
+		}
+	}
+}
+
 // TestHelmNonDefaultValues checks that every value reaches the objects: the
 // RBAC names exactly the configured objects, and the container's args,
 // parsed by the agent's own flag parser, carry the configured settings.
@@ -278,7 +311,8 @@ func TestHelmNonDefaultValues(t *testing.T) {
 			}
 		}
 	}
-	if kinds["ServiceMonitor"] != 1 || kinds["PrometheusRule"] != 1 || kinds["Lease"] != 1 || kinds["Service"] != 1 || kinds["Secret"] != 1 {
+	if kinds["ServiceMonitor"] != 1 || kinds["PrometheusRule"] != 1 || kinds["Lease"] != 1 || kinds["Service"] != 1 || kinds["Secret"] != 1 ||
+		kinds["ConfigMap"] != 1 {
 		t.Errorf("kinds rendered: %v", kinds)
 	}
 	if d == nil {
