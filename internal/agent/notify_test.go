@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes/fake"
-
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -34,7 +32,7 @@ func TestAgentNotifiesOnlyOnceSynced(t *testing.T) {
 	now := time.Now()
 	world := fleetlockWorld(now)
 	world = append(world, model.NodeDeleted{Name: "n1"}) // the holder is gone: a ghost
-	client := fake.NewClientset(fleetLease(testZincatiID))
+	client := clientFor(world, fleetLease(testZincatiID))
 	var mu sync.Mutex
 	var msgs []string
 	got := make(chan struct{}, 10)

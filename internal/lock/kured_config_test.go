@@ -99,8 +99,8 @@ func TestKuredCustomAnnotation(t *testing.T) {
 	if err != nil || !p.Allowed || p.Write.Key != key || !strings.Contains(p.Write.String(), key) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
-	cs := fake.NewClientset(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
-		Annotations: map[string]string{key: v, KuredAnnotation: "untouched", "other": "kept"}}})
+	cs := fake.NewClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
+		Annotations: map[string]string{key: v, KuredAnnotation: "untouched", "other": "kept"}}})...)
 	if r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeDone {
 		t.Fatalf("do %+v", r)
 	}
