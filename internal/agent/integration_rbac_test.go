@@ -38,13 +38,14 @@ func TestIntegrationRBACDenies(t *testing.T) {
 		{"create", "", "events", "default", "", true},
 		{"update", "coordination.k8s.io", "leases", "rebootwatch", "rebootwatch-agent", true},
 		{"list", "longhorn.io", "volumes", "longhorn-system", "", true},
+		// The uncordon that goes with a fleetlock release (deploy/rbac.yaml).
+		{"update", "", "nodes", "", "n1", true},
 		// What it must not do.
 		{"get", "", "secrets", "rebootwatch", "", false},
 		{"list", "", "secrets", "kube-system", "", false},
 		{"get", "", "secrets", "default", "", false},
 		{"list", "", "secrets", "", "", false},
 		{"delete", "", "nodes", "", "n1", false},
-		{"update", "", "nodes", "", "n1", false},
 		{"patch", "", "nodes", "", "n1", false},
 		{"update", "coordination.k8s.io", "leases", "default", "other-lease", false},
 		{"update", "coordination.k8s.io", "leases", "kube-node-lease", "n1", false},
