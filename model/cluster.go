@@ -108,8 +108,10 @@ type Cluster struct {
 	names       []string // sorted node names; nil when stale
 	now         time.Time
 	synced      bool
-	judged      bool // locks were judged at least once
-	target      OS   // newest OS seen, valid while targetOK
+	judged      bool          // locks were judged at least once
+	target      OS            // the main family's newest OS, valid while targetOK
+	targets     map[string]OS // newest OS per family (OSFamily), valid while targetOK
+	families    []string      // the families seen, most nodes first, valid while targetOK
 	targetOK    bool
 }
 

@@ -12,45 +12,140 @@ import (
 type Fleet struct {
 	Nodes    int
 	Upgraded int
-	Target   OS
+	// Target is the main target: that of the family with the most nodes.
+	Target OS
+	// Families is the progress per OS family, most nodes first; set only
+	// when the fleet runs several (a Windows node among Linux nodes).
+	Families []FamilyProgress
 	Phases   map[Phase]int
 	// ETA is the estimated time left, nil when it cannot be estimated.
 	ETA *time.Duration
 }
 
+// FamilyProgress is the progress of the nodes of one OS family.
+type FamilyProgress struct {
+	Family   string `json:"family"`
+	Nodes    int    `json:"nodes"`
+	Upgraded int    `json:"upgraded"`
+	Target   OS     `json:"target"`
+}
+
+// OSFamily names the distribution and variant of an OS image: its words
+// without version numbers or parenthesised codenames ("Fedora CoreOS
+// 41.20241027.3.0" and "Fedora CoreOS 40.2024…" are both "Fedora CoreOS";
+// "Windows Server 2022 Datacenter" is "Windows Server Datacenter"). Versions
+// are compared only within a family.
+func OSFamily(image string) string {
+	var words []string
+	depth := 0
+	for _, w := range strings.Fields(image) {
+		open := strings.HasPrefix(w, "(")
+		if open {
+			depth++
+		}
+		if depth == 0 && strings.IndexFunc(w, unicode.IsDigit) < 0 {
+			words = append(words, w)
+		}
+		if strings.HasSuffix(w, ")") && depth > 0 {
+			depth--
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // TargetOS returns the OS the fleet upgrades to: the operator's --target-os,
-// else the newest image/kernel pair seen on any node.
+// else the newest image/kernel pair of the OS family with the most nodes.
 func (c *Cluster) TargetOS() OS {
 	if c.Options.TargetOS != "" {
 		return OS{Image: c.Options.TargetOS}
 	}
-	if c.targetOK {
-		return c.target
-	}
-	c.target, c.targetOK = c.newestOS(), true
+	c.deriveTargets()
 	return c.target
 }
 
-// newestOS scans the nodes for the newest image/kernel pair.
-func (c *Cluster) newestOS() OS {
-	var best OS
-	for _, name := range c.NodeNames() {
-		n := c.nodes[name]
-		o := OS{Image: n.OSImage, Kernel: n.KernelVersion}
-		if best == (OS{}) || compareOS(o, best) > 0 {
-			best = o
-		}
+// TargetFor is the OS a node upgrades to: --target-os, else the newest of
+// its own family.
+func (c *Cluster) TargetFor(n *Node) OS {
+	if c.Options.TargetOS != "" {
+		return OS{Image: c.Options.TargetOS}
 	}
-	return best
+	c.deriveTargets()
+	return c.targets[OSFamily(n.OSImage)]
 }
 
-// Upgraded reports whether a node runs the target OS.
+// deriveTargets finds the newest image/kernel pair per OS family and the
+// families by size, once per change of the nodes.
+func (c *Cluster) deriveTargets() {
+	if c.targetOK {
+		return
+	}
+	c.targets = map[string]OS{}
+	count := map[string]int{}
+	for _, name := range c.NodeNames() {
+		n := c.nodes[name]
+		f := OSFamily(n.OSImage)
+		o := OS{Image: n.OSImage, Kernel: n.KernelVersion}
+		if best, ok := c.targets[f]; !ok || compareOS(o, best) > 0 {
+			c.targets[f] = o
+		}
+		count[f]++
+	}
+	c.families = c.families[:0]
+	for f := range count {
+		c.families = append(c.families, f)
+	}
+	sort.Slice(c.families, func(i, j int) bool {
+		a, b := c.families[i], c.families[j]
+		if count[a] != count[b] {
+			return count[a] > count[b]
+		}
+		return a < b
+	})
+	c.target = OS{}
+	if len(c.families) > 0 {
+		c.target = c.targets[c.families[0]]
+	}
+	c.targetOK = true
+}
+
+// Upgraded reports whether a node runs its target OS: --target-os (a whole
+// image, kernel or version in the image), else the newest OS of the node's
+// own family. target is the fleet's main target (TargetOS); a node of
+// another family is compared with its family's newest, never across.
 func (c *Cluster) Upgraded(n *Node, target OS) bool {
 	if c.Options.TargetOS != "" {
-		return n.OSImage == c.Options.TargetOS || n.KernelVersion == c.Options.TargetOS ||
-			strings.Contains(n.OSImage, c.Options.TargetOS)
+		t := c.Options.TargetOS
+		return n.OSImage == t || n.KernelVersion == t || containsWhole(n.OSImage, t)
+	}
+	if target == (OS{}) || OSFamily(target.Image) != OSFamily(n.OSImage) {
+		target = c.TargetFor(n)
 	}
 	return target != (OS{}) && n.OSImage == target.Image && n.KernelVersion == target.Kernel
+}
+
+// containsWhole reports whether sub occurs in s as whole words: "22.04.5"
+// is in "Ubuntu 22.04.5 LTS", "4" is not (it is part of a version).
+func containsWhole(s, sub string) bool {
+	if sub == "" {
+		return false
+	}
+	part := func(r byte) bool {
+		return r == '.' || r == '-' || r == '+' || r == '_' || r == ':' || r == '~' ||
+			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+	}
+	for i := 0; i+len(sub) <= len(s); {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(sub)
+		if (j == 0 || !part(s[j-1])) && (end == len(s) || !part(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
 }
 
 // Fleet derives fleet progress at now.
@@ -59,11 +154,28 @@ func (c *Cluster) Fleet(now time.Time) Fleet {
 	for _, p := range AllPhases {
 		f.Phases[p] = 0
 	}
+	byFamily := map[string]*FamilyProgress{}
+	if c.Options.TargetOS == "" && len(c.families) > 1 {
+		for _, fam := range c.families {
+			fp := FamilyProgress{Family: fam, Target: c.targets[fam]}
+			f.Families = append(f.Families, fp)
+		}
+		for i := range f.Families {
+			byFamily[f.Families[i].Family] = &f.Families[i]
+		}
+	}
 	var inCycle []*Track
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
-		if c.Upgraded(n, f.Target) {
+		up := c.Upgraded(n, f.Target)
+		if up {
 			f.Upgraded++
+		}
+		if fp := byFamily[OSFamily(n.OSImage)]; fp != nil {
+			fp.Nodes++
+			if up {
+				fp.Upgraded++
+			}
 		}
 		t := c.tracks[name]
 		p := PhaseUnknown

@@ -37,6 +37,18 @@ type SnapshotFleet struct {
 	TargetOS string        `json:"targetOS"`
 	Phases   map[Phase]int `json:"phases"`
 	ETA      *string       `json:"eta"`
+	// Families is the progress per OS family when the fleet runs several
+	// (additive to rebootwatch.snapshot/v1; absent with one family).
+	Families []SnapshotFamily `json:"families,omitempty"`
+}
+
+// SnapshotFamily is one OS family's progress: its targetOS is the newest
+// OS of that family; versions are never compared across families.
+type SnapshotFamily struct {
+	Family   string `json:"family"`
+	Nodes    int    `json:"nodes"`
+	Upgraded int    `json:"upgraded"`
+	TargetOS string `json:"targetOS"`
 }
 
 // SnapshotLock is one entry of locks.
@@ -81,6 +93,9 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 	}
 	f := c.Fleet(now)
 	s.Fleet = SnapshotFleet{Nodes: f.Nodes, Upgraded: f.Upgraded, TargetOS: f.Target.String(), Phases: f.Phases}
+	for _, fp := range f.Families {
+		s.Fleet.Families = append(s.Fleet.Families, SnapshotFamily{Family: fp.Family, Nodes: fp.Nodes, Upgraded: fp.Upgraded, TargetOS: fp.Target.String()})
+	}
 	if f.ETA != nil {
 		e := HumanDuration(*f.ETA)
 		s.Fleet.ETA = &e

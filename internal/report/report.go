@@ -171,7 +171,8 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 			}
 			os := x(shortOS(n.OSImage, n.Kernel), maxName/2)
 			if !c.Upgraded(node, target) {
-				os += " → " + x(shortOS(target.Image, target.Kernel), maxName/2)
+				to := c.TargetFor(node) // its own OS family's target
+				os += " → " + x(shortOS(to.Image, to.Kernel), maxName/2)
 			}
 			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: phaseStyle(p, n.Phase)},
 				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: rst}, {s: sched, st: sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
@@ -235,6 +236,14 @@ func summary(p palette, s model.Snapshot) string {
 		target = "?"
 	}
 	line := fmt.Sprintf("Fleet: %s upgraded to %s · %s", p.r(p.bold, fmt.Sprintf("%d/%d", f.Upgraded, f.Nodes)), target, eta)
+	if len(f.Families) > 1 {
+		// Several OS families: each has its own target, never compared.
+		var fams []string
+		for _, fm := range f.Families {
+			fams = append(fams, fmt.Sprintf("%d/%d %s to %s", fm.Upgraded, fm.Nodes, x(fm.Family, maxName), x(fm.TargetOS, maxName)))
+		}
+		line = fmt.Sprintf("Fleet: %s upgraded (%s) · %s", p.r(p.bold, fmt.Sprintf("%d/%d", f.Upgraded, f.Nodes)), strings.Join(fams, "; "), eta)
+	}
 	if len(parts) > 0 {
 		line += " · " + strings.Join(parts, ", ")
 	}

@@ -56,6 +56,8 @@ type Progress struct {
 	TargetOS string              `json:"targetOS"`
 	Phases   map[model.Phase]int `json:"phases"`
 	Holders  []Holder            `json:"holders"`
+	// Families is the progress per OS family when there are several.
+	Families []model.SnapshotFamily `json:"families,omitempty"`
 	// ETA is the estimated time left, nil when unknown.
 	ETA *string `json:"eta"`
 }
@@ -385,6 +387,9 @@ func turnedBad(e model.TimelineEntry, first bool) bool {
 func ProgressOf(c *model.Cluster, now time.Time) Progress {
 	f := c.Fleet(now)
 	p := Progress{Nodes: f.Nodes, Upgraded: f.Upgraded, TargetOS: f.Target.String(), Phases: f.Phases, Holders: []Holder{}}
+	for _, fp := range f.Families {
+		p.Families = append(p.Families, model.SnapshotFamily{Family: fp.Family, Nodes: fp.Nodes, Upgraded: fp.Upgraded, TargetOS: fp.Target.String()})
+	}
 	if f.ETA != nil {
 		e := model.HumanDuration(*f.ETA)
 		p.ETA = &e
@@ -435,7 +440,15 @@ func (p Progress) Text() string {
 	if p.ETA != nil {
 		eta = "ETA " + *p.ETA
 	}
-	s := fmt.Sprintf("%d/%d upgraded · %s · %s", p.Upgraded, p.Nodes, holder, eta)
+	up := fmt.Sprintf("%d/%d upgraded", p.Upgraded, p.Nodes)
+	if len(p.Families) > 1 {
+		var fams []string
+		for _, f := range p.Families {
+			fams = append(fams, fmt.Sprintf("%s %d/%d", f.Family, f.Upgraded, f.Nodes))
+		}
+		up += " (" + strings.Join(fams, ", ") + ")"
+	}
+	s := fmt.Sprintf("%s · %s · %s", up, holder, eta)
 	if len(parts) > 0 {
 		s += " · " + strings.Join(parts, ", ")
 	}

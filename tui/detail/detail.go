@@ -76,7 +76,7 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		up = p.Paint(pctx.OK, "upgraded")
 	}
 	kv("os", x(n.OSImage)+p.Paint(pctx.Muted, " · kernel ")+x(n.KernelVersion))
-	kv("target", x(target.String())+" · "+up)
+	kv("target", x(c.TargetFor(n).String())+" · "+up)
 	if rr := c.RebootRequired(name); rr != nil {
 		kv("reboot needed", fmt.Sprint(*rr))
 	} else {

@@ -140,6 +140,11 @@ func progress(ctx *pctx.Context, f model.Fleet, w int) string {
 	if t := f.Target.String(); t != "" {
 		target = " → " + sanitize.Short(t, 80)
 	}
+	if n := len(f.Families); n > 1 {
+		// Several OS families, each with its own target: the main one
+		// here, the others per node (OS column, detail).
+		target = " → " + sanitize.Short(f.Families[0].Family+": "+f.Target.String(), 80) + fmt.Sprintf(" (+%d more OS families)", n-1)
+	}
 	eta := "ETA –"
 	if f.ETA != nil {
 		eta = "ETA " + model.HumanDuration(*f.ETA)

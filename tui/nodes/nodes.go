@@ -118,7 +118,7 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		}
 		r.Ready, r.ReadyKnown, _ = n.Ready()
 		r.Upgraded = c.Upgraded(n, target)
-		r.OSFrom, r.OSTo = osLabels(n, target, r.Upgraded)
+		r.OSFrom, r.OSTo = osLabels(n, c.TargetFor(n), r.Upgraded)
 		r.OSFrom, r.OSTo = sanitize.Short(r.OSFrom, maxOS), sanitize.Short(r.OSTo, maxOS)
 		r.lower = strings.ToLower(r.label + " " + string(r.Phase) + " " + r.Role)
 		t.all = append(t.all, r)
