@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -75,6 +76,9 @@ func LoadUser(getenv func(string) string) (*Theme, error) {
 	return LoadFile(p)
 }
 
+// duplicateKey finds go-yaml's "line 3: key "ok" already set in map".
+var duplicateKey = regexp.MustCompile(`line (\d+): key "([^"]*)" already set in map`)
+
 // Parse parses a theme document (YAML or JSON):
 //
 //	name: solarized        # optional
@@ -83,11 +87,16 @@ func LoadUser(getenv func(string) string) (*Theme, error) {
 //	phases:   {idle, pending, draining, rebooting, recovering, done, down, unknown}
 //	verdicts: {free, held, ghost, orphaned, expired, ambiguous, unknown}
 //
-// Colours are "#rgb", "#rrggbb" or an ANSI number 0-255. Unknown keys are
+// Colours are "#rgb", "#rrggbb" or an ANSI number 0-255. Unknown and duplicate keys are
 // errors, so a typo never silently falls back to a default.
 func Parse(b []byte) (*Theme, error) {
-	j, err := yaml.YAMLToJSON(b)
+	// Strict: a key given twice is an error (which one would win is a
+	// silent default), like an unknown key.
+	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
+		if m := duplicateKey.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("duplicate key %q (line %s): give each key once", m[2], m[1])
+		}
 		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
 	var doc map[string]any

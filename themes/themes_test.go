@@ -99,16 +99,18 @@ func TestParseTheme(t *testing.T) {
 
 func TestParseErrorsNameTheKey(t *testing.T) {
 	for doc, want := range map[string]string{
-		"colour:\n  ok: '#fff'\n":       `unknown key "colour"`,
-		"colors:\n  okay: '#fff'\n":     `unknown key "colors.okay"`,
-		"phases:\n  drainin: '#fff'\n":  `unknown key "phases.drainin"`,
-		"verdicts:\n  ghosty: '#fff'\n": `unknown key "verdicts.ghosty"`,
-		"colors:\n  ok: '#ggg'\n":       `colors.ok: "#ggg" is not a colour`,
-		"colors:\n  ok: [1]\n":          `colors.ok: want a colour string`,
-		"base: solarized\n":             `base: unknown theme "solarized"`,
-		"colors: 3\n":                   `colors: want a mapping`,
-		"- a\n- b\n":                    `want a mapping`,
-		"colors: {ok: '#fff'\n":         `not valid YAML`,
+		"colour:\n  ok: '#fff'\n":               `unknown key "colour"`,
+		"colors:\n  okay: '#fff'\n":             `unknown key "colors.okay"`,
+		"phases:\n  drainin: '#fff'\n":          `unknown key "phases.drainin"`,
+		"verdicts:\n  ghosty: '#fff'\n":         `unknown key "verdicts.ghosty"`,
+		"colors:\n  ok: '#ggg'\n":               `colors.ok: "#ggg" is not a colour`,
+		"colors:\n  ok: [1]\n":                  `colors.ok: want a colour string`,
+		"base: solarized\n":                     `base: unknown theme "solarized"`,
+		"colors: 3\n":                           `colors: want a mapping`,
+		"- a\n- b\n":                            `want a mapping`,
+		"colors: {ok: '#fff'\n":                 `not valid YAML`,
+		"colors:\n  ok: '#fff'\n  ok: '#000'\n": `duplicate key`,
+		"base: dark\nbase: light\n":             `duplicate key`,
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
