@@ -36,7 +36,7 @@ trap cleanup EXIT
 start() {
 	"${T[@]}" kill-session -t e2e >/dev/null 2>&1
 	"${T[@]}" new-session -d -s e2e -x "${COLS:-120}" -y "${ROWS:-40}" \
-		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=$TMPD $BIN --demo --speed 0 $*; echo \"EXITED:\$?\"; sleep 60"
+		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=$TMPD $BIN ${DEMO:---demo=kured} --speed 0 $*; echo \"EXITED:\$?\"; sleep 60"
 	# Wait for the first frame with nodes, or the cluster list (or an
 	# early exit).
 	for _ in $(seq 1 100); do
@@ -143,6 +143,31 @@ expect "nothing needs attention afterwards" "nothing needs attention"
 
 keys q
 expect "q quits with status 0" "EXITED:0"
+
+# --- 2a. the default demo (make demo): fleetlock's ghost-Lease incident -----
+# fleetlock-default is held by a ghost; fleetlock-workers by worker-1, which
+# rebooted but never called steady-state (orphaned, still cordoned). Release
+# the orphan first (the dialog shows the uncordon that goes with it), then
+# reap the ghost.
+DEMO=--demo start ""
+expect "default demo: a ghost Lease" "ghost"
+expect "default demo: the orphaned workers Lease" "orphaned"
+keys Tab
+keys j
+keys r
+expect "release dialog" "Release lock?"
+expect "release dialog shows the uncordon" "update Node worker-1"
+settle
+keys y Enter
+expect "release and uncordon done" "release fleetlock:default/fleetlock-workers: done"
+keys k
+keys x
+expect "reap dialog" "Reap lock?"
+settle
+keys y Enter
+expect "ghost reaped" "reap fleetlock:default/fleetlock-default: done"
+keys q
+expect "default demo quits with status 0" "EXITED:0"
 
 # --- 2b. a gate refuses: the ghost cannot be reaped while a node is mid-cycle
 start "--demo-at ${E2E_AT:-30m}"

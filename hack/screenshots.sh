@@ -7,7 +7,8 @@
 # Moments: a node draining while its Longhorn volumes are degraded; the
 # ghost fleetlock lease selected next to an orphaned kured lock; the confirm
 # dialog of the orphan's release (every gate passed, the exact write); a
-# reap refused by its gates; the light theme. Output: screenshots/*.png
+# reap refused by its gates; the light theme (these from --demo=kured); the
+# default demo's fleetlock incident and its release dialog. Output: screenshots/*.png
 # (KEEP_ANSI=1 keeps the captured .ans text next to them for review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ shot() {
 	shift 6
 	"${T[@]}" kill-session -t shot >/dev/null 2>&1 || true
 	"${T[@]}" new-session -d -s shot -x "$cols" -y "$rows" \
-		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=/nonexistent $BIN --demo --speed 0 $args; sleep 60"
+		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=/nonexistent $BIN ${DEMO:---demo=kured} --speed 0 $args; sleep 60"
 	for _ in $(seq 1 100); do
 		"${T[@]}" capture-pane -p -t shot | grep -q "Timeline\|Nodes" && break
 		sleep 0.1
@@ -63,3 +64,7 @@ shot ghost-lease 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark"
 shot confirm-dialog 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark" r @wait
 shot refused-by-gates 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark" Tab x @wait
 shot light-theme 160 44 "$LIGHT_BG" "$LIGHT_FG" "--demo-at $AT_DRAIN --theme light"
+# The default demo (make demo): fleetlock's ghost Lease and an orphaned,
+# still-cordoned holder; the release dialog shows the uncordon that goes with it.
+DEMO=--demo shot fleetlock-incident 160 44 "$DARK_BG" "$DARK_FG" "--theme dark" Tab
+DEMO=--demo shot fleetlock-release 120 40 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait

@@ -10,7 +10,7 @@ import (
 // The demo frozen 22 minutes in has two incidents: worker-1 rebooted and
 // still holds the kured lock (orphaned), and a ghost fleetlock lease. The
 // ghost cannot be reaped while worker-1 is mid-cycle.
-var demo22 = []string{"--demo", "--speed", "0", "--demo-at", "22m"}
+var demo22 = []string{"--demo=kured", "--speed", "0", "--demo-at", "22m"}
 
 func runArgs(t *testing.T, stdin string, tty bool, args ...string) (int, string, string) {
 	t.Helper()

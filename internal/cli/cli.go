@@ -21,6 +21,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
 
 // Exit codes (DESIGN §7).
@@ -76,10 +77,12 @@ type Common struct {
 	TargetOS           string
 	SyncTimeout        time.Duration
 
-	Demo      bool
-	DemoSeed  int64
-	DemoSpeed float64
-	DemoAt    time.Duration
+	Demo bool
+	// DemoScenario is --demo's value: fleetlock (the default) or kured.
+	DemoScenario string
+	DemoSeed     int64
+	DemoSpeed    float64
+	DemoAt       time.Duration
 
 	ReadOnly    bool
 	DryRun      bool
@@ -116,7 +119,7 @@ func (c *Common) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "how long a rebooted, Ready, schedulable holder must be steady before its lock is orphaned")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image or kernel the fleet upgrades to (default: newest seen)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "how long to wait for the first sync of every source")
-	fs.BoolVar(&c.Demo, "demo", c.Demo, "use the embedded simulated cluster instead of a real one")
+	fs.Var(&demoFlag{c}, "demo", "use the embedded simulated cluster instead of a real one: --demo (the fleetlock ghost-Lease incident) or --demo=kured")
 	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "random seed of the demo cluster")
 	fs.Float64Var(&c.DemoSpeed, "speed", c.DemoSpeed, "how much faster than real time the demo runs")
 	fs.DurationVar(&c.DemoAt, "demo-at", c.DemoAt, "start the demo this far into its scenario")
@@ -130,6 +133,33 @@ func (c *Common) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Verbose, "v", c.Verbose, "log diagnostics to stderr")
 }
 
+// demoFlag is --demo: a switch (--demo, the fleetlock scenario) that also
+// takes a scenario (--demo=fleetlock, --demo=kured).
+type demoFlag struct{ c *Common }
+
+func (d *demoFlag) IsBoolFlag() bool { return true }
+
+func (d *demoFlag) String() string {
+	if d == nil || d.c == nil || !d.c.Demo {
+		return "false"
+	}
+	return d.c.DemoScenario
+}
+
+func (d *demoFlag) Set(v string) error {
+	switch v {
+	case "true", sim.ScenarioFleetlock:
+		d.c.Demo, d.c.DemoScenario = true, sim.ScenarioFleetlock
+	case sim.ScenarioKured:
+		d.c.Demo, d.c.DemoScenario = true, sim.ScenarioKured
+	case "false":
+		d.c.Demo = false
+	default:
+		return fmt.Errorf("want --demo, --demo=fleetlock or --demo=kured")
+	}
+	return nil
+}
+
 // LiveOptions maps the flags to a session's options.
 func (c *Common) LiveOptions(env Env) live.Options {
 	return live.Options{
@@ -139,7 +169,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
 		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
 		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout,
-		Demo: c.Demo, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
+		Demo: c.Demo, DemoScenario: c.DemoScenario, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
 		// Hostile text for hack/e2e-tmux.sh; unset, the demo is unchanged.
 		DemoGhostHolder: env.Getenv("REBOOTWATCH_DEMO_GHOST_HOLDER"),
 		DemoStart:       env.Now().Truncate(time.Second), WallNow: env.Now,

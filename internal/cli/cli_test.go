@@ -32,7 +32,7 @@ func golden(t *testing.T, name string, got []byte) {
 // rebooted and holds the kured lock without releasing, the ghost lease.
 func TestDemoSnapshotJSONGolden(t *testing.T) {
 	env, out, errb := testEnv(demoStart)
-	code := run(context.Background(), []string{"--demo", "--speed", "0", "--demo-at", "22m", "--snapshot", "-o", "json"}, env)
+	code := run(context.Background(), []string{"--demo=kured", "--speed", "0", "--demo-at", "22m", "--snapshot", "-o", "json"}, env)
 	if code != ExitAttention {
 		t.Fatalf("exit %d, want 2 (ghost lease); stderr: %s", code, errb)
 	}
@@ -56,7 +56,7 @@ func TestDemoSnapshotJSONGolden(t *testing.T) {
 
 func TestDemoSnapshotTextIsPlainWhenPiped(t *testing.T) {
 	env, out, errb := testEnv(demoStart)
-	code := run(context.Background(), []string{"--demo", "--speed", "0", "--demo-at", "22m", "--snapshot"}, env)
+	code := run(context.Background(), []string{"--demo=kured", "--speed", "0", "--demo-at", "22m", "--snapshot"}, env)
 	if code != ExitAttention {
 		t.Fatalf("exit %d; stderr %s", code, errb)
 	}
@@ -80,7 +80,7 @@ func TestColourOnTerminalUnlessNoColor(t *testing.T) {
 			vars["NO_COLOR"] = "1"
 		}
 		env.Getenv = func(k string) string { return vars[k] }
-		run(context.Background(), []string{"--demo", "--speed", "0", "--snapshot"}, env)
+		run(context.Background(), []string{"--demo=kured", "--speed", "0", "--snapshot"}, env)
 		if got := strings.Contains(out.String(), "\x1b["); got == noColor {
 			t.Fatalf("NO_COLOR=%v: colour escapes present=%v", noColor, got)
 		}

@@ -194,7 +194,7 @@ func TestMultiContextErrors(t *testing.T) {
 	}{
 		{[]string{"--kubeconfig", kc, "--context", "x,nope", "--snapshot"}, `kubeconfig has no context "nope"`},
 		{[]string{"--kubeconfig", kc, "--context", ",", "--snapshot"}, `names no context`},
-		{[]string{"--demo", "--all-contexts", "--snapshot"}, "--all-contexts needs a kubeconfig"},
+		{[]string{"--demo=kured", "--all-contexts", "--snapshot"}, "--all-contexts needs a kubeconfig"},
 		{[]string{"--kubeconfig", kc, "--context", "x,nope", "watch"}, `kubeconfig has no context "nope"`},
 	} {
 		var out, errb bytes.Buffer
@@ -209,7 +209,7 @@ func TestMultiContextErrors(t *testing.T) {
 func TestMultiDemoSnapshot(t *testing.T) {
 	env, out, errb := multiEnv()
 	env.Now = func() time.Time { return watchStart }
-	code := run(context.Background(), []string{"--demo", "--speed", "0", "--demo-at", "22m", "--context", "east,west", "--snapshot", "-o", "json"}, env)
+	code := run(context.Background(), []string{"--demo=kured", "--speed", "0", "--demo-at", "22m", "--context", "east,west", "--snapshot", "-o", "json"}, env)
 	if code != ExitAttention {
 		t.Fatalf("exit %d, want 2; stderr %s", code, errb.String())
 	}

@@ -286,7 +286,7 @@ func watchGolden(t *testing.T, name, got string) {
 // engine judges it orphaned after the 10 minute grace, and --stall-after
 // exits 2 with that reason. The whole stream is the golden file.
 func TestWatchDemoGoldenAndStall(t *testing.T) {
-	r := startWatch(t, "--demo", "--speed", "1", "--seed", "1", "--summary-every", "5m", "--stall-after", "30m")
+	r := startWatch(t, "--demo=kured", "--speed", "1", "--seed", "1", "--summary-every", "5m", "--stall-after", "30m")
 	code := r.run(10*time.Second, time.Hour)
 	if code != ExitAttention {
 		t.Fatalf("exit %d, want 2 (stalled on the orphaned lock); stderr:\n%s\nout:\n%s", code, r.errb.String(), r.out.String())
@@ -310,7 +310,7 @@ func TestWatchDemoGoldenAndStall(t *testing.T) {
 // window; the fleet simply stops moving once worker-1 keeps the lock, and
 // --stall-after fires on time alone.
 func TestWatchStallsWhenNothingMoves(t *testing.T) {
-	r := startWatch(t, "--demo", "--speed", "1", "--orphan-grace", "5h", "--stall-after", "15m", "--summary-every", "0")
+	r := startWatch(t, "--demo=kured", "--speed", "1", "--orphan-grace", "5h", "--stall-after", "15m", "--summary-every", "0")
 	code := r.run(30*time.Second, 2*time.Hour)
 	if code != ExitAttention {
 		t.Fatalf("exit %d, want 2; out:\n%s", code, r.out.String())
@@ -329,7 +329,7 @@ func TestWatchStallsWhenNothingMoves(t *testing.T) {
 // goes NotReady before the end.
 func watchDemoUntilDone(t *testing.T, downNode bool) (*watchRun, int) {
 	t.Helper()
-	r := startWatch(t, "--demo", "--speed", "1", "--until-done", "-o", "json", "--summary-every", "10m")
+	r := startWatch(t, "--demo=kured", "--speed", "1", "--until-done", "-o", "json", "--summary-every", "10m")
 	ctx := context.Background()
 	s := r.sims[0]
 	lease, err := s.Client.CoordinationV1().Leases(sim.FleetlockNamespace).Get(ctx, sim.FleetlockLease, metav1.GetOptions{})
@@ -468,7 +468,7 @@ func TestWatchColourAndBell(t *testing.T) {
 		{"pipe bell", false, "", true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"--demo", "--speed", "1", "--summary-every", "0"}
+			args := []string{"--demo=kured", "--speed", "1", "--summary-every", "0"}
 			if c.bell {
 				args = append(args, "--bell")
 			}

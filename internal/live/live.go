@@ -52,6 +52,9 @@ type Options struct {
 	DemoSeed  int64
 	DemoSpeed float64
 	DemoAt    time.Duration
+	// DemoScenario is the demo cluster's scenario: sim.ScenarioFleetlock
+	// or sim.ScenarioKured ("" is kured).
+	DemoScenario string
 	// DemoGhostHolder replaces the demo's ghost holder id (sim.Config).
 	DemoGhostHolder string
 	// SyncTimeout bounds the wait for the first picture (default 30s).
@@ -132,7 +135,7 @@ func (s *Session) openDemo() error {
 	if start.IsZero() {
 		start = s.opts.WallNow().Truncate(time.Second)
 	}
-	sm, err := sim.New(sim.Config{Seed: s.opts.DemoSeed, Start: start, GhostHolder: s.opts.DemoGhostHolder})
+	sm, err := sim.New(sim.Config{Seed: s.opts.DemoSeed, Start: start, GhostHolder: s.opts.DemoGhostHolder, Scenario: s.opts.DemoScenario})
 	if err != nil {
 		return fmt.Errorf("demo cluster: %w", err)
 	}

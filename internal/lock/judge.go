@@ -392,10 +392,19 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	steady := now.Sub(steadySince)
 	ev("steady for", model.HumanDuration(steady)+" (grace "+model.HumanDuration(e.opts.OrphanGrace)+")")
 	if steady < e.opts.OrphanGrace {
-		set(model.VerdictHeld, "held by %s, which rebooted and is Ready and schedulable for %s (orphaned after %s)", name, model.HumanDuration(steady), model.HumanDuration(e.opts.OrphanGrace))
+		set(model.VerdictHeld, "held by %s, which rebooted and is Ready and %s for %s (orphaned after %s)", name, schedWord(n), model.HumanDuration(steady), model.HumanDuration(e.opts.OrphanGrace))
 		return
 	}
-	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and schedulable for %s", name, rebootWhy, model.HumanDuration(steady))
+	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and %s for %s", name, rebootWhy, schedWord(n), model.HumanDuration(steady))
+}
+
+// schedWord says how a finished holder stands: schedulable, or still
+// cordoned by a coordinator that leaves it so until the holder unlocks.
+func schedWord(n *model.Node) string {
+	if n.Unschedulable {
+		return "still cordoned by its coordinator"
+	}
+	return "schedulable"
 }
 
 // entryKey names one entry of one lock across judgements.

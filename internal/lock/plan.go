@@ -358,7 +358,11 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 		if len(bad) > 0 {
 			add(GateHolder, false, "holder node is not finished: %s", strings.Join(bad, ", "))
 		} else {
-			add(GateHolder, true, "holder node %s is Ready and schedulable", strings.Join(s.HolderNodes, ", "))
+			how := "Ready and schedulable"
+			if hn, ok := c.Node(s.HolderNodes[0]); ok && hn.Unschedulable && j.leftCordoned() {
+				how = "Ready (cordoned by its coordinator until the holder unlocks)"
+			}
+			add(GateHolder, true, "holder node %s is %s", strings.Join(s.HolderNodes, ", "), how)
 		}
 	}
 

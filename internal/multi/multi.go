@@ -25,6 +25,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
 
 // Requested reports whether the flags ask for several clusters: a comma in
@@ -129,6 +130,16 @@ func Options(base live.Options, context string, i int) live.Options {
 	o.Context = context
 	if o.Demo {
 		o.DemoSeed = base.DemoSeed + int64(i)
+		// A context named after a scenario plays it; the others alternate
+		// from the base scenario, so `--demo --context a,b` shows both.
+		switch {
+		case context == sim.ScenarioFleetlock || context == sim.ScenarioKured:
+			o.DemoScenario = context
+		case i%2 == 1 && (base.DemoScenario == sim.ScenarioFleetlock):
+			o.DemoScenario = sim.ScenarioKured
+		case i%2 == 1:
+			o.DemoScenario = sim.ScenarioFleetlock
+		}
 	}
 	return o
 }

@@ -61,6 +61,11 @@ type Config struct {
 	// OrphanIndex is the position in the reboot order of the node that never
 	// releases (default 2: the first worker); negative disables it.
 	OrphanIndex int
+	// Scenario is ScenarioFleetlock (Fedora CoreOS nodes behind
+	// poseidon/fleetlock: a ghost Lease and an orphaned, still-cordoned
+	// holder) or ScenarioKured ("" is kured: kured's lock with an orphan
+	// and a ghost fleetlock Lease beside it).
+	Scenario string
 	// GhostHolder, when set, is the ghost Lease's holder id instead of a
 	// random Zincati id: hostile text for the end-to-end script
 	// (REBOOTWATCH_DEMO_GHOST_HOLDER) and tests.
@@ -137,6 +142,7 @@ type Sim struct {
 	nextTry  time.Time
 	rv       atomic.Int64
 	lockedAt time.Time
+	fleet    map[string]*fleetState // fleetlock scenario only
 }
 
 // New builds the demo cluster at cfg.Start.
@@ -149,7 +155,15 @@ func New(cfg Config) (*Sim, error) {
 		map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"})
 	s.Client.PrependReactor("*", "*", s.versioned(s.Client.Tracker()))
 	s.Dynamic.PrependReactor("*", "*", s.versioned(s.Dynamic.Tracker()))
-	if err := s.seed(); err != nil {
+	seed := s.seed
+	switch cfg.Scenario {
+	case "", ScenarioKured:
+	case ScenarioFleetlock:
+		seed = s.seedFleetlock
+	default:
+		return nil, fmt.Errorf("unknown demo scenario %q (want %s or %s)", cfg.Scenario, ScenarioFleetlock, ScenarioKured)
+	}
+	if err := seed(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -283,7 +297,18 @@ func (s *Sim) seed() error {
 	if _, err := s.Client.CoordinationV1().Leases(FleetlockNamespace).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	// Volumes: replicas on three of the workers, attached to one of them.
+	if err := s.seedVolumes(ctx); err != nil {
+		return err
+	}
+	// cp-2 took the lock 20 seconds before time zero and is being cordoned.
+	s.take(s.nodes[0], start.Add(-20*time.Second))
+	s.nextTry = start.Add(s.cfg.KuredPeriod)
+	return s.writeLock(ctx, s.nodes[0])
+}
+
+// seedVolumes creates the Longhorn volumes: replicas on three of the
+// workers, attached to one of them, all healthy.
+func (s *Sim) seedVolumes(ctx context.Context) error {
 	var workers []string
 	for _, n := range s.nodes {
 		if n.role == "worker" {
@@ -303,10 +328,7 @@ func (s *Sim) seed() error {
 			return err
 		}
 	}
-	// cp-2 took the lock 20 seconds before time zero and is being cordoned.
-	s.take(s.nodes[0], start.Add(-20*time.Second))
-	s.nextTry = start.Add(s.cfg.KuredPeriod)
-	return s.writeLock(ctx, s.nodes[0])
+	return nil
 }
 
 func (s *Sim) apiNode(n *node) *corev1.Node {

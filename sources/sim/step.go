@@ -60,6 +60,10 @@ func (s *Sim) next() (time.Time, func(context.Context) error) {
 			best, act = t, f
 		}
 	}
+	if s.fleet != nil {
+		s.nextFleet(consider)
+		return best, act
+	}
 	consider(s.nextTry, s.kuredTry)
 	for _, n := range s.nodes {
 		n := n
