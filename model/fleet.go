@@ -321,7 +321,12 @@ func (c *Cluster) VolumeSummary() *VolumeSummary {
 // Attention lists what needs an operator, critical first.
 func (c *Cluster) Attention(now time.Time) []Attention {
 	var crit, warn []Attention
+	warned := map[LockRef]bool{}
 	for _, s := range c.statuses {
+		if s.Warning != "" && !warned[s.LockRef] {
+			warned[s.LockRef] = true
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s: %s", s.Kind, s.Namespace, s.Name, s.Warning)})
+		}
 		switch {
 		case s.Verdict.NeedsAttention():
 			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s lock %s/%s held by %s is %s: %s", s.Kind, s.Namespace, s.Name, holderLabel(s), s.Verdict, s.Reason)})

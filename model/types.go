@@ -266,6 +266,10 @@ type LockStatus struct {
 	// Settings are the coordinator's own settings as its objects give them
 	// (kured's flags from its DaemonSet), for the lock's detail.
 	Settings []Evidence
+	// Warning is a problem of the lock object itself, whatever the
+	// entries' verdicts (a kured multi-lock listing more holders than its
+	// maxOwners): Attention reports it once per lock.
+	Warning string
 }
 
 // HolderNode returns the one node the holder maps to, or "".

@@ -49,6 +49,8 @@ type Parsed struct {
 	// Settings are the coordinator's settings read from its objects, for
 	// the lock's detail.
 	Settings []model.Evidence
+	// Warning is a problem of the lock object itself (model.LockStatus.Warning).
+	Warning string
 }
 
 // Entry is one holder of a lock.

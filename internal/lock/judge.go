@@ -215,6 +215,7 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s.TTL = ent.TTL
 		s.Created = ent.Since
 		s.Settings = p.Settings
+		s.Warning = p.Warning
 		j := judged{status: s, obj: obj, drv: d, parsed: &p, entry: &ent}
 		e.judgeHeld(c, ix, &j, now)
 		j.status.Evidence = append(j.status.Evidence, p.Notes...)

@@ -315,6 +315,13 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 		count[e.NodeID]++
 	}
 	p := Parsed{Notes: notes, Settings: settings}
+	if kl.Multi && kl.MaxOwners > 0 && len(kl.Entries) > kl.MaxOwners {
+		// kured never lists more holders than maxOwners: more nodes than
+		// allowed may be rebooting at once (a hand edit, or a concurrency
+		// lowered while the lock was held).
+		p.Warning = fmt.Sprintf("the multi-lock lists %d holders, more than its maxOwners %d: more nodes than allowed may reboot at once", len(kl.Entries), kl.MaxOwners)
+		p.Notes = append(p.Notes, model.Evidence{Key: "over maxOwners", Value: fmt.Sprintf("%d holders, maxOwners %d", len(kl.Entries), kl.MaxOwners)})
+	}
 	for i, e := range kl.Entries {
 		en := Entry{Index: i, Holder: e.NodeID, TTL: e.TTL, Duplicate: count[e.NodeID] > 1}
 		if e.HasCreated {
