@@ -252,7 +252,7 @@ func (m *Model) body(g geometry) []string {
 	ctx.P = np
 	nb := pctx.Box(np, title, nodes.Summary(&m.table), nodes.Render(&ctx, &m.table, g.nodesW-2, g.nodesH-2, m.focus == focusNodes), g.nodesW, g.nodesH)
 	if g.tlH > 0 {
-		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", timeline.Render(m.ctx.P, m.c.Timeline(), g.tlW-2, g.tlH-2), g.tlW, g.tlH)
+		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", timeline.Render(m.ctx.P, m.c.Timeline(), m.now, g.tlW-2, g.tlH-2), g.tlW, g.tlH)
 		if g.tlSide {
 			out = append(out, pctx.HJoin(nb, tb)...)
 		} else {

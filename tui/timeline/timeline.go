@@ -1,9 +1,12 @@
 // Package timeline renders the dashboard's timeline: every phase transition,
 // lock change, source change and action, newest first, with times. It is a
-// pure function of the cluster's timeline entries.
+// pure function of the cluster's timeline entries; an entry more than a day
+// away from now carries its date.
 package timeline
 
 import (
+	"time"
+
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -26,7 +29,7 @@ func role(k model.TimelineKind) pctx.Role {
 }
 
 // Render returns exactly h lines of w cells, newest entry first.
-func Render(p pctx.Painter, entries []model.TimelineEntry, w, h int) []string {
+func Render(p pctx.Painter, entries []model.TimelineEntry, now time.Time, w, h int) []string {
 	if w <= 0 || h <= 0 {
 		return nil
 	}
@@ -37,6 +40,9 @@ func Render(p pctx.Painter, entries []model.TimelineEntry, w, h int) []string {
 	for i := len(entries) - 1; i >= 0 && len(out) < h; i-- {
 		e := entries[i]
 		ts := e.Time.Format("15:04:05")
+		if d := now.Sub(e.Time); d > 24*time.Hour || d < -24*time.Hour {
+			ts = e.Time.Format("2006-01-02 15:04:05") // more than a day away: its date too
+		}
 		msg := sanitize.Short(e.Message, max(w-len(ts)-3, 1))
 		out = append(out, p.Paint(pctx.Muted, ts)+" "+p.Paint(role(e.Kind), "▪")+" "+p.Paint(pctx.Text, msg))
 	}
