@@ -81,6 +81,12 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		}
 	}
 	req := in.RebootRequired != nil && *in.RebootRequired
+	if in.RebootRequired == nil && kuredMarkedPending(n, readySince) {
+		// No kured_reboot_required for this node, but kured (with
+		// --annotate-nodes) marked it reboot-in-progress and it has not
+		// rebooted since: kured wants to reboot it.
+		req = true
+	}
 	switch {
 	case !ready:
 		t.set(PhaseDown, now, false)
@@ -115,6 +121,18 @@ func kuredStuckCordon(n *Node, readySince time.Time) bool {
 	}
 	marked, err := time.Parse(time.RFC3339, v)
 	return err == nil && !readySince.IsZero() && readySince.After(marked)
+}
+
+// kuredMarkedPending reports whether kured marked the node
+// reboot-in-progress and it has not been Ready-transitioned since (so the
+// mark is not left over from a reboot it went through).
+func kuredMarkedPending(n *Node, readySince time.Time) bool {
+	v, ok := n.Annotations[AnnotationRebootInProgress]
+	if !ok {
+		return false
+	}
+	marked, err := time.Parse(time.RFC3339, v)
+	return err == nil && (readySince.IsZero() || !readySince.After(marked))
 }
 
 // set moves the track to p. keep says whether p continues the current

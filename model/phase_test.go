@@ -112,8 +112,17 @@ func TestAdvancePhases(t *testing.T) {
 		{"kured stuck cordon: marked reboot-in-progress, rebooted since, no lock, cordoned", []obs{
 			{ready: "True", boot: "b", cordon: true, marked: dp(-time.Hour), readyAt: -30 * time.Minute, want: PhaseDone, still: true},
 		}},
-		{"kured mark newer than the Ready transition proves no reboot", []obs{
-			{ready: "True", boot: "b", cordon: true, marked: dp(-10 * time.Minute), readyAt: -30 * time.Minute, want: PhaseIdle},
+		{"kured mark newer than the Ready transition proves no reboot: pending without the metric", []obs{
+			{ready: "True", boot: "b", cordon: true, marked: dp(-10 * time.Minute), readyAt: -30 * time.Minute, want: PhasePending},
+		}},
+		{"kured reboot-in-progress mark is phase evidence when the metric is unknown", []obs{
+			{ready: "True", boot: "a", marked: dp(-10 * time.Minute), readyAt: -time.Hour, want: PhasePending},
+		}},
+		{"the metric wins over kured's mark", []obs{
+			{ready: "True", boot: "a", marked: dp(-10 * time.Minute), readyAt: -time.Hour, req: bp(false), want: PhaseIdle},
+		}},
+		{"a mark older than the Ready transition is left over, not pending", []obs{
+			{ready: "True", boot: "a", marked: dp(-2 * time.Hour), readyAt: -time.Hour, want: PhaseIdle},
 		}},
 		{"rebooted and schedulable but still holding is recovering (orphan candidate)", []obs{
 			{ready: "True", boot: "a", holds: true, want: PhaseDraining},
