@@ -74,7 +74,7 @@ func fleetlockManagedFields(at time.Time) []metav1.ManagedFieldsEntry {
 	t := metav1.NewTime(at.UTC().Truncate(time.Second))
 	return []metav1.ManagedFieldsEntry{{Manager: coordfixture.FleetlockManager, Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "coordination.k8s.io/v1", Time: &t, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(coordfixture.FleetlockFieldsV1)}}}
+		FieldsV1: metav1.NewFieldsV1(coordfixture.FleetlockFieldsV1)}}
 }
 
 func fixtures() map[model.LockKind]kindFixture {
@@ -402,8 +402,8 @@ func checkFleetlockFields(t *testing.T, w *world) {
 	}
 	got := l.ManagedFields[0]
 	if got.Manager != want[0].Manager || got.Operation != want[0].Operation || got.APIVersion != want[0].APIVersion ||
-		got.FieldsType != want[0].FieldsType || string(got.FieldsV1.Raw) != string(want[0].FieldsV1.Raw) {
-		t.Fatalf("apiserver recorded %+v (fields %s), fixture has %+v (fields %s)", got, got.FieldsV1.Raw, want[0], want[0].FieldsV1.Raw)
+		got.FieldsType != want[0].FieldsType || got.FieldsV1.GetRawString() != want[0].FieldsV1.GetRawString() {
+		t.Fatalf("apiserver recorded %+v (fields %s), fixture has %+v (fields %s)", got, got.FieldsV1.GetRawString(), want[0], want[0].FieldsV1.GetRawString())
 	}
 	if l.Spec.AcquireTime != nil || l.Spec.RenewTime != nil || l.Spec.LeaseDurationSeconds != nil {
 		t.Fatalf("fleetlock writes no times: %+v", l.Spec)

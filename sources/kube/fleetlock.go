@@ -85,7 +85,7 @@ func holderEntry(m []metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, bool
 		var f struct {
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
-		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
 			continue
 		}
 		if _, ok := f.Spec["f:holderIdentity"]; !ok {
@@ -111,7 +111,7 @@ func TransformLease(obj any) (any, error) {
 		out.Spec = *l.Spec.DeepCopy()
 		if e, ok := holderEntry(l.ManagedFields); ok {
 			out.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: e.Manager, Operation: e.Operation, Time: e.Time,
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:holderIdentity":{}}}`)}}}
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:holderIdentity":{}}}`)}}
 		}
 	}
 	return out, nil

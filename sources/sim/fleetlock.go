@@ -120,7 +120,7 @@ func fleetlockFields(t time.Time) []metav1.ManagedFieldsEntry {
 	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
 	return []metav1.ManagedFieldsEntry{{Manager: "fleetlock", Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "coordination.k8s.io/v1", Time: &mt, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:holderIdentity":{},"f:leaseTransitions":{}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:holderIdentity":{},"f:leaseTransitions":{}}}`)}}
 }
 
 func (s *Sim) createLease(ctx context.Context, name, holder string, transitions int32, heldSince, created time.Time) error {
