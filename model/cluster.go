@@ -383,13 +383,26 @@ func (c *Cluster) Source(name SourceName) (SourceHealth, bool) {
 	return h, ok
 }
 
-// Sources returns the health of every reported source in display order.
+// Sources returns the health of every reported source in display order:
+// AllSources first, then any other source (a lock kind's, say) by name.
 func (c *Cluster) Sources() []SourceHealth {
 	var out []SourceHealth
+	known := make(map[SourceName]bool, len(AllSources))
 	for _, n := range AllSources {
+		known[n] = true
 		if h, ok := c.sources[n]; ok {
 			out = append(out, h)
 		}
+	}
+	var other []string
+	for n := range c.sources {
+		if !known[n] {
+			other = append(other, string(n))
+		}
+	}
+	sort.Strings(other)
+	for _, n := range other {
+		out = append(out, c.sources[SourceName(n)])
 	}
 	return out
 }

@@ -279,3 +279,19 @@ func TestAwaitSyncHoldsDerivation(t *testing.T) {
 		}
 	}
 }
+
+// A source the model does not list (a lock kind added later) is still
+// reported, after the known ones.
+func TestSourcesKeepsUnknownSources(t *testing.T) {
+	c := NewCluster("x", Options{})
+	for _, n := range []SourceName{"zeta-locks", SourceNodes, "alpha-locks", SourceKured} {
+		c.Apply(SourceChanged{Health: SourceHealth{Name: n, Status: StatusOK}}, t0)
+	}
+	var got []string
+	for _, h := range c.Sources() {
+		got = append(got, string(h.Name))
+	}
+	if strings.Join(got, ",") != "nodes,kured,alpha-locks,zeta-locks" {
+		t.Fatalf("sources %v", got)
+	}
+}

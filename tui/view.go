@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/detail"
@@ -222,7 +223,7 @@ func (m *Model) body(g geometry) []string {
 	if m.focus == focusLocks {
 		sel = m.lockSel
 	}
-	lp, lnote := m.panelState(model.SourceKured, model.SourceFleetlock)
+	lp, lnote := m.panelState(lock.Sources()...)
 	locksTitle := "Locks"
 	if m.focus == focusLocks {
 		locksTitle = "Locks ▸"

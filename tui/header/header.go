@@ -71,15 +71,19 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	return pctx.Lines(lines, w, h)
 }
 
+// shortNames are the compact pills' names; a source not listed (a lock
+// kind added later) keeps its own name.
+var shortNames = map[model.SourceName]string{model.SourceNodes: "nodes", model.SourceKured: "kured",
+	model.SourceFleetlock: "fleet", model.SourceLonghorn: "lh", model.SourcePrometheus: "prom"}
+
 // Pills renders one health pill per source.
 func Pills(ctx *pctx.Context, sources []model.SourceHealth, compact bool) string {
 	p := ctx.P
 	var parts []string
 	for _, s := range sources {
 		name := string(s.Name)
-		if compact {
-			name = map[model.SourceName]string{model.SourceNodes: "nodes", model.SourceKured: "kured",
-				model.SourceFleetlock: "fleet", model.SourceLonghorn: "lh", model.SourcePrometheus: "prom"}[s.Name]
+		if short, ok := shortNames[s.Name]; compact && ok {
+			name = short
 		}
 		var st string
 		switch s.Status {
