@@ -295,3 +295,21 @@ func TestSourcesKeepsUnknownSources(t *testing.T) {
 		t.Fatalf("sources %v", got)
 	}
 }
+
+// A holder listed twice in one lock is told apart in the snapshot by its
+// entry's position; a holder listed once has no entry field.
+func TestSnapshotEntryOfDuplicates(t *testing.T) {
+	ref := LockRef{Kind: LockKured, Namespace: "k", Name: "kured"}
+	c := NewCluster("x", Options{})
+	c.Judge = func(*Cluster, time.Time) []LockStatus {
+		return []LockStatus{{LockRef: ref, Holder: "a", Entry: 0, Duplicate: true, Verdict: VerdictExpired},
+			{LockRef: ref, Holder: "b", Entry: 1, Verdict: VerdictHeld},
+			{LockRef: ref, Holder: "a", Entry: 2, Duplicate: true, Verdict: VerdictHeld}}
+	}
+	c.Recompute(t0)
+	s := c.Snapshot(t0)
+	if len(s.Locks) != 3 || s.Locks[0].Entry == nil || *s.Locks[0].Entry != 0 || s.Locks[1].Entry != nil ||
+		s.Locks[2].Entry == nil || *s.Locks[2].Entry != 2 {
+		t.Fatalf("locks %+v", s.Locks)
+	}
+}

@@ -62,6 +62,9 @@ type SnapshotLock struct {
 	Reason      string   `json:"reason"`
 	HeldSeconds *int64   `json:"heldSeconds"`
 	Actions     []Action `json:"actions"`
+	// Entry is the entry's position (0-based, for --entry) when the lock
+	// lists this holder more than once (kured); absent otherwise. Additive.
+	Entry *int `json:"entry,omitempty"`
 }
 
 // SnapshotNode is one entry of nodes.
@@ -115,6 +118,10 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 			sl.HeldSeconds = &sec
 		}
 		sl.Actions = append(sl.Actions, l.Actions...)
+		if l.Duplicate {
+			e := l.Entry
+			sl.Entry = &e
+		}
 		s.Locks = append(s.Locks, sl)
 	}
 	for _, name := range c.NodeNames() {
