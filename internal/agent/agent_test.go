@@ -260,7 +260,12 @@ func testConfig() Config {
 func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
 	now := time.Now()
 	client := clientFor(fleetlockWorld(now), fleetLease(testZincatiID))
-	h := startAgent(t, testConfig(), client, fleetlockWorld(now))
+	// An interval longer than the test: with 100ms the ticker may win the
+	// loop's select and drain the delete event itself, which would reap on
+	// trigger "interval" and hide whether the event alone triggers the reap.
+	cfg := testConfig()
+	cfg.Interval = time.Hour
+	h := startAgent(t, cfg, client, fleetlockWorld(now))
 
 	h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
 	if got := h.holder(t); got != testZincatiID {
