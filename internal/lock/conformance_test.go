@@ -414,3 +414,86 @@ func checkFleetlockFields(t *testing.T, w *world) {
 		t.Fatalf("lock time from managedFields: %+v", fs)
 	}
 }
+
+// kuredDuplicates (issue 10 §3) writes a kured multi-lock as kured leaves it
+// with --concurrency 3 and --lock-ttl 1h: n1's first entry expired, so n1
+// acquired again and canAcquireMultiple appended a second entry; beside them
+// a ghost. Each entry is judged on its own; reaping the expired entry
+// removes exactly it (every other byte kept); the ghost is then reapable,
+// and removing the last entry removes the annotation.
+func kuredDuplicates(t *testing.T, w *world) {
+	now := time.Now()
+	w.node(w.label+"-n1", "2c09ca98649c4c7abc779cd04c96812e", "boot-1", now.Add(-5*time.Hour), false)
+	n1 := w.label + "-n1"
+	first := coordfixture.KuredValue{NodeID: n1, Created: now.Add(-3 * time.Hour), TTL: time.Hour}
+	ghost := coordfixture.KuredValue{NodeID: "gone-node", Created: now.Add(-2 * time.Hour), TTL: time.Hour * 24}
+	second := coordfixture.KuredValue{NodeID: n1, Created: now.Add(-90 * time.Minute), TTL: time.Hour}
+	value := coordfixture.KuredMulti(3, first, ghost, second)
+	meta := w.meta("kured")
+	labels := map[string]string{"app.kubernetes.io/name": "kured"}
+	meta.Labels, meta.Annotations = labels, map[string]string{lock.KuredAnnotation: value, "other": "kept"}
+	ds := &appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.23.0",
+				Args: []string{"--concurrency=3", "--lock-ttl=1h"}}}}}}}
+	if _, err := w.cs.AppsV1().DaemonSets(w.ns).Create(w.ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx := fixtures()[model.LockKured]
+	ref := model.LockRef{Kind: model.LockKured, Namespace: w.ns, Name: "kured"}
+	e := lock.New(lock.Options{})
+	c := w.judge(e, fx, []model.LockRef{ref}, now)
+	var got []string
+	for _, s := range c.LockStatuses() {
+		got = append(got, fmt.Sprintf("%s#%d=%s", s.Holder, s.Entry, s.Verdict))
+	}
+	// Both of n1's entries have expired (the second 30 minutes ago).
+	want := []string{n1 + "#0=expired", "gone-node#1=ghost", n1 + "#2=expired"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("judged %v, want %v", got, want)
+	}
+	if _, err := e.Plan(c, ref, n1, model.ActionReap, now); err == nil || !strings.Contains(err.Error(), "--entry") {
+		t.Fatalf("a duplicated holder without an entry: %v", err)
+	}
+	do := func(holder string, entry int) {
+		t.Helper()
+		c := w.judge(e, fx, []model.LockRef{ref}, now)
+		p, err := e.PlanEntry(c, ref, holder, entry, model.ActionReap, now)
+		if err != nil || !p.Allowed {
+			t.Fatalf("reap %s#%d: %+v %v", holder, entry, p.Refusal, err)
+		}
+		if r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{}); r.Outcome != lock.OutcomeDone {
+			t.Fatalf("reap %s#%d: %+v", holder, entry, r)
+		}
+	}
+	annotation := func() (string, bool) {
+		d, err := w.cs.AppsV1().DaemonSets(w.ns).Get(w.ctx, "kured", metav1.GetOptions{})
+		if err != nil || d.Annotations["other"] != "kept" {
+			t.Fatalf("daemonset %v %v", d.Annotations, err)
+		}
+		v, ok := d.Annotations[lock.KuredAnnotation]
+		return v, ok
+	}
+	do(n1, 2)
+	if v, _ := annotation(); v != coordfixture.KuredMulti(3, first, ghost) {
+		t.Fatalf("after removing entry 2: %s", v)
+	}
+	do(n1, 0)
+	if v, _ := annotation(); v != coordfixture.KuredMulti(3, ghost) {
+		t.Fatalf("after removing entry 0: %s", v)
+	}
+	do("gone-node", 0)
+	if v, ok := annotation(); ok {
+		t.Fatalf("the last entry's removal left %q", v)
+	}
+}
+
+func TestKuredDuplicatesFake(t *testing.T) { kuredDuplicates(t, fakeWorld(t, "dup")) }
+
+func TestKuredDuplicatesIntegration(t *testing.T) {
+	tc := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kuredDuplicates(t, &world{t: t, cs: tc.Client(t), real: true, ns: tc.Namespace(t, "dup"), ctx: ctx, label: "dup",
+		coordinator: func(string) kubernetes.Interface { return tc.Client(t) }})
+}
