@@ -124,3 +124,26 @@ func TestHostileDemoSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// FuzzActionOutput feeds arbitrary holders through release/reap's text
+// output and error line.
+func FuzzActionOutput(f *testing.F) {
+	for _, s := range sanitizetest.Attacks[:10] {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		env, out, errb := testEnv(demoStart)
+		o := &actionOutput{env: env, plan: hostilePlan(s)}
+		o.describe()
+		o.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed: " + s})
+		fail(env, errors.New("no lock held by "+s))
+		for _, got := range []string{out.String(), errb.String()} {
+			if p := sanitizetest.Problem(got, true); p != "" {
+				t.Fatalf("holder %q: %s", s, p)
+			}
+		}
+		if n := strings.Count(out.String(), "\n"); n != 8 {
+			t.Fatalf("holder %q: %d lines, want 8", s, n)
+		}
+	})
+}

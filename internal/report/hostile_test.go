@@ -27,7 +27,7 @@ func hostileCluster(s string, v model.Verdict) *model.Cluster {
 	return c
 }
 
-func render(t *testing.T, c *model.Cluster, color bool) string {
+func render(t testing.TB, c *model.Cluster, color bool) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Text(&b, c, now, Options{Color: color}); err != nil {
@@ -65,4 +65,24 @@ func TestUnmappedHolderOfUnknownVerdict(t *testing.T) {
 	if !strings.Contains(out, "0123456789ab… (node unknown)") || strings.Contains(out, "(no node)") {
 		t.Fatalf("report:\n%s", out)
 	}
+}
+
+// FuzzReport feeds arbitrary holders, OS images and volume names through
+// the text report (plain and coloured).
+func FuzzReport(f *testing.F) {
+	for _, s := range sanitizetest.Attacks[:10] {
+		f.Add(s)
+	}
+	base := strings.Count(render(f, hostileCluster("cp-1", model.VerdictGhost), false), "\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, color := range []bool{false, true} {
+			out := render(t, hostileCluster(s, model.VerdictGhost), color)
+			if p := sanitizetest.Problem(out, true); p != "" {
+				t.Fatalf("holder %q: %s", s, p)
+			}
+			if n := strings.Count(out, "\n"); n != base {
+				t.Fatalf("holder %q: %d lines, want %d", s, n, base)
+			}
+		}
+	})
 }

@@ -60,3 +60,18 @@ func TestUnreachableSaysClusterOnce(t *testing.T) {
 		t.Fatalf("line %q", l)
 	}
 }
+
+// FuzzWatchLines feeds arbitrary holders, annotations, OS images and
+// source messages through the watch's text lines.
+func FuzzWatchLines(f *testing.F) {
+	for _, s := range sanitizetest.Attacks[:10] {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, l := range hostileLines(t, s) {
+			if p := sanitizetest.Problem(l, false); p != "" {
+				t.Fatalf("holder %q: %s", s, p)
+			}
+		}
+	})
+}
