@@ -7,6 +7,9 @@ package model
 type AlertsFiring struct {
 	Names   []string
 	Unknown bool
+	// From says whose filter decides which alerts block: the user's
+	// --prometheus-alerts, or kured's own settings read from its DaemonSet.
+	From string
 }
 
 func (AlertsFiring) isEvent() {}
@@ -16,6 +19,9 @@ func (AlertsFiring) isEvent() {}
 func (c *Cluster) FiringAlerts() (names []string, known bool) {
 	return c.alerts, c.alertsOK
 }
+
+// AlertFilterFrom says whose blocking-alert filter is in use ("" unknown).
+func (c *Cluster) AlertFilterFrom() string { return c.alertFrom }
 
 // AlertFilterSet reports whether a blocking-alert filter is configured.
 func (c *Cluster) AlertFilterSet() bool { return c.alertFilter }

@@ -99,6 +99,7 @@ type Cluster struct {
 	alerts      []string // firing blocking alerts (AlertsFiring)
 	alertsOK    bool     // an AlertsFiring with a known result has been applied
 	alertFilter bool     // an alert filter is configured (any AlertsFiring seen)
+	alertFrom   string   // whose filter (AlertsFiring.From)
 	sources     map[SourceName]SourceHealth
 	tracks      map[string]*Track
 	statuses    []LockStatus
@@ -190,6 +191,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		c.alerts = append([]string(nil), e.Names...)
 		c.alertsOK = !e.Unknown
 		c.alertFilter = true
+		c.alertFrom = e.From
 	case SourceChanged:
 		old, had := c.sources[e.Health.Name]
 		c.sources[e.Health.Name] = e.Health

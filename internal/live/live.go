@@ -273,10 +273,21 @@ func (s *Session) start(ctx context.Context) error {
 		s.announceSync(ctx, sink)
 		return nil
 	}
-	ps, err := prometheus.Start(ctx, prometheus.Options{
+	po := prometheus.Options{
 		URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,
 		Interval: s.opts.PrometheusInterval, AlertFilter: s.opts.PrometheusAlerts, RequestTimeout: s.opts.RequestTimeout,
-	}, sink)
+	}
+	if s.opts.PrometheusURL == "" && s.opts.PrometheusAlerts == "" {
+		// The user gave no Prometheus: kured's own (--prometheus-url and its
+		// alert filter, from its DaemonSet) is the default, once read.
+		s.startKuredPrometheus(ctx, ks, po, sink)
+		s.announceSync(ctx, sink)
+		return nil
+	}
+	if s.opts.PrometheusAlerts != "" {
+		po.FilterFrom = "--prometheus-alerts"
+	}
+	ps, err := prometheus.Start(ctx, po, sink)
 	if err != nil {
 		return err
 	}
@@ -284,6 +295,63 @@ func (s *Session) start(ctx context.Context) error {
 	s.joins = append(s.joins, ps.Wait)
 	s.announceSync(ctx, sink)
 	return nil
+}
+
+// startKuredPrometheus starts the Prometheus source once kured's DaemonSet
+// was read (bounded by the sync timeout): with kured's --prometheus-url and
+// its alert blocker's settings when kured has them (the gate then says the
+// filter is kured's), else disabled as without --prometheus-url. The first
+// sync waits for it, and Close joins it.
+func (s *Session) startKuredPrometheus(ctx context.Context, ks *kube.Source, po prometheus.Options, sink sources.Sink) {
+	var mu sync.Mutex
+	var ps *prometheus.Source
+	ready := make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(ready)
+		wctx, cancel := context.WithTimeout(ctx, s.opts.SyncTimeout)
+		_ = ks.WaitForSync(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if cfg, of := ks.KuredConfig(); cfg != nil && cfg.PrometheusURL != "" {
+			po.URL = cfg.PrometheusURL
+			po.KuredAlerts = &prometheus.KuredAlerts{Filter: cfg.AlertFilterRegexp, MatchOnly: cfg.AlertFilterMatchOnly, FiringOnly: cfg.AlertFiringOnly}
+			po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + of + ")"
+		}
+		p, err := prometheus.Start(ctx, po, sink)
+		if err != nil {
+			sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError,
+				Message: "kured's Prometheus settings: " + err.Error()}})
+			return
+		}
+		mu.Lock()
+		ps = p
+		mu.Unlock()
+	}()
+	started := func() *prometheus.Source {
+		mu.Lock()
+		defer mu.Unlock()
+		return ps
+	}
+	s.waits = append(s.waits, func(ctx context.Context) error {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if p := started(); p != nil {
+			return p.WaitForSync(ctx)
+		}
+		return nil
+	})
+	s.joins = append(s.joins, func() {
+		if p := started(); p != nil {
+			p.Wait()
+		}
+	})
 }
 
 // announceSync sends model.Synced once every source has delivered its

@@ -464,6 +464,7 @@ type KuredConfig struct {
 	PrometheusURL        string
 	AlertFilterRegexp    string
 	AlertFiringOnly      bool
+	AlertFilterMatchOnly bool
 	DrainTimeout         time.Duration
 	AnnotateNodes        bool
 	// From says where each flag that was set came from ("arg" or "env
@@ -477,7 +478,7 @@ type KuredConfig struct {
 // kuredFlags are the kured flags rebootwatch reads, in display order.
 var kuredFlags = []string{"ds-name", "ds-namespace", "lock-annotation", "lock-ttl", "lock-release-delay", "concurrency", "period",
 	"reboot-days", "start-time", "end-time", "time-zone", "blocking-pod-selector", "prometheus-url", "alert-filter-regexp",
-	"alert-firing-only", "drain-timeout", "annotate-nodes"}
+	"alert-firing-only", "alert-filter-match-only", "drain-timeout", "annotate-nodes"}
 
 // kuredBoolFlags take no value on the command line (pflag's NoOptDefVal).
 var kuredBoolFlags = map[string]bool{"alert-firing-only": true, "annotate-nodes": true, "alert-filter-match-only": true,
@@ -605,7 +606,7 @@ func (c *KuredConfig) setOne(name, v string) error {
 		c.PrometheusURL = v
 	case "alert-filter-regexp":
 		c.AlertFilterRegexp = v
-	case "alert-firing-only", "annotate-nodes":
+	case "alert-firing-only", "annotate-nodes", "alert-filter-match-only":
 		var b bool
 		switch strings.ToLower(v) {
 		case "1", "t", "true":
@@ -614,9 +615,12 @@ func (c *KuredConfig) setOne(name, v string) error {
 		default:
 			return fmt.Errorf("%q is not a boolean", v)
 		}
-		if name == "annotate-nodes" {
+		switch name {
+		case "annotate-nodes":
 			c.AnnotateNodes = b
-		} else {
+		case "alert-filter-match-only":
+			c.AlertFilterMatchOnly = b
+		default:
 			c.AlertFiringOnly = b
 		}
 	}
@@ -636,7 +640,8 @@ func (c *KuredConfig) Settings() []model.Evidence {
 		"reboot-days": strings.Join(c.RebootDays, ","), "start-time": c.StartTime, "end-time": c.EndTime,
 		"time-zone": c.TimeZone, "blocking-pod-selector": strings.Join(c.BlockingPodSelectors, " | "),
 		"prometheus-url": c.PrometheusURL, "alert-filter-regexp": c.AlertFilterRegexp,
-		"alert-firing-only": fmt.Sprint(c.AlertFiringOnly), "drain-timeout": c.DrainTimeout.String(),
+		"alert-firing-only": fmt.Sprint(c.AlertFiringOnly), "alert-filter-match-only": fmt.Sprint(c.AlertFilterMatchOnly),
+		"drain-timeout": c.DrainTimeout.String(),
 		"annotate-nodes": fmt.Sprint(c.AnnotateNodes),
 	}
 	var out []model.Evidence

@@ -136,3 +136,17 @@ func TestKuredLastEntryRemovesAnnotation(t *testing.T) {
 		t.Fatal("removed entry 0 as gone's although it is n1's")
 	}
 }
+
+// The alert gate says whose filter decided (the user's --prometheus-alerts
+// or kured's own settings).
+func TestAlertGateSaysWhoseFilter(t *testing.T) {
+	now := at(time.Hour)
+	e := New(Options{})
+	c := build(e, step{now, []model.Event{nodesOK(), source(model.SourcePrometheus, model.StatusOK), up(node("n1")),
+		model.AlertsFiring{Names: []string{"DiskFull"}, From: "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet kube-system/kured)"},
+		lockEv(kuredLock(single(ent("gone", now.Add(-time.Hour), 0))))}})
+	p, err := e.Plan(c, kuredRef, "gone", model.ActionReap, now)
+	if err != nil || p.Allowed || !strings.Contains(p.Refusal, "blocking alerts firing: DiskFull (filter: kured's own") {
+		t.Fatalf("plan %+v %v", p.Refusal, err)
+	}
+}

@@ -500,17 +500,21 @@ func alertsGate(c *model.Cluster) Gate {
 	// when that is configured.
 	names, known := c.FiringAlerts()
 	h, reported := c.Source(model.SourcePrometheus)
+	whose := ""
+	if f := c.AlertFilterFrom(); f != "" {
+		whose = " (filter: " + f + ")"
+	}
 	switch {
 	case !c.AlertFilterSet():
 		add(GateAlerts, true, "no blocking-alert filter configured")
 	case !known:
-		add(GateAlerts, false, "a blocking-alert filter is set but Prometheus has not answered yet")
+		add(GateAlerts, false, "a blocking-alert filter is set but Prometheus has not answered yet%s", whose)
 	case reported && !h.Usable():
-		add(GateAlerts, false, "prometheus is %s: cannot tell whether blocking alerts fire", h.Status)
+		add(GateAlerts, false, "prometheus is %s: cannot tell whether blocking alerts fire%s", h.Status, whose)
 	case len(names) > 0:
-		add(GateAlerts, false, "blocking alerts firing: %s", list(names, 5))
+		add(GateAlerts, false, "blocking alerts firing: %s%s", list(names, 5), whose)
 	default:
-		add(GateAlerts, true, "no blocking alert fires")
+		add(GateAlerts, true, "no blocking alert fires%s", whose)
 	}
 	return gs[0]
 }

@@ -81,6 +81,8 @@ type Source struct {
 
 	kuredNS, kuredName string
 	kured              map[string]model.LockRef // uid -> ref of DaemonSets reported as kured
+	kuredCfg           *lock.KuredConfig        // kured's settings, from the last kured DaemonSet seen
+	kuredCfgOf         string                   // that DaemonSet, namespace/name
 	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
 
 	wg sync.WaitGroup // every goroutine Start started

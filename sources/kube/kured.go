@@ -93,12 +93,24 @@ func (s *Source) onDaemonSet(p *part, obj any) {
 	if match {
 		l := DaemonSetToLock(d)
 		s.kured[string(d.UID)] = l.LockRef
+		if spec, ok := l.Spec.(*lock.KuredSpec); ok && spec.Config != nil {
+			s.kuredCfg, s.kuredCfgOf = spec.Config, d.Namespace+"/"+d.Name
+		}
 		s.sink(model.LockUpserted{Lock: l})
 	}
 	s.mu.Unlock()
 	if match && !tracked {
 		s.refresh(p)
 	}
+}
+
+// KuredConfig returns kured's settings as read from its DaemonSet (nil when
+// no kured DaemonSet with a container was seen) and that DaemonSet's
+// namespace/name.
+func (s *Source) KuredConfig() (*lock.KuredConfig, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kuredCfg, s.kuredCfgOf
 }
 
 // kuredContainer picks kured's container of a pod template: the one named

@@ -58,6 +58,14 @@ type Options struct {
 	// (kured's --alert-filter-regexp); firing alerts matching it are
 	// reported as model.AlertsFiring.
 	AlertFilter string
+	// KuredAlerts, when set (and AlertFilter is not), makes the alert gate
+	// follow kured's own blocker (kubereboot/kured
+	// pkg/blockers/prometheus.go ActiveAlerts/matchesRegex): every active
+	// alert blocks — pending ones too unless FiringOnly — except those
+	// matching kured's --alert-filter-regexp (or only those, MatchOnly).
+	KuredAlerts *KuredAlerts
+	// FilterFrom says whose filter decides, for the gate's reason.
+	FilterFrom string
 	// Clock stamps health reports (default time.Now).
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
@@ -67,6 +75,13 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
+// KuredAlerts is kured's alert blocker configuration.
+type KuredAlerts struct {
+	Filter     string // --alert-filter-regexp ("" blocks on every alert)
+	MatchOnly  bool   // --alert-filter-match-only
+	FiringOnly bool   // --alert-firing-only
+}
+
 // Source polls Prometheus. Stop it by cancelling Start's context.
 type Source struct {
 	opts   Options
@@ -74,6 +89,9 @@ type Source struct {
 	rep    *sources.Reporter
 	api    v1.API
 	filter *regexp.Regexp
+	// kured: the gate follows kured's blocker (filter may then be nil).
+	kured *KuredAlerts
+	gate  bool // an alert gate is configured
 	sink   sources.Sink // serialised (sources.Serial): the poll and the stale check both report
 
 	wg sync.WaitGroup // the poll and the stale check
@@ -104,14 +122,24 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			return nil, fmt.Errorf("prometheus alert filter %q: %w", o.AlertFilter, err)
 		}
 		s.filter = re
+		s.gate = true
+	} else if k := o.KuredAlerts; k != nil {
+		if k.Filter != "" {
+			re, err := regexp.Compile(k.Filter)
+			if err != nil {
+				return nil, fmt.Errorf("kured's alert filter %q: %w", k.Filter, err)
+			}
+			s.filter = re
+		}
+		s.kured, s.gate = k, true
 	}
-	if s.filter != nil && o.URL == "" {
+	if s.gate && o.URL == "" {
 		return nil, errors.New("a blocking-alert filter needs a Prometheus URL")
 	}
-	if s.filter != nil {
+	if s.gate {
 		// The gate must know a filter is set before the first answer, so
 		// that "not asked yet" never reads as "nothing fires".
-		s.sink(model.AlertsFiring{Unknown: true})
+		s.sink(model.AlertsFiring{Unknown: true, From: o.FilterFrom})
 	}
 	s.rep = sources.NewReporter(model.SourcePrometheus, o.Interval, s.sink, o.Clock)
 	if o.URL == "" {
@@ -215,11 +243,11 @@ func (s *Source) poll(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
 	values, err := s.queryRebootRequired(qctx)
-	if err == nil && s.filter != nil {
+	if err == nil && s.gate {
 		var firing []string
 		firing, err = s.firingAlerts(qctx)
 		if err == nil {
-			s.sink(model.AlertsFiring{Names: firing})
+			s.sink(model.AlertsFiring{Names: firing, From: s.opts.FilterFrom})
 		}
 	}
 	if ctx.Err() != nil {
@@ -273,7 +301,31 @@ func (s *Source) firingAlerts(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("alerts: %s", errMessage(err))
 	}
+	if s.kured != nil {
+		return KuredBlocking(res.Alerts, s.filter, *s.kured), nil
+	}
 	return FilterFiring(res.Alerts, s.filter), nil
+}
+
+// KuredBlocking returns the distinct names of the alerts kured's blocker
+// counts, sorted: active (firing, or pending too unless FiringOnly), and
+// matching re exactly when MatchOnly (re nil: every alert).
+func KuredBlocking(alerts []v1.Alert, re *regexp.Regexp, k KuredAlerts) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range alerts {
+		if a.State != v1.AlertStateFiring && (k.FiringOnly || a.State != v1.AlertStatePending) {
+			continue
+		}
+		name := string(a.Labels[pmodel.AlertNameLabel])
+		if name == "" || seen[name] || (re != nil && re.MatchString(name) != k.MatchOnly) {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FilterFiring returns the distinct names of firing alerts matching re, sorted.

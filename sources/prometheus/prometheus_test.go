@@ -247,3 +247,29 @@ func TestQuerySecretsAreMasked(t *testing.T) {
 		t.Fatalf("MaskURL = %q", got)
 	}
 }
+
+// kured's blocker (pkg/blockers/prometheus.go): every active alert blocks,
+// pending too unless firing-only; the regexp names alerts to ignore, or with
+// match-only the only ones that block.
+func TestKuredBlocking(t *testing.T) {
+	al := func(name string, st v1.AlertState) v1.Alert {
+		return v1.Alert{Labels: pmodel.LabelSet{pmodel.AlertNameLabel: pmodel.LabelValue(name)}, State: st}
+	}
+	alerts := []v1.Alert{al("Watchdog", v1.AlertStateFiring), al("DiskFull", v1.AlertStateFiring), al("Slow", v1.AlertStatePending),
+		al("Gone", v1.AlertStateInactive), al("DiskFull", v1.AlertStateFiring)}
+	re := regexp.MustCompile("^Watchdog$")
+	for _, tc := range []struct {
+		re   *regexp.Regexp
+		k    KuredAlerts
+		want string
+	}{
+		{nil, KuredAlerts{}, "DiskFull,Slow,Watchdog"},
+		{re, KuredAlerts{}, "DiskFull,Slow"},
+		{re, KuredAlerts{FiringOnly: true}, "DiskFull"},
+		{re, KuredAlerts{MatchOnly: true}, "Watchdog"},
+	} {
+		if got := strings.Join(KuredBlocking(alerts, tc.re, tc.k), ","); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.k, got, tc.want)
+		}
+	}
+}
