@@ -641,7 +641,7 @@ func (c *KuredConfig) Settings() []model.Evidence {
 		"time-zone": c.TimeZone, "blocking-pod-selector": strings.Join(c.BlockingPodSelectors, " | "),
 		"prometheus-url": c.PrometheusURL, "alert-filter-regexp": c.AlertFilterRegexp,
 		"alert-firing-only": fmt.Sprint(c.AlertFiringOnly), "alert-filter-match-only": fmt.Sprint(c.AlertFilterMatchOnly),
-		"drain-timeout": c.DrainTimeout.String(),
+		"drain-timeout":  c.DrainTimeout.String(),
 		"annotate-nodes": fmt.Sprint(c.AnnotateNodes),
 	}
 	var out []model.Evidence

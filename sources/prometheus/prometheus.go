@@ -91,8 +91,8 @@ type Source struct {
 	filter *regexp.Regexp
 	// kured: the gate follows kured's blocker (filter may then be nil).
 	kured *KuredAlerts
-	gate  bool // an alert gate is configured
-	sink   sources.Sink // serialised (sources.Serial): the poll and the stale check both report
+	gate  bool         // an alert gate is configured
+	sink  sources.Sink // serialised (sources.Serial): the poll and the stale check both report
 
 	wg sync.WaitGroup // the poll and the stale check
 }
