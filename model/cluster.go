@@ -363,6 +363,24 @@ func (c *Cluster) LonghornPresent() bool {
 	return h.Status != StatusNotInstalled && h.Status != StatusDisabled
 }
 
+// LonghornUnread says why the volumes cannot be trusted, if so: Longhorn
+// has not reported yet, or its source failed, is forbidden or is stale.
+// Then "not installed" and "no volume is degraded" are unknown, not true.
+func (c *Cluster) LonghornUnread() (string, bool) {
+	h, ok := c.sources[SourceLonghorn]
+	switch {
+	case !ok:
+		return "Longhorn has not been read yet", true
+	case h.Status == StatusError, h.Status == StatusForbidden, h.Status == StatusStale:
+		why := "Longhorn source " + string(h.Status)
+		if h.Message != "" {
+			why += ": " + h.Message
+		}
+		return why, true
+	}
+	return "", false
+}
+
 // The two values RebootRequired points to; callers must not write through it.
 var boolTrue, boolFalse = true, false
 

@@ -178,6 +178,56 @@ func TestRecomputeDrivesPhasesTimelineAndETA(t *testing.T) {
 	}
 }
 
+// A lock source that failed or is forbidden, or a node list never read, is
+// "could not read" (exit 1), never "no lock" (exit 0): a lock may be there
+// unseen (issue 11 §2). A stale one was read: attention (2).
+func TestUnreadLockSourceIsExit1(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		source SourceName
+		status SourceStatus
+		msg    string
+		want   int
+	}{
+		{"kured forbidden", SourceKured, StatusForbidden, "cannot list daemonsets.apps (RBAC)", 1},
+		{"fleetlock forbidden", SourceFleetlock, StatusForbidden, "cannot list leases.coordination.k8s.io in namespace \"default\" (RBAC)", 1},
+		{"named kured DaemonSet missing", SourceKured, StatusError, "DaemonSet nosuch/nosuch not found (named by --kured-daemonset)", 1},
+		{"nodes error", SourceNodes, StatusError, "list nodes: request timed out", 1},
+		{"kured not installed", SourceKured, StatusNotInstalled, "no kured DaemonSet found", 0},
+		{"kured stale", SourceKured, StatusStale, "no word from the API server for 20s (stale after 15s)", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := SourceHealth{Name: tc.source, Status: tc.status, Message: tc.msg}
+			c := NewCluster("test", Options{})
+			for _, n := range []SourceName{SourceNodes, SourceKured, SourceFleetlock} {
+				if n != tc.source {
+					c.Apply(SourceChanged{Health: SourceHealth{Name: n, Status: StatusOK, LastSync: t0}}, t0)
+				}
+			}
+			c.Apply(SourceChanged{Health: h}, t0)
+			if tc.source != SourceNodes {
+				c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
+			}
+			c.Recompute(t0)
+			snap := c.Snapshot(t0)
+			if snap.ExitCode != tc.want || c.ExitCode(t0) != tc.want {
+				t.Fatalf("exit %d (snapshot %d), want %d; unread %v; attention %+v", c.ExitCode(t0), snap.ExitCode, tc.want, c.Unread(), snap.Attention)
+			}
+			if tc.want == 1 {
+				if u := strings.Join(c.Unread(), "; "); !strings.Contains(u, tc.msg) {
+					t.Fatalf("unread %q does not say why (%q)", u, tc.msg)
+				}
+				if len(snap.Attention) == 0 || snap.Attention[0].Severity != SeverityCritical || !strings.Contains(snap.Attention[0].Message, "could not read") {
+					t.Fatalf("the attention list must lead with what could not be read: %+v", snap.Attention)
+				}
+			}
+			if tc.want == 0 && len(snap.Attention) != 0 {
+				t.Fatalf("exit 0 with attention %+v", snap.Attention)
+			}
+		})
+	}
+}
+
 func TestAttentionAndExitCodes(t *testing.T) {
 	ref := LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}
 	cases := []struct {
@@ -196,10 +246,13 @@ func TestAttentionAndExitCodes(t *testing.T) {
 		{"orphaned lock", VerdictOrphaned, "a", false, RobustnessHealthy, StatusOK, 2, "orphaned"},
 		{"expired lock", VerdictExpired, "a", false, RobustnessHealthy, StatusOK, 2, "expired"},
 		{"ambiguous lock", VerdictAmbiguous, "a", false, RobustnessHealthy, StatusOK, 2, "ambiguous"},
-		{"unknown lock warns only", VerdictUnknown, "a", false, RobustnessHealthy, StatusOK, 0, "cannot be judged"},
+		// Anything under attention gives 2, warnings too (issue 11 §2):
+		// exit 0 means nothing is listed.
+		{"unknown lock is attention", VerdictUnknown, "a", false, RobustnessHealthy, StatusOK, 2, "cannot be judged"},
 		{"node down", VerdictFree, "", true, RobustnessHealthy, StatusOK, 2, "NotReady outside"},
 		{"volume faulted", VerdictFree, "", false, RobustnessFaulted, StatusOK, 2, "faulted"},
-		{"volume degraded warns only", VerdictFree, "", false, RobustnessDegraded, StatusOK, 0, "degraded"},
+		{"volume degraded is attention", VerdictFree, "", false, RobustnessDegraded, StatusOK, 2, "degraded"},
+		{"longhorn forbidden is attention", VerdictFree, "", false, RobustnessHealthy, StatusForbidden, 2, "source longhorn is forbidden"},
 		{"longhorn not installed ignores volumes", VerdictFree, "", false, RobustnessFaulted, StatusNotInstalled, 0, ""},
 	}
 	for _, tc := range cases {
@@ -311,5 +364,28 @@ func TestSnapshotEntryOfDuplicates(t *testing.T) {
 	if len(s.Locks) != 3 || s.Locks[0].Entry == nil || *s.Locks[0].Entry != 0 || s.Locks[1].Entry != nil ||
 		s.Locks[2].Entry == nil || *s.Locks[2].Entry != 2 {
 		t.Fatalf("locks %+v", s.Locks)
+	}
+}
+
+// While connecting, nothing has been read: the attention list says so, so no
+// screen shows "nothing needs attention" and the exit code is not 0.
+func TestConnectingIsNotAllClear(t *testing.T) {
+	c := NewCluster("test", Options{})
+	c.AwaitSync = true
+	c.Recompute(t0)
+	att := c.Attention(t0)
+	if len(att) == 0 || !strings.Contains(att[len(att)-1].Message, "connecting") {
+		t.Fatalf("attention while connecting: %+v", att)
+	}
+	if c.ExitCode(t0) == 0 {
+		t.Fatal("exit 0 before anything was read")
+	}
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceNodes, Status: StatusOK, LastSync: t0}}, t0)
+	c.Apply(Synced{}, t0)
+	c.Recompute(t0)
+	for _, a := range c.Attention(t0) {
+		if strings.Contains(a.Message, "connecting") {
+			t.Fatalf("still connecting after the first picture: %+v", a)
+		}
 	}
 }

@@ -320,7 +320,7 @@ func (c *Cluster) VolumeSummary() *VolumeSummary {
 
 // Attention lists what needs an operator, critical first.
 func (c *Cluster) Attention(now time.Time) []Attention {
-	var crit, warn []Attention
+	var unread, crit, warn []Attention // what could not be read comes first
 	warned := map[LockRef]bool{}
 	for _, s := range c.statuses {
 		if s.Warning != "" && !warned[s.LockRef] {
@@ -361,10 +361,45 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 			if h.Message != "" {
 				msg += ": " + h.Message
 			}
+			if h.Status != StatusStale && isVerdictSource(h.Name) {
+				// Without it a lock (or a node) may be there unseen: not a
+				// warning beside a clean bill, the cluster was not read.
+				unread = append(unread, Attention{SeverityCritical, "could not read: " + msg})
+				continue
+			}
 			warn = append(warn, Attention{SeverityWarning, msg})
 		}
 	}
-	return append(crit, warn...)
+	if c.AwaitSync && !c.synced {
+		warn = append(warn, Attention{SeverityWarning, "connecting: not every source has delivered its first picture yet"})
+	}
+	return append(append(unread, crit...), warn...)
+}
+
+// isVerdictSource says whether the lock verdicts need the source: the node
+// list and the lock kinds' sources.
+func isVerdictSource(n SourceName) bool {
+	return n == SourceNodes || n == SourceKured || n == SourceFleetlock
+}
+
+// Unread lists what the verdicts need and was not read: the node list
+// (never delivered), or a lock source that failed or is forbidden. Non-empty
+// means "could not read the cluster" (exit 1): a lock there may exist unseen.
+func (c *Cluster) Unread() []string {
+	var out []string
+	if !c.Readable() {
+		why := "no node list was received"
+		if h, ok := c.sources[SourceNodes]; ok && h.Message != "" {
+			why = fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
+		}
+		out = append(out, why)
+	}
+	for _, n := range []SourceName{SourceKured, SourceFleetlock} {
+		if h, ok := c.sources[n]; ok && (h.Status == StatusError || h.Status == StatusForbidden) {
+			out = append(out, fmt.Sprintf("%s %s: %s", n, h.Status, h.Message))
+		}
+	}
+	return out
 }
 
 // Readable reports whether the cluster could be read at all: the node
@@ -377,20 +412,20 @@ func (c *Cluster) Readable() bool {
 	return h.Status == StatusOK || h.Status == StatusStale || !h.LastSync.IsZero()
 }
 
-// ExitCode is the exit code of --snapshot and watch (DESIGN §7): 1 when the
-// cluster could not be read at all, 2 when something needs attention, else 0.
+// ExitCode is the exit code of --snapshot and watch (DESIGN §7): 1 when
+// what the verdicts need could not be read (the node list, or a lock source
+// that failed or is forbidden: see Unread), 2 when anything is listed under
+// attention (critical or warning), 0 only when nothing is.
 func (c *Cluster) ExitCode(now time.Time) int {
 	return c.exitCode(c.Attention(now))
 }
 
 func (c *Cluster) exitCode(att []Attention) int {
-	if !c.Readable() {
+	if len(c.Unread()) > 0 {
 		return 1
 	}
-	for _, a := range att {
-		if a.Severity == SeverityCritical {
-			return 2
-		}
+	if len(att) > 0 {
+		return 2
 	}
 	return 0
 }

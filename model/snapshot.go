@@ -19,8 +19,10 @@ type Snapshot struct {
 	Nodes       []SnapshotNode   `json:"nodes"`
 	Volumes     *VolumeSummary   `json:"volumes"`
 	Attention   []Attention      `json:"attention"`
-	// ExitCode is the exit code the snapshot implies; not part of the JSON.
-	ExitCode int `json:"-"`
+	// ExitCode is the exit code the snapshot implies (0 nothing listed
+	// under attention, 1 could not read, 2 needs attention). Added to v1:
+	// with several clusters it is each cluster's own code.
+	ExitCode int `json:"exitCode"`
 }
 
 // SnapshotSource is one entry of sources.

@@ -31,6 +31,7 @@ type derived struct {
 	fleet     model.Fleet
 	attention []model.Attention
 	vsum      *model.VolumeSummary
+	lhUnread  string
 	vols      map[string]*model.Volume
 	sources   []model.SourceHealth
 }
@@ -40,6 +41,7 @@ func (m *Model) refresh() {
 	d.fleet = m.c.Fleet(m.now)
 	d.attention = m.c.Attention(m.now)
 	d.vsum = m.c.VolumeSummary()
+	d.lhUnread, _ = m.c.LonghornUnread()
 	d.vols = make(map[string]*model.Volume, m.c.VolumeCount())
 	for _, v := range m.c.Volumes() {
 		d.vols[v.Key()] = v
@@ -234,11 +236,11 @@ func (m *Model) body(g geometry) []string {
 	hp, hnote := m.panelState(model.SourceLonghorn)
 	if g.full {
 		lb := pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, g.locksW-2, g.locksH-2, true), g.locksW, g.locksH)
-		hb := pctx.Box(hp, "Longhorn", hnote, longhorn.Render(hp, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols}, g.lhW-2, g.locksH-2), g.lhW, g.locksH)
+		hb := pctx.Box(hp, "Longhorn", hnote, longhorn.Render(hp, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, g.lhW-2, g.locksH-2), g.lhW, g.locksH)
 		out = append(out, pctx.HJoin(lb, hb)...)
 	} else {
 		out = append(out, pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, w-2, g.locksH-2, false), w, g.locksH)...)
-		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Short(hp, m.derived.vsum)
+		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Short(hp, m.derived.vsum, m.derived.lhUnread)
 		if hnote != "" {
 			line = hp.Paint(pctx.Title, "Longhorn ") + hp.Paint(pctx.Muted, hnote)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/multi"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/internal/watch"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -73,6 +74,10 @@ type member struct {
 	// early holds events that arrived before the first picture was taken
 	// in: the loop may pick them from their channel first.
 	early []model.Event
+	// why and said: why the cluster is unreachable and when that was last
+	// printed (repeated as its summary while it stays unreachable).
+	why  string
+	said time.Time
 }
 
 // apply applies one event to the member's model, or keeps it until the
@@ -225,9 +230,18 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			case !mb.done:
 				return 0, false
 			default:
-				// Done, but a node down or a volume faulted still needs
-				// attention: 2, so `watch --until-done && next-step` stops.
+				// Done, but anything still listed under attention (a node
+				// down, a volume degraded or faulted, a source failing)
+				// gives 2, so `watch --until-done && next-step` stops.
 				code = multi.Worst(code, mb.c.ExitCode(mb.clock()))
+			}
+		}
+		for _, mb := range members {
+			if mb.c == nil || mb.readErr || !mb.done {
+				continue
+			}
+			for _, a := range mb.c.Attention(mb.clock()) {
+				say(env.Stderr, "rebootwatch: %s: done, but still needs attention: %s\n", mb.m.Context, sanitize.Line(a.Message))
 			}
 		}
 		return code, true
@@ -254,9 +268,10 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 			}
 			if !mb.c.Readable() {
 				mb.readErr = true
-				why := multi.Why(mb.c, syncErr(r.err, c.SyncTimeout))
-				out.write(watch.Unreachable(mb.m.Context, several, mb.clock(), why))
-				say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, why)
+				mb.why = multi.Why(mb.c, syncErr(r.err, c.SyncTimeout))
+				mb.said = mb.clock()
+				out.write(watch.Unreachable(mb.m.Context, several, mb.said, mb.why))
+				say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, mb.why)
 			}
 			if stepOne(mb) {
 				return ExitAttention
@@ -279,12 +294,35 @@ func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps w
 				if stepOne(mb) {
 					return ExitAttention
 				}
+				// Still unreachable: say so again as its summary, so a
+				// silent stream never reads as a quiet cluster.
+				if mb.readErr && mb.c != nil && !mb.c.Readable() && wf.summaryEvery > 0 && mb.clock().Sub(mb.said) >= wf.summaryEvery {
+					mb.said = mb.clock()
+					out.write(watch.Unreachable(mb.m.Context, several, mb.said, "still no answer: "+mb.why))
+				}
+			}
+			// --stall-after with no cluster that ever answered: nothing can
+			// progress, so it is over (1, could not read).
+			if wf.stallAfter > 0 && allUnread(members) {
+				say(env.Stderr, "rebootwatch: no cluster answered within --sync-timeout %s: nothing to watch\n", c.SyncTimeout)
+				return ExitError
 			}
 			if code, end := finished(); end {
 				return code
 			}
 		}
 	}
+}
+
+// allUnread says whether every cluster has been collected and none could be
+// read.
+func allUnread(members []*member) bool {
+	for _, mb := range members {
+		if mb.c == nil || !mb.readErr || mb.c.Readable() {
+			return false
+		}
+	}
+	return len(members) > 0
 }
 
 // syncErr is the error of a first sync that ended without the node list:

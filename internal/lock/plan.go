@@ -471,8 +471,11 @@ func volumesGate(c *model.Cluster) Gate {
 	add := func(name string, ok bool, format string, args ...any) {
 		gs = append(gs, Gate{Name: name, Passed: ok, Reason: fmt.Sprintf(format, args...)})
 	}
-	// volumes: no Longhorn volume degraded or faulted.
-	if !c.LonghornPresent() {
+	// volumes: no Longhorn volume degraded or faulted — which is unknown
+	// while Longhorn was not read (never a ✓ about data not read).
+	if why, unread := c.LonghornUnread(); unread {
+		add(GateVolumes, false, "volumes unknown: %s", why)
+	} else if !c.LonghornPresent() {
 		add(GateVolumes, true, "Longhorn is not installed")
 	} else {
 		var bad []string

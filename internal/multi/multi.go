@@ -254,13 +254,26 @@ func Why(c *model.Cluster, syncErr error) string {
 	return "no node list was received"
 }
 
-// Worst combines exit codes (DESIGN §7) of several clusters: the highest
-// wins, so one cluster needing attention (2) outranks one unreadable (1),
-// which outranks all fine (0).
+// Worst combines exit codes (DESIGN §7) of several clusters: a cluster that
+// could not be read (1) outranks one that needs attention (2), which
+// outranks all fine (0). Unreadable wins because nothing is known about it:
+// it must never disappear behind another cluster's 2. Each cluster's own
+// code is in its snapshot (exitCode) and its stderr line.
 func Worst(codes ...int) int {
+	rank := func(c int) int {
+		switch c {
+		case 0:
+			return 0
+		case 2:
+			return 1
+		case 1:
+			return 2
+		}
+		return 3 // anything else (an internal error code) is worse still
+	}
 	w := 0
 	for _, c := range codes {
-		if c > w {
+		if rank(c) > rank(w) {
 			w = c
 		}
 	}

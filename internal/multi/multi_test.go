@@ -33,7 +33,9 @@ func TestWorst(t *testing.T) {
 	for _, c := range []struct {
 		in   []int
 		want int
-	}{{nil, 0}, {[]int{0, 0}, 0}, {[]int{0, 1}, 1}, {[]int{1, 2, 0}, 2}, {[]int{2, 1}, 2}} {
+	}{{nil, 0}, {[]int{0, 0}, 0}, {[]int{0, 1}, 1}, {[]int{0, 2}, 2},
+		// An unreachable cluster never hides behind another's 2 (issue 11 §2).
+		{[]int{1, 2, 0}, 1}, {[]int{2, 1}, 1}} {
 		if got := Worst(c.in...); got != c.want {
 			t.Fatalf("Worst(%v) = %d, want %d", c.in, got, c.want)
 		}
@@ -107,7 +109,7 @@ func TestOpenAndCollectWithOneFailing(t *testing.T) {
 	for _, r := range rs {
 		codes = append(codes, r.Cluster.ExitCode(r.Now))
 	}
-	if codes[0] != 2 || codes[1] != 1 || codes[2] != 2 || Worst(codes...) != 2 {
+	if codes[0] != 2 || codes[1] != 1 || codes[2] != 2 || Worst(codes...) != 1 {
 		t.Fatalf("codes %v", codes)
 	}
 	if rs[1].Cluster.Context != "broken" || !strings.Contains(Why(rs[1].Cluster, rs[1].Err), "no server") {

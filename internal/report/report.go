@@ -181,7 +181,9 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	}
 
 	b.WriteString("\n" + p.r(p.title, "VOLUMES") + "\n")
-	if v := snap.Volumes; v == nil {
+	if why, unread := c.LonghornUnread(); unread {
+		b.WriteString("  " + p.r(p.warn, "volumes unknown: "+x(why, 300)) + " (the volume gate fails)\n")
+	} else if v := snap.Volumes; v == nil {
 		b.WriteString("  Longhorn not installed: no volume gate\n")
 	} else {
 		line := fmt.Sprintf("  %d total · %s healthy · %s degraded · %s faulted · %d unknown", v.Total,

@@ -56,3 +56,35 @@ func TestColourMarksVerdictsAndSteppers(t *testing.T) {
 		}
 	}
 }
+
+// No ✓ statement about data that was not read (issue 11 §2): a forbidden
+// Longhorn or lock source is neither "not installed" nor "nothing needs
+// attention"; the report says what is unknown and why.
+func TestUnreadSourcesAreNotClaimedClean(t *testing.T) {
+	c := model.NewCluster("lab", model.Options{})
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusForbidden,
+		Message: "cannot list daemonsets.apps (RBAC)"}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusForbidden,
+		Message: "cannot list volumes.longhorn.io (RBAC)"}}, now)
+	c.Recompute(now)
+	var b bytes.Buffer
+	if err := Text(&b, c, now, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, bad := range []string{"Longhorn not installed", "nothing needs attention"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("report claims %q about data it did not read:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"volumes unknown: Longhorn source forbidden: cannot list volumes.longhorn.io (RBAC)",
+		"could not read: source kured is forbidden"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if code := c.ExitCode(now); code != 1 {
+		t.Errorf("exit %d, want 1 (a lock source could not be read)", code)
+	}
+}

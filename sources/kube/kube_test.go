@@ -209,8 +209,15 @@ func TestKuredExplicit(t *testing.T) {
 
 	cs2 := fake.NewClientset()
 	r2, _ := start(t, cs2, Options{KuredDaemonSet: "ops/missing"})
-	if h := r2.Source(model.SourceKured); h.Status != model.StatusNotInstalled || !strings.Contains(h.Message, "ops/missing") {
+	// Named by the operator and absent: the lock cannot be read (error,
+	// exit 1), never "not installed" (issue 11 §2).
+	if h := r2.Source(model.SourceKured); h.Status != model.StatusError || !strings.Contains(h.Message, "ops/missing not found (named by --kured-daemonset)") {
 		t.Errorf("missing explicit DaemonSet: %+v", h)
+	}
+	// Discovered by search and absent: not installed.
+	r3, _ := start(t, fake.NewClientset(), Options{})
+	if h := r3.Source(model.SourceKured); h.Status != model.StatusNotInstalled {
+		t.Errorf("no kured found by search: %+v", h)
 	}
 	if _, err := Start(context.Background(), Options{Client: cs2, KuredDaemonSet: "nope"}, func(model.Event) {}); err == nil {
 		t.Error("bad --kured-daemonset accepted")

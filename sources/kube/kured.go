@@ -49,7 +49,9 @@ func startKured(s *Source) {
 	kured.whenSynced = func() (model.SourceStatus, string) {
 		if len(s.kured) == 0 {
 			if s.kuredName != "" {
-				return model.StatusNotInstalled, fmt.Sprintf("DaemonSet %s/%s not found", s.kuredNS, s.kuredName)
+				// Named by the operator: absent means the lock cannot be
+				// read (a typo, another namespace), not that there is none.
+				return model.StatusError, fmt.Sprintf("DaemonSet %s/%s not found (named by --kured-daemonset)", s.kuredNS, s.kuredName)
 			}
 			return model.StatusNotInstalled, "no kured DaemonSet found"
 		}

@@ -16,6 +16,9 @@ import (
 type Data struct {
 	Summary *model.VolumeSummary
 	Volumes map[string]*model.Volume // by namespace/name, for the not-healthy list
+	// Unread says why Longhorn was not read (not yet, error, forbidden,
+	// stale): then the panel claims nothing about volumes.
+	Unread string
 }
 
 // Gate returns the gate line: whether volumes block a release or reap.
@@ -44,8 +47,12 @@ func Counts(p pctx.Painter, s *model.VolumeSummary) string {
 		p.Paint(pctx.Muted, fmt.Sprintf("? %d unknown", s.Unknown))
 }
 
-// Short renders counts and gate compactly, for the condensed layout.
-func Short(p pctx.Painter, s *model.VolumeSummary) string {
+// Short renders counts and gate compactly, for the condensed layout;
+// unread (see Data.Unread) replaces both.
+func Short(p pctx.Painter, s *model.VolumeSummary, unread string) string {
+	if unread != "" {
+		return p.Paint(pctx.Warning, "? not read") + " " + p.Paint(pctx.Critical, "gate ✗ volumes unknown")
+	}
 	if s == nil {
 		return p.Paint(pctx.Muted, "not installed · no volume gate")
 	}
@@ -66,6 +73,10 @@ func Short(p pctx.Painter, s *model.VolumeSummary) string {
 func Render(p pctx.Painter, d Data, w, h int) []string {
 	if w <= 0 || h <= 0 {
 		return nil
+	}
+	if d.Unread != "" {
+		return pctx.Lines([]string{p.Paint(pctx.Warning, "? "+sanitize.Line(d.Unread)),
+			p.Paint(pctx.Critical, "gate ✗ volumes unknown: not read")}, w, h)
 	}
 	lines := []string{Counts(p, d.Summary), Gate(p, d.Summary)}
 	if d.Summary != nil && d.Summary.Degraded > 0 && d.Summary.Faulted == 0 {
