@@ -374,7 +374,12 @@ func (s *Source) awaitSync(ctx context.Context, p *part) {
 		}
 	})
 	defer timer.Stop()
-	if !cache.WaitForCacheSync(ctx.Done(), p.reg.HasSynced) {
+	// The registration's Done channel, not cache.WaitForCacheSync: that
+	// polls from a goroutine of its own, which outlives ctx for a moment
+	// and would outlive Session.Close.
+	select {
+	case <-p.reg.HasSyncedChecker().Done():
+	case <-ctx.Done():
 		return
 	}
 	p.mu.Lock()

@@ -269,7 +269,11 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	})
 	defer timer.Stop()
 	wg.Go(func() {
-		if !cache.WaitForCacheSync(ictx.Done(), reg.HasSynced) {
+		// The registration's Done channel, not cache.WaitForCacheSync
+		// (its poll goroutine would outlive the informer for a moment).
+		select {
+		case <-reg.HasSyncedChecker().Done():
+		case <-ictx.Done():
 			return
 		}
 		hmu.Lock()
