@@ -751,3 +751,68 @@ func TestUncordonStillCordonedNode(t *testing.T) {
 		}
 	}
 }
+
+// r or x on a node that holds no lock does nothing and says why: it used to
+// open a dialog for some other lock (issue 11 §4).
+func TestReleaseOnANodeWithoutLockSaysWhy(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 120, 40)
+	holders := map[string]bool{}
+	for _, s := range m.c.LockStatuses() {
+		holders[s.HolderNode()] = true
+		holders[s.Holder] = true
+	}
+	// Move the cursor to a node that holds no lock.
+	for i := 0; i < 20; i++ {
+		if r, ok := m.table.Selected(); ok && !holders[r.Name] {
+			break
+		}
+		press(m, "down")
+	}
+	r, ok := m.table.Selected()
+	if !ok || holders[r.Name] {
+		t.Fatalf("no lock-free node selected:\n%s", screen(m))
+	}
+	for _, k := range []string{"r", "x"} {
+		press(m, k)
+		if m.dialog != nil {
+			t.Fatalf("%s on %s (no lock) opened a dialog for %s", k, r.Name, m.dialog.Plan.Status.LockRef)
+		}
+		if s := screen(m); !strings.Contains(s, "node "+r.Name+" holds no lock") {
+			t.Fatalf("%s on %s does not say why:\n%s", k, r.Name, s)
+		}
+	}
+	if len(f.actions.calls) != 0 {
+		t.Fatal("an action ran")
+	}
+}
+
+// Esc pressed twice quickly arrives as alt+esc: it closes the filter (the
+// next q is not typed into it) and cancels a dialog, like esc.
+func TestAltEscActsAsEsc(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 120, 40)
+	altEsc := tea.KeyPressMsg{Code: tea.KeyEscape, Mod: tea.ModAlt}
+	if altEsc.String() != "alt+esc" {
+		t.Fatalf("the key reads %q", altEsc.String())
+	}
+	press(m, "/", "w")
+	if !m.filtering {
+		t.Fatal("/ did not open the filter")
+	}
+	m.Update(altEsc)
+	if m.filtering || m.table.Filter != "" {
+		t.Fatalf("alt+esc left the filter open (%q)", m.table.Filter)
+	}
+	press(m, "tab")
+	openAfterIgnore(t, f, m, "x")
+	m.Update(altEsc)
+	if m.dialog != nil {
+		t.Fatal("alt+esc did not cancel the dialog")
+	}
+	if len(f.actions.calls) != 0 {
+		t.Fatal("an action ran")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui/dialog"
@@ -596,7 +597,7 @@ func (m *Model) paste(msg tea.PasteMsg) {
 }
 
 func (m *Model) filterKey(msg tea.KeyPressMsg) {
-	switch msg.String() {
+	switch escAsEsc(msg.String()) {
 	case "enter":
 		m.filtering = false
 	case "esc":
@@ -654,6 +655,8 @@ func (m *Model) target(a model.Action) (model.LockStatus, bool) {
 				return s, true
 			}
 		}
+		// The operator chose this node: never act on some other lock.
+		return model.LockStatus{Holder: name}, false
 	}
 	for _, s := range sts {
 		for _, x := range s.Actions {
@@ -680,7 +683,11 @@ func (m *Model) openDialog(a model.Action) {
 	}
 	s, ok := m.target(a)
 	if !ok {
-		m.toast = toast.New(fmt.Sprintf("no held lock to %s (tab selects a lock)", a), toast.Warn, m.wall)
+		msg := fmt.Sprintf("no held lock to %s (tab selects a lock)", a)
+		if s.Holder != "" {
+			msg = fmt.Sprintf("node %s holds no lock: nothing to %s (tab selects a lock)", sanitize.Short(s.Holder, 80), a)
+		}
+		m.toast = toast.New(msg, toast.Warn, m.wall)
 		return
 	}
 	p, err := m.opts.Actions.Plan(m.c, s.LockRef, s.Holder, s.Entry, a, m.now)
@@ -749,7 +756,7 @@ func (m *Model) replanDialog() bool {
 
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
-	switch d.Key(msg.String(), msg.Text, m.wall) {
+	switch d.Key(escAsEsc(msg.String()), msg.Text, m.wall) {
 	case dialog.Cancel:
 		m.dialog = nil
 		m.toast = toast.New(fmt.Sprintf("%s cancelled: nothing written", d.Plan.Action), toast.Info, m.wall)
@@ -772,6 +779,16 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.run(d.Plan, d.Unsafe())
 	}
 	return nil
+}
+
+// escAsEsc reads alt+esc as esc: Esc pressed twice quickly reaches the
+// program as ESC ESC, which is decoded as alt+esc; in the filter and in
+// dialogs it must close them like esc, not be typed or ignored.
+func escAsEsc(k string) string {
+	if k == "alt+esc" {
+		return "esc"
+	}
+	return k
 }
 
 // run performs an action in a command; its outcome returns as actionDoneMsg.
