@@ -430,7 +430,7 @@ func TestEverySize(t *testing.T) {
 	modes := []func(){
 		func() { m.mode, m.dialog = modeMain, nil },
 		func() { m.mode = modeDetail; m.detailIsLock = false; m.detailNode = "w-03" },
-		func() { m.mode = modeDetail; m.detailIsLock = true; m.detailLock = 0 },
+		func() { m.mode = modeDetail; m.detailIsLock = true; m.detailLock = keyOf(m.c.LockStatuses()[0]) },
 		func() { m.mode = modeHelp },
 		func() {
 			m.mode = modeMain
@@ -811,6 +811,67 @@ func TestAltEscActsAsEsc(t *testing.T) {
 	m.Update(altEsc)
 	if m.dialog != nil {
 		t.Fatal("alt+esc did not cancel the dialog")
+	}
+	if len(f.actions.calls) != 0 {
+		t.Fatal("an action ran")
+	}
+}
+
+// The selected lock and the open lock detail follow the lock's identity,
+// not its row: a new Lease sorting before it does not switch them (and x)
+// to the new lock; when the lock disappears the detail says so and x acts
+// on nothing (issue 11 §4).
+func TestLockSelectionFollowsIdentity(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 140, 44)
+	press(m, "tab")
+	first := m.c.LockStatuses()[0]
+	press(m, "enter")
+	if m.mode != modeDetail || !m.detailIsLock {
+		t.Fatal("enter did not open the lock detail")
+	}
+	title := first.LockRef.String()
+	// A new Lease arrives and sorts first.
+	newRef := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-aaa"}
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: newRef, UID: "aaa-uid", ResourceVersion: "1",
+		Spec: &fixSpec{kind: model.LockFleetlock, holder: "someone-else", at: t0}}}})
+	if sts := m.c.LockStatuses(); lockIndex(sts, keyOf(first)) == 0 {
+		t.Fatalf("the new Lease did not sort first: %v", sts)
+	}
+	if s := screen(m); !strings.Contains(s, "Lock "+title) {
+		t.Fatalf("the detail switched away from %s:\n%s", title, s)
+	}
+	openAfterIgnore(t, f, m, "x")
+	if got := m.dialog.Plan.Status.LockRef; got != first.LockRef {
+		t.Fatalf("x in the detail targets %s, want %s", got, first.LockRef)
+	}
+	press(m, "esc")
+	// The selection in the locks panel follows it too.
+	press(m, "esc")
+	if m.mode != modeMain {
+		t.Fatal("esc did not leave the detail")
+	}
+	if got := m.c.LockStatuses()[m.lockSel].LockRef; got != first.LockRef {
+		t.Fatalf("the locks panel selects %s, want %s", got, first.LockRef)
+	}
+	// The lock disappears: the detail says so, and x acts on nothing.
+	press(m, "enter")
+	m.Update(eventsMsg{model.LockDeleted{Ref: first.LockRef}})
+	if s := screen(m); !strings.Contains(s, "the lock is gone") {
+		t.Fatalf("the detail does not say the lock is gone:\n%s", s)
+	}
+	press(m, "x")
+	if m.dialog != nil {
+		t.Fatalf("x on a gone lock opened a dialog for %s", m.dialog.Plan.Status.LockRef)
+	}
+	if s := screen(m); !strings.Contains(s, "the lock shown is gone: nothing to reap") {
+		t.Fatalf("x does not say why nothing happens:\n%s", s)
+	}
+	press(m, "esc")
+	press(m, "x")
+	if m.dialog != nil {
+		t.Fatalf("x on the gone selection opened a dialog for %s", m.dialog.Plan.Status.LockRef)
 	}
 	if len(f.actions.calls) != 0 {
 		t.Fatal("an action ran")

@@ -132,13 +132,20 @@ type Model struct {
 	now  time.Time // cluster time of this update
 	wall time.Time // wall time of this update (dialog, toasts)
 
-	table   nodes.Table
-	focus   focus
-	lockSel int
-	mode    mode
+	table nodes.Table
+	focus focus
+	// lockSel is the row of the selected lock, found again by its identity
+	// (lockSelKey) whenever the locks change: a lock arriving or leaving
+	// never moves the selection onto another lock. lockSelGone says the
+	// selected lock disappeared: nothing is acted on until the operator
+	// moves the cursor.
+	lockSel     int
+	lockSelKey  lockKey
+	lockSelGone bool
+	mode        mode
 
 	detailNode   string
-	detailLock   int // index into LockStatuses when detailIsLock
+	detailLock   lockKey // the lock shown when detailIsLock
 	detailIsLock bool
 	detailOff    int
 
@@ -497,6 +504,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Focus):
 		if m.focus == focusNodes && len(m.c.LockStatuses()) > 0 {
 			m.focus = focusLocks
+			if m.lockSelGone {
+				m.selectLock(m.lockSel) // entering the panel is a fresh, visible choice
+			}
 		} else {
 			m.focus = focusNodes
 		}
@@ -513,9 +523,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.focus = focusNodes
 	case key.Matches(msg, k.Detail):
 		if m.focus == focusLocks {
-			if m.lockSel < len(m.c.LockStatuses()) {
+			if sts := m.c.LockStatuses(); m.lockSel < len(sts) && !m.lockSelGone {
 				m.mode = modeDetail
-				m.detailIsLock, m.detailLock, m.detailOff = true, m.lockSel, 0
+				m.detailIsLock, m.detailLock, m.detailOff = true, keyOf(sts[m.lockSel]), 0
 			}
 			break
 		}
@@ -535,13 +545,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.move(max(m.tableRows(), 1))
 	case key.Matches(msg, k.Top):
 		if m.focus == focusLocks {
-			m.lockSel = 0
+			m.selectLock(0)
 		} else {
 			m.table.Top()
 		}
 	case key.Matches(msg, k.Bottom):
 		if m.focus == focusLocks {
-			m.lockSel = max(len(m.c.LockStatuses())-1, 0)
+			m.selectLock(len(m.c.LockStatuses()) - 1)
 		} else {
 			m.table.Bottom()
 		}
@@ -552,7 +562,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) move(d int) {
 	if m.focus == focusLocks {
-		m.lockSel = max(0, min(m.lockSel+d, len(m.c.LockStatuses())-1))
+		m.selectLock(m.lockSel + d)
 		return
 	}
 	m.table.Move(d)
@@ -637,10 +647,17 @@ func (m *Model) nextTheme() {
 // needs attention.
 func (m *Model) target(a model.Action) (model.LockStatus, bool) {
 	sts := m.c.LockStatuses()
-	if m.mode == modeDetail && m.detailIsLock && m.detailLock < len(sts) {
-		return sts[m.detailLock], sts[m.detailLock].Holder != ""
+	if m.mode == modeDetail && m.detailIsLock {
+		i := lockIndex(sts, m.detailLock)
+		if i < 0 {
+			return model.LockStatus{}, false // the lock shown is gone
+		}
+		return sts[i], sts[i].Holder != ""
 	}
-	if m.focus == focusLocks && m.lockSel < len(sts) {
+	if m.focus == focusLocks {
+		if m.lockSelGone || m.lockSel >= len(sts) {
+			return model.LockStatus{}, false
+		}
 		return sts[m.lockSel], sts[m.lockSel].Holder != ""
 	}
 	name := ""
@@ -673,6 +690,63 @@ func (m *Model) target(a model.Action) (model.LockStatus, bool) {
 	return model.LockStatus{}, false
 }
 
+// lockKey is a lock row's identity: kind, object, holder and, for a
+// holder a kured multi-lock lists twice, the entry.
+type lockKey struct {
+	ref    model.LockRef
+	holder string
+	entry  int
+}
+
+func keyOf(s model.LockStatus) lockKey { return lockKey{s.LockRef, s.Holder, s.Entry} }
+
+// lockIndex finds a lock row by identity (-1 when gone).
+func lockIndex(sts []model.LockStatus, k lockKey) int {
+	for i := range sts {
+		if keyOf(sts[i]) == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// selectLock moves the lock cursor to row i (clamped): the operator chose it.
+func (m *Model) selectLock(i int) {
+	sts := m.c.LockStatuses()
+	m.lockSel = max(0, min(i, len(sts)-1))
+	m.lockSelGone = false
+	if m.lockSel < len(sts) {
+		m.lockSelKey = keyOf(sts[m.lockSel])
+	}
+}
+
+// followLocks finds the selected lock again after the locks changed; when
+// it is gone it says so once and leaves nothing selected to act on.
+func (m *Model) followLocks() {
+	sts := m.c.LockStatuses()
+	if m.lockSelKey == (lockKey{}) {
+		m.selectLock(m.lockSel)
+		return
+	}
+	if i := lockIndex(sts, m.lockSelKey); i >= 0 {
+		m.lockSel = i
+		return
+	}
+	m.lockSel = max(0, min(m.lockSel, len(sts)-1))
+	if !m.lockSelGone && m.focus == focusLocks {
+		m.toast = toast.New(fmt.Sprintf("the selected lock %s (holder %s) is gone: nothing is selected to act on",
+			sanitize.Short(m.lockSelKey.ref.String(), 80), sanitize.Short(orDash(m.lockSelKey.holder), 80)), toast.Warn, m.wall)
+	}
+	m.lockSelGone = true
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
 func (m *Model) openDialog(a model.Action) {
 	if m.opts.ReadOnly || m.opts.Actions == nil {
 		return
@@ -682,6 +756,14 @@ func (m *Model) openDialog(a model.Action) {
 		return
 	}
 	s, ok := m.target(a)
+	if !ok && m.mode == modeDetail && m.detailIsLock {
+		m.toast = toast.New(fmt.Sprintf("the lock shown is gone: nothing to %s", a), toast.Warn, m.wall)
+		return
+	}
+	if !ok && m.mode != modeDetail && m.focus == focusLocks && m.lockSelGone {
+		m.toast = toast.New(fmt.Sprintf("the selected lock is gone: nothing to %s (select a lock)", a), toast.Warn, m.wall)
+		return
+	}
 	if !ok {
 		msg := fmt.Sprintf("no held lock to %s (tab selects a lock)", a)
 		if s.Holder != "" {

@@ -49,9 +49,7 @@ func (m *Model) refresh() {
 	d.sources = m.c.Sources()
 	m.noteCriticals()
 	m.table.Rebuild(m.c, d.fleet.Target, m.now)
-	if n := len(m.c.LockStatuses()); m.lockSel >= n {
-		m.lockSel = max(n-1, 0)
-	}
+	m.followLocks()
 	m.scroll()
 }
 
@@ -316,8 +314,10 @@ func (m *Model) detailBox(w, h int) []string {
 	title := "Node " + sanitize.Line(m.detailNode)
 	if m.detailIsLock {
 		title = "Lock"
-		if sts := m.c.LockStatuses(); m.detailLock < len(sts) {
-			title = "Lock " + sanitize.Line(sts[m.detailLock].LockRef.String())
+		if i := lockIndex(m.c.LockStatuses(), m.detailLock); i >= 0 {
+			title = "Lock " + sanitize.Line(m.c.LockStatuses()[i].LockRef.String())
+		} else {
+			title = "Lock " + sanitize.Line(m.detailLock.ref.String()) + " (gone)"
 		}
 	}
 	return pctx.Box(m.ctx.P, title, "esc back · j/k scroll", body, w, h)
@@ -327,10 +327,12 @@ func (m *Model) detailBox(w, h int) []string {
 func (m *Model) detailLines(w int) []string {
 	if m.detailIsLock {
 		sts := m.c.LockStatuses()
-		if m.detailLock >= len(sts) {
-			return []string{m.ctx.P.Paint(pctx.Warning, "the lock is gone")}
+		i := lockIndex(sts, m.detailLock)
+		if i < 0 {
+			return []string{m.ctx.P.Paint(pctx.Warning, "the lock is gone: "+sanitize.Short(m.detailLock.ref.String(), 80)+
+				" held by "+sanitize.Short(orDash(m.detailLock.holder), 80)+" — nothing to act on")}
 		}
-		return detail.LockLines(m.ctx, sts[m.detailLock], w-2)
+		return detail.LockLines(m.ctx, sts[i], w-2)
 	}
 	return detail.Lines(m.ctx, m.c, m.detailNode)
 }
