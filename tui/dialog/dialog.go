@@ -8,6 +8,7 @@
 package dialog
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -199,6 +200,9 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 			add(strings.Repeat(" ", 17) + p.Paint(pctx.Text, l))
 		}
 	}
+	// From here on (the write, the refusal, the buttons) the dialog never
+	// hides a line to fit a short screen: what Yes would do stays visible.
+	tailFrom := len(body)
 	write := d.Plan.Write.String()
 	if d.DryRun {
 		write = "DRY RUN, not written: " + write
@@ -235,9 +239,18 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		hint = "enter/esc close"
 	}
 	add(p.Paint(pctx.Muted, hint))
-	// Keep the end (buttons) visible when the screen is short.
-	if len(body) > h-2 {
-		body = append(body[:max(h-2-3, 0)], body[len(body)-3:]...)
+	// On a short screen hide lines from the middle (reason, gates) with a
+	// marker saying so, and keep the write(s) and the buttons; if even those
+	// do not fit, keep the end.
+	if room := h - 2; len(body) > room {
+		tail := body[tailFrom:]
+		keep := room - 1 - len(tail)
+		if keep < 0 {
+			keep = 0
+			tail = tail[len(tail)-(room-1):]
+		}
+		marker := " " + p.Paint(pctx.Warning, pctx.Fit(fmt.Sprintf("… %d lines hidden: a taller terminal shows them", len(body)-len(tail)-keep), max(inner, 1)))
+		body = append(append(body[:keep:keep], marker), tail...)
 	}
 	note := ""
 	if d.DryRun {

@@ -81,3 +81,28 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("unattended override = %v; want Refused", r)
 	}
 }
+
+// TestShortScreenKeepsTheWrites: at the smallest supported size the
+// dialog cannot show everything, but what Yes would write (a fleetlock
+// release's Lease update and the holder's uncordon) must stay on screen,
+// and hidden lines are said to be hidden, never dropped silently.
+func TestShortScreenKeepsTheWrites(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	p := plan(true)
+	for _, g := range []string{"fresh-data", "verdict", "holder", "other-nodes", "alerts"} {
+		p.Gates = append(p.Gates, lock.Gate{Name: g, Passed: true, Reason: "passes, with a reason long enough to wrap onto a second line here"})
+	}
+	p.Uncordon = lock.Write{Object: "Node worker-1", UID: "node-95041b1d49d4", Op: lock.OpUncordon, Holder: "worker-1"}
+	for _, sz := range [][2]int{{60, 15}, {80, 24}} {
+		lines := New(p, t0, false, false).Render(ctx, sz[0], sz[1])
+		if len(lines) > sz[1] {
+			t.Fatalf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+		}
+		all := ansi.Strip(strings.Join(lines, "\n"))
+		for _, want := range []string{"write", "then", "uncordon", "[ No ]", "lines hidden"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("%dx%d: %q not shown:\n%s", sz[0], sz[1], want, all)
+			}
+		}
+	}
+}
