@@ -82,6 +82,10 @@ const maxCycles = 64
 // Cluster is the live state of one cluster. It is not safe for concurrent
 // use: one owner applies events and reads derived state.
 type Cluster struct {
+	// freedBy remembers, per judged lock (lockKey), the release or reap
+	// an operator or the agent made, until the lock goes away.
+	freedBy map[string]ActionRecorded
+
 	// Context is the kubeconfig context (or "demo").
 	Context string
 	Options Options
@@ -205,6 +209,12 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 	case Synced:
 		c.synced = true
 	case ActionRecorded:
+		if e.Outcome == "done" && (e.Action == ActionRelease || e.Action == ActionReap) {
+			if c.freedBy == nil {
+				c.freedBy = map[string]ActionRecorded{}
+			}
+			c.freedBy[e.Lock.String()+"#"+e.Holder] = e
+		}
 		msg := fmt.Sprintf("%s %s (holder %s): %s", e.Action, e.Lock, e.Holder, e.Outcome)
 		if e.Message != "" {
 			msg += " — " + e.Message

@@ -389,3 +389,34 @@ func TestConnectingIsNotAllClear(t *testing.T) {
 		}
 	}
 }
+
+// After an operator's release the timeline says who freed the lock, not
+// "released by <holder>" (issue 11 §4); a holder that unlocks itself is
+// still "released by" it.
+func TestTimelineSaysWhoReleased(t *testing.T) {
+	ref := LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}
+	held := true
+	c := NewCluster("x", Options{})
+	c.Judge = func(*Cluster, time.Time) []LockStatus {
+		if !held {
+			return []LockStatus{{LockRef: ref, Verdict: VerdictFree}}
+		}
+		return []LockStatus{{LockRef: ref, Holder: "worker-1", HolderNodes: []string{"worker-1"}, Verdict: VerdictOrphaned}}
+	}
+	c.Recompute(t0)
+	c.Apply(ActionRecorded{Lock: ref, Holder: "worker-1", Action: ActionRelease, Outcome: "done", By: "alice via rebootwatch"}, t0)
+	held = false
+	c.Recompute(t0.Add(time.Second))
+	last := c.Timeline()[len(c.Timeline())-1].Message
+	if last != "kured:kube-system/kured held by worker-1 released by alice via rebootwatch" {
+		t.Fatalf("timeline says %q", last)
+	}
+	// The holder unlocks itself next time: its own release.
+	held = true
+	c.Recompute(t0.Add(2 * time.Second))
+	held = false
+	c.Recompute(t0.Add(3 * time.Second))
+	if last := c.Timeline()[len(c.Timeline())-1].Message; last != "kured:kube-system/kured released by worker-1" {
+		t.Fatalf("timeline says %q", last)
+	}
+}

@@ -37,6 +37,9 @@ type ActionRecorded struct {
 	Action  Action
 	Outcome string // done, dry-run, refused, conflict, forbidden, error
 	Message string
+	// By is who acted ("alice via rebootwatch", the agent): when the lock
+	// then goes away, the timeline says it was freed by them, not by its holder.
+	By string
 }
 
 // Synced says every source has delivered its first picture (or reported

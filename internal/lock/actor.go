@@ -68,6 +68,8 @@ type Result struct {
 	Outcome string
 	Message string
 	Write   Write
+	// By is who acted (the actor's Who), for the timeline.
+	By string
 	// Uncordon is the outcome of the plan's uncordon write, when it had one
 	// and the lock write was done ("" Outcome otherwise).
 	Uncordon struct {
@@ -88,7 +90,7 @@ func (r Result) Recorded(p Plan) model.ActionRecorded {
 	if r.Uncordon.Message != "" {
 		msg += "; " + r.Uncordon.Message
 	}
-	return model.ActionRecorded{Lock: p.Status.LockRef, Holder: p.Status.Holder, Action: p.Action, Outcome: r.Outcome, Message: msg}
+	return model.ActionRecorded{Lock: p.Status.LockRef, Holder: p.Status.Holder, Action: p.Action, Outcome: r.Outcome, Message: msg, By: r.By}
 }
 
 // Do performs the plan's write: it re-reads the lock's object, checks that
@@ -98,6 +100,7 @@ func (r Result) Recorded(p Plan) model.ActionRecorded {
 // on the object; every outcome is logged.
 func (a *Actor) Do(ctx context.Context, p Plan, o DoOptions) Result {
 	r := a.do(ctx, p, o)
+	r.By = a.Who
 	a.log(p, o, r)
 	return r
 }
