@@ -215,19 +215,23 @@ func LockLines(ctx *pctx.Context, s model.LockStatus, width int) []string {
 		kv("ttl", s.TTL.String())
 	}
 	kv("verdict", p.Verdict(s.Verdict, string(s.Verdict)))
-	for i, l := range wrap(x(s.Reason), max(width-16, 20)) {
-		if i == 0 {
-			kv("reason", l)
-		} else {
-			kv("", l)
+	// The view indents each line by one cell and the label takes 18: a
+	// value wraps in what is left, so the box never cuts a word of it.
+	kvWrapped := func(k, v string) {
+		for i, l := range wrap(v, max(width-19, 20)) {
+			if i > 0 {
+				k = ""
+			}
+			kv(k, l)
 		}
 	}
+	kvWrapped("reason", x(s.Reason))
 	out = append(out, "", p.Paint(pctx.Title, "Evidence"))
 	if len(s.Evidence) == 0 {
 		out = append(out, p.Paint(pctx.Muted, "none recorded"))
 	}
 	for _, e := range s.Evidence {
-		kv(x(e.Key), x(e.Value))
+		kvWrapped(x(e.Key), x(e.Value))
 	}
 	if len(s.Settings) > 0 {
 		out = append(out, "", p.Paint(pctx.Title, string(s.Kind)+" settings")+p.Paint(pctx.Muted, " (from its own objects)"))
