@@ -118,31 +118,7 @@ func Line(s string) string {
 	if clean(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			if c < 0x20 || c == 0x7f {
-				escape(&b, rune(c), 0, false)
-			} else {
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			escape(&b, 0, c, true)
-		case needs(r):
-			escape(&b, r, 0, false)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
+	return escapeAll(s, false)
 }
 
 // Short is Line shortened to at most n cells, ending with "…" when cut.
@@ -218,11 +194,18 @@ func Styled(s string) string {
 	if onlySGR(s) {
 		return s
 	}
+	return escapeAll(s, true)
+}
+
+// escapeAll writes s with every control, bidi control, line separator and
+// invalid UTF-8 byte escaped; with keepSGR, well-formed SGR sequences are
+// copied as they are.
+func escapeAll(s string, keepSGR bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c == 0x1b {
+		if keepSGR && c == 0x1b {
 			if n := sgrLen(s[i:]); n > 0 {
 				b.WriteString(s[i : i+n])
 				i += n
