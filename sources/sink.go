@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/watchlist"
 
@@ -241,23 +240,8 @@ func (l *ListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOption
 	if l.OnResult != nil && (err == nil || !initial || !answered) {
 		l.OnResult("watch", err)
 	}
-	if err != nil && initial && (utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err)) {
-		// client-go's reflector retries a WatchList stream that failed
-		// this way after a sleep that ignores its context (up to a
-		// minute once backed off): a dashboard, watch or agent quitting
-		// while the API server refuses connections would hang that long.
-		// The same error, no longer recognisable as retriable, makes it
-		// fall back to list + watch, whose backoff ends with the context.
-		err = &unretriable{err}
-	}
 	return w, err
 }
-
-// unretriable carries a WatchList error's text without its type, so the
-// reflector does not take it for one it retries in place.
-type unretriable struct{ err error }
-
-func (u *unretriable) Error() string { return u.err.Error() }
 
 // List is the context-free form the cache.Lister interface still requires.
 func (l *ListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {

@@ -4,24 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"os"
-	"syscall"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -121,49 +113,5 @@ func TestListWatchTimeoutAndResults(t *testing.T) {
 	lw.Client = fake.NewClientset()
 	if !lw.IsWatchListSemanticsUnSupported() {
 		t.Error("fake clientset: must use list + watch")
-	}
-}
-
-// TestWatchListRefusedFallsBackToList: when the API server refuses the
-// connection, a WatchList stream's error must not be one client-go's
-// reflector retries in place (it sleeps up to a minute without looking at
-// its context, so quitting hung that long): the reflector falls back to a
-// list instead, whose backoff ends with the context.
-func TestWatchListRefusedFallsBackToList(t *testing.T) {
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: "https://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := make(chan string, 100)
-	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:1/api/v1/nodes",
-		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
-	lw := &ListWatch{
-		Client: client,
-		ListFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			calls <- "list"
-			return nil, refused
-		},
-		WatchFunc: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			if o.SendInitialEvents != nil && *o.SendInitialEvents {
-				calls <- "watchlist"
-			} else {
-				calls <- "watch"
-			}
-			return nil, refused
-		},
-	}
-	if lw.IsWatchListSemanticsUnSupported() {
-		t.Fatal("a real clientset must use WatchList, or this test tests nothing")
-	}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inf.RunWithContext(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	if first := <-calls; first != "watchlist" {
-		t.Fatalf("first call %q, want the WatchList stream (is the WatchListClient gate off?)", first)
-	}
-	if next := <-calls; next != "list" {
-		t.Errorf("after a refused WatchList stream the reflector made %q; want a fallback to list (a %q retry sleeps without its context)", next, next)
 	}
 }
