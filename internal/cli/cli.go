@@ -252,7 +252,10 @@ Usage:
   rebootwatch watch [flags]           a streaming log for a maintenance window
   rebootwatch release [flags]         release a lock left by a node that finished
   rebootwatch reap [flags]            reap a lock held by a node that no longer exists
+  rebootwatch uncordon --node NODE    uncordon a node its coordinator left cordoned after its reboot
   rebootwatch version
+
+A command's own flags: rebootwatch COMMAND --help
 
 Try it with no cluster:  rebootwatch --demo
 

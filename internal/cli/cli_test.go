@@ -120,6 +120,20 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestHelpListsEveryCommand: --help names every command run dispatches
+// (uncordon was missing, so only the README told of it).
+func TestHelpListsEveryCommand(t *testing.T) {
+	env, out, _ := testEnv(demoStart)
+	if code := run(context.Background(), []string{"--help"}, env); code != ExitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, cmd := range []string{"watch", "release", "reap", "uncordon", "version"} {
+		if !strings.Contains(out.String(), "  rebootwatch "+cmd) {
+			t.Errorf("--help does not list %q:\n%s", cmd, out)
+		}
+	}
+}
+
 func TestHelpPrintsUsageOnce(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"watch", "--help"}, {"release", "-h"}} {
 		env, out, errb := testEnv(demoStart)
