@@ -402,6 +402,12 @@ func run(ctx context.Context, args []string, env Env) int {
 	if snapshot {
 		return runSnapshot(ctx, env, &c)
 	}
+	// The dashboard has no output format: -o there was meant for a report.
+	oSet := false
+	fs.Visit(func(f *flag.Flag) { oSet = oSet || f.Name == "o" })
+	if oSet {
+		return fail(env, fmt.Errorf("-o %s: the dashboard has no output format; -o is for --snapshot, watch, release, reap and uncordon (rebootwatch --snapshot -o %s)", c.Output, c.Output))
+	}
 	return runDashboard(ctx, env, &c)
 }
 

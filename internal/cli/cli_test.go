@@ -134,6 +134,21 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 }
 
+// TestOutputFormatWithoutAReportIsAnError: `rebootwatch --demo -o json`
+// opened the dashboard and dropped -o silently; it is a usage error that
+// points at --snapshot, while -o before a subcommand still counts.
+func TestOutputFormatWithoutAReportIsAnError(t *testing.T) {
+	env, out, errb := testEnv(demoStart)
+	if code := run(context.Background(), []string{"--demo", "-o", "json"}, env); code != ExitError || out.Len() != 0 ||
+		!strings.Contains(errb.String(), "rebootwatch --snapshot -o json") || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("--demo -o json: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	env, out, _ = testEnv(demoStart)
+	if code := run(context.Background(), []string{"--demo", "-o", "json", "--snapshot"}, env); code != ExitAttention || !strings.Contains(out.String(), `"schema"`) {
+		t.Errorf("--demo -o json --snapshot: exit %d, %.200s", code, out)
+	}
+}
+
 func TestHelpPrintsUsageOnce(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"watch", "--help"}, {"release", "-h"}} {
 		env, out, errb := testEnv(demoStart)
