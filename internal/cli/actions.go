@@ -102,7 +102,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, args []st
 	if err != nil {
 		return fail(env, err)
 	}
-	defer s.Close()
+	defer s.CloseWithin(live.ExitGrace)
 	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
 	cl, syncErr := s.Collect(sctx)
 	cancel()

@@ -60,7 +60,7 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 		if err != nil {
 			return fail(env, err)
 		}
-		defer s.Close()
+		defer s.CloseWithin(live.ExitGrace)
 		co := clusterOptions(env, c, s, logs)
 		opts.Cluster, opts.Events, opts.Clock, opts.Actions, opts.Demo = co.Cluster, co.Events, co.Clock, co.Actions, co.Demo
 		root = tui.New(opts)

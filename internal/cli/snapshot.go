@@ -24,7 +24,7 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 		}
 		return fail(env, err)
 	}
-	defer s.Close()
+	defer s.CloseWithin(live.ExitGrace)
 	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
 	defer cancel()
 	cl, syncErr := s.Collect(sctx)

@@ -406,6 +406,34 @@ func (s *Session) Close() {
 	})
 }
 
+// ExitGrace bounds how long a command that is about to exit waits for its
+// sessions' goroutines (CloseWithin).
+const ExitGrace = 2 * time.Second
+
+// CloseWithin is Close for a process that is about to exit: it stops every
+// source at once but waits at most d for their goroutines. client-go's
+// reflector sleeps between retries of a refused watch (backing off to about
+// 30 s) without looking at its context, so Close alone can keep Ctrl-C
+// waiting for up to a minute against an API server that refuses
+// connections. It reports whether every goroutine was joined; when not,
+// the rest end with the process. Code that keeps running after a session
+// (tests, the agent) uses Close.
+func (s *Session) CloseWithin(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		s.Close()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // Collect waits for the first sync (bounded by ctx) and returns the model
 // with every event delivered so far applied and derived. Events keep
 // flowing to the model's owner only through Events; Collect is for

@@ -179,13 +179,14 @@ func Open(ctx context.Context, base live.Options, contexts []string, open Opener
 	return out
 }
 
-// Close closes every opened session.
+// Close closes every opened session, as a process about to exit does: each
+// waits at most live.ExitGrace for its goroutines (live.Session.CloseWithin).
 func Close(ms []*Member) {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		if m.Session != nil {
 			wg.Add(1)
-			go func(s *live.Session) { defer wg.Done(); s.Close() }(m.Session)
+			go func(s *live.Session) { defer wg.Done(); s.CloseWithin(live.ExitGrace) }(m.Session)
 		}
 	}
 	wg.Wait()
