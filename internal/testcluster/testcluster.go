@@ -391,19 +391,66 @@ func (c *Cluster) Namespace(t testing.TB, prefix string) string {
 
 // Freeze stops the kube-apiserver with SIGSTOP: its connections stay open
 // and nothing answers on them, like a hung or black-holed API server. Thaw
-// (SIGCONT) resumes it; Stop also stops a frozen cluster.
-func (c *Cluster) Freeze() error { return c.signalAPIServer(syscall.SIGSTOP) }
+// (SIGCONT) resumes it; Stop also stops a frozen cluster. Freeze returns once
+// every thread of the apiserver is stopped: kill(2) only queues the signal,
+// and a thread still running on the other core could otherwise answer one
+// more request.
+func (c *Cluster) Freeze() error {
+	if err := c.signalAPIServer(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	pid, err := c.apiServerPID()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !stopped(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testcluster: kube-apiserver (pid %d) did not stop within 10s of SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// stopped reports whether every thread of pid is in the stopped state (T).
+func stopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cluster) apiServerPID() (int, error) {
+	for _, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			return p.cmd.Process.Pid, nil
+		}
+	}
+	return 0, errors.New("testcluster: no kube-apiserver process")
+}
 
 // Thaw resumes a frozen kube-apiserver (SIGCONT).
 func (c *Cluster) Thaw() error { return c.signalAPIServer(syscall.SIGCONT) }
 
 func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
-	for _, p := range c.procs {
-		if p.name == "kube-apiserver" {
-			return syscall.Kill(p.cmd.Process.Pid, sig)
-		}
+	pid, err := c.apiServerPID()
+	if err != nil {
+		return err
 	}
-	return errors.New("testcluster: no kube-apiserver process")
+	return syscall.Kill(pid, sig)
 }
 
 // Stop stops the apiserver and etcd now. It is idempotent.
