@@ -877,3 +877,35 @@ func TestLockSelectionFollowsIdentity(t *testing.T) {
 		t.Fatal("an action ran")
 	}
 }
+
+// The operator's own reap frees the selected lock: when the Lease update
+// (holder cleared) arrives, that is the action's effect, not a lock gone
+// from under the operator. The done toast stays and the selection follows
+// the Lease to its free row.
+func TestOwnReapKeepsItsToastWhenTheLockUpdateArrives(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 140, 44)
+	press(m, "tab") // locks panel: the ghost lease is first
+	ghost := m.c.LockStatuses()[m.lockSel]
+	openAfterIgnore(t, f, m, "x")
+	f.actions.result = lock.Result{Outcome: lock.OutcomeDone, Message: "lease holder cleared"}
+	cmd := press(m, "y", "enter")
+	if cmd == nil {
+		t.Fatal("confirm returned no command")
+	}
+	m.Update(cmd())
+	m.Update(eventsMsg{model.LockUpserted{Lock: model.LockObject{LockRef: ghost.LockRef, UID: "lease-uid", ResourceVersion: "8",
+		Spec: &fixSpec{kind: model.LockFleetlock, holder: ""}}}})
+	s := screen(m)
+	if strings.Contains(s, "is gone") {
+		t.Fatalf("the reap's own effect was reported as a lock gone:\n%s", s)
+	}
+	if !strings.Contains(s, "reap fleetlock:default/fleetlock-default: done") {
+		t.Fatalf("the done toast was replaced:\n%s", s)
+	}
+	sts := m.c.LockStatuses()
+	if m.lockSelGone || sts[m.lockSel].LockRef != ghost.LockRef || sts[m.lockSel].Holder != "" {
+		t.Fatalf("selection = %+v (gone %v), want the freed %s", sts[m.lockSel], m.lockSelGone, ghost.LockRef)
+	}
+}

@@ -142,7 +142,11 @@ type Model struct {
 	lockSel     int
 	lockSelKey  lockKey
 	lockSelGone bool
-	mode        mode
+	// lockFreed says this dashboard's own action freed the selected lock:
+	// when its identity disappears, that is the action's effect (its toast
+	// says so), not a lock gone from under the operator.
+	lockFreed bool
+	mode      mode
 
 	detailNode   string
 	detailLock   lockKey // the lock shown when detailIsLock
@@ -420,6 +424,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		rec := msg.res.Recorded(msg.plan)
 		if msg.unsafe && msg.res.Outcome == lock.OutcomeDone {
 			rec.Message = "UNSAFE override of failed gates; " + rec.Message
+		}
+		if msg.res.Outcome == lock.OutcomeDone && msg.plan.Action != model.ActionUncordon && keyOf(msg.plan.Status) == m.lockSelKey {
+			m.lockFreed = true
 		}
 		m.c.Apply(rec, m.now)
 		m.c.Recompute(m.now)
@@ -715,6 +722,7 @@ func (m *Model) selectLock(i int) {
 	sts := m.c.LockStatuses()
 	m.lockSel = max(0, min(i, len(sts)-1))
 	m.lockSelGone = false
+	m.lockFreed = false
 	if m.lockSel < len(sts) {
 		m.lockSelKey = keyOf(sts[m.lockSel])
 	}
@@ -731,6 +739,16 @@ func (m *Model) followLocks() {
 	if i := lockIndex(sts, m.lockSelKey); i >= 0 {
 		m.lockSel = i
 		return
+	}
+	if m.lockFreed {
+		// The operator's own release or reap freed it: follow the object
+		// to its free row when it shows one (never to another holder's
+		// entry), silently; the action's toast says what happened.
+		if i := lockIndex(sts, lockKey{ref: m.lockSelKey.ref}); i >= 0 {
+			m.selectLock(i)
+			return
+		}
+		m.lockSelGone = true
 	}
 	m.lockSel = max(0, min(m.lockSel, len(sts)-1))
 	if !m.lockSelGone && m.focus == focusLocks {
