@@ -169,13 +169,17 @@ func TestIntegrationOrphanedKured(t *testing.T) {
 
 	// Policy on, volume degraded: refused by the volumes gate.
 	b := startAgentProc(t, bin, "agent-on", kc, "--interval=1s", "--request-timeout=10s", "--orphan-grace=1s", "--leader-elect=false", "--release-orphaned")
+	// The first refusal may be fresh-data ("longhorn not reported yet"):
+	// the source's sync can be announced a moment before its report reaches
+	// the loop. Wait for the volumes gate's own refusal.
 	hb := b.waitHeartbeat(t, "release refused by the volume gate", func(hb heartbeat) bool {
 		l, ok := kuredLock(hb)
-		return ok && l.Verdict == model.VerdictOrphaned && l.Action == model.ActionRelease && l.Outcome == lock.OutcomeRefused
+		return ok && l.Verdict == model.VerdictOrphaned && l.Action == model.ActionRelease && l.Outcome == lock.OutcomeRefused &&
+			strings.Contains(l.Message, "degraded")
 	})
 	l, _ := kuredLock(hb)
-	if !strings.Contains(l.Message, "degraded") {
-		t.Errorf("refusal %q does not name the degraded volume", l.Message)
+	if !strings.Contains(l.Message, lock.GateVolumes) {
+		t.Errorf("refusal %q does not name the volumes gate", l.Message)
 	}
 	if v, ok := kuredAnnotation(t, admin); !ok || v != lockValue {
 		t.Fatalf("released despite a degraded volume: %q %v", v, ok)
