@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tea "charm.land/bubbletea/v2"
@@ -40,29 +38,10 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 		name  string
 		since time.Duration
 	}{{"n1", 20 * time.Minute}, {"n2", 3 * time.Hour}} {
-		node, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now.Add(-n.since))}}
-		node.Status.NodeInfo = corev1.NodeSystemInfo{BootID: "boot-" + n.name, MachineID: "0123456789abcdef0123456789abcde" + n.name[1:], OSImage: "os 1", KernelVersion: "k1"}
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createReadyNode(t, cs, n.name, now.Add(-n.since), now, "boot-"+n.name, "0123456789abcdef0123456789abcde"+n.name[1:])
 	}
 	value := `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + now.Add(-40*time.Minute).Format(time.RFC3339) + `","TTL":0}`
-	labels := map[string]string{"name": "kured"}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", Labels: labels,
-			Annotations: map[string]string{lock.KuredAnnotation: value}},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "kured:test"}}}}},
-	}
-	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createKured(t, cs, map[string]string{"name": "kured"}, value)
 	annotation := func() (string, bool) {
 		t.Helper()
 		got, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tea "charm.land/bubbletea/v2"
@@ -29,28 +27,9 @@ func TestRealClusterReapGhost(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 
-	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: metav1.NewTime(now.Add(-time.Hour)), LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
-	n.Status.NodeInfo = corev1.NodeSystemInfo{BootID: "boot-1", MachineID: "0123456789abcdef0123456789abcdef", OSImage: "os 1", KernelVersion: "k1"}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createReadyNode(t, cs, "n1", now.Add(-time.Hour), now.Add(-time.Hour), "boot-1", "0123456789abcdef0123456789abcdef")
 	value := fmt.Sprintf(`{"nodeID":"gone-node","metadata":{"unschedulable":false},"created":%q,"TTL":0}`, now.Add(-2*time.Hour).Format(time.RFC3339))
-	labels := map[string]string{"app.kubernetes.io/name": "kured"}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", Labels: labels,
-			Annotations: map[string]string{lock.KuredAnnotation: value}},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "kured:test"}}}}},
-	}
-	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createKured(t, cs, map[string]string{"app.kubernetes.io/name": "kured"}, value)
 
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -129,17 +108,8 @@ func TestRealClustersList(t *testing.T) {
 	beta.Stop()
 	cs := alpha.Client(t)
 	ctx := context.Background()
-	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "alpha-n1"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Second)
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
-	n.Status.NodeInfo = corev1.NodeSystemInfo{BootID: "boot-1", OSImage: "os 1", KernelVersion: "k1"}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createReadyNode(t, cs, "alpha-n1", now.Add(-time.Hour), now, "boot-1", "")
 
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
