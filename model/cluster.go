@@ -91,6 +91,8 @@ type Cluster struct {
 	Options Options
 	// Judge is injected by the wiring; without it every lock is unknown.
 	Judge Judge
+	// Explain is injected by the wiring; without it no blocker is named.
+	Explain Explain
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool
@@ -108,6 +110,8 @@ type Cluster struct {
 	tracks      map[string]*Track
 	statuses    []LockStatus
 	cycles      []time.Duration
+	reboots     []time.Duration // NotReady time of finished in-cycle reboots
+	blockers    Blockers
 	timeline    []TimelineEntry
 	seq         uint64
 	names       []string // sorted node names; nil when stale
@@ -276,10 +280,35 @@ func (c *Cluster) Recompute(now time.Time) {
 				c.cycles = c.cycles[len(c.cycles)-maxCycles:]
 			}
 		}
+		if from == PhaseRebooting && t.Phase != PhaseRebooting {
+			c.recordReboot(t, now)
+		}
 		if from != "" && from != t.Phase {
 			c.add(TimelineEntry{Time: now, Kind: KindPhase, Node: name, To: string(t.Phase),
 				Message: fmt.Sprintf("%s %s → %s", name, from, t.Phase)})
 		}
+	}
+	c.blockers = Blockers{}
+	if c.Explain != nil {
+		c.blockers = c.Explain(c, now)
+	}
+}
+
+// recordReboot remembers how long the reboot a track just left took, for
+// the fleet's median reboot (only a rebooting span seen from its start).
+func (c *Cluster) recordReboot(t *Track, now time.Time) {
+	for i := len(t.Spans) - 1; i >= 0; i-- {
+		s := t.Spans[i]
+		if s.Phase != PhaseRebooting {
+			continue
+		}
+		if s.End.Equal(now) && !s.Start.IsZero() {
+			c.reboots = append(c.reboots, s.Duration(now))
+			if len(c.reboots) > maxCycles {
+				c.reboots = c.reboots[len(c.reboots)-maxCycles:]
+			}
+		}
+		return
 	}
 }
 
@@ -443,6 +472,10 @@ func (c *Cluster) NodesFresh() bool {
 	h, ok := c.sources[SourceNodes]
 	return ok && h.Status == StatusOK
 }
+
+// RebootDurations returns how long finished in-cycle reboots were NotReady,
+// oldest first (the last 64).
+func (c *Cluster) RebootDurations() []time.Duration { return c.reboots }
 
 // CycleDurations returns the durations of finished cycles, oldest first.
 func (c *Cluster) CycleDurations() []time.Duration { return c.cycles }
