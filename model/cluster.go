@@ -122,6 +122,7 @@ type Cluster struct {
 	targets     map[string]OS // newest OS per family (OSFamily), valid while targetOK
 	families    []string      // the families seen, most nodes first, valid while targetOK
 	targetOK    bool
+	pods        podState // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -212,6 +213,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		}
 	case Synced:
 		c.synced = true
+	case PDBUpserted, PDBDeleted, NodePodsSet, BlockingSelectorsSet, BlockingPodsSet:
+		c.applyPods(ev)
 	case ActionRecorded:
 		if e.Outcome == "done" && (e.Action == ActionRelease || e.Action == ActionReap) {
 			if c.freedBy == nil {

@@ -93,10 +93,15 @@ const (
 	SourceFleetlock  SourceName = "fleetlock"
 	SourceLonghorn   SourceName = "longhorn"
 	SourcePrometheus SourceName = "prometheus"
+	// SourcePDBs is the PodDisruptionBudgets, watched cluster-wide.
+	SourcePDBs SourceName = "pdbs"
+	// SourcePods is the pods of cordoned nodes and the pods matching
+	// kured's --blocking-pod-selector (never a cluster-wide pod watch).
+	SourcePods SourceName = "pods"
 )
 
 // AllSources lists the sources in display order.
-var AllSources = []SourceName{SourceNodes, SourceKured, SourceFleetlock, SourceLonghorn, SourcePrometheus}
+var AllSources = []SourceName{SourceNodes, SourceKured, SourceFleetlock, SourceLonghorn, SourcePrometheus, SourcePDBs, SourcePods}
 
 // SourceStatus is the health of one source.
 type SourceStatus string
