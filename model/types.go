@@ -271,6 +271,10 @@ type LockStatus struct {
 	// Settings are the coordinator's own settings as its objects give them
 	// (kured's flags from its DaemonSet), for the lock's detail.
 	Settings []Evidence
+	// ReleaseAt is set while the holder has rebooted and its coordinator
+	// waits out its own release delay (kured's --lock-release-delay): when
+	// it should release the lock by itself.
+	ReleaseAt time.Time
 	// Warning is a problem of the lock object itself, whatever the
 	// entries' verdicts (a kured multi-lock listing more holders than its
 	// maxOwners): Attention reports it once per lock.

@@ -93,7 +93,7 @@ func New(a *Agent) *Agent {
 	a.leaderCh = make(chan struct{}, 1)
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
-	a.cluster.Judge = a.Engine.Judge
+	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, a.Engine.Explain
 	if !a.Config.LeaderElect {
 		a.leader.Store(true)
 		a.Metrics.IsLeader.Set(1)

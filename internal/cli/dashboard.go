@@ -83,7 +83,7 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 func clusterOptions(env Env, c *Common, s *live.Session, logs *syncBuffer) tui.ClusterOptions {
 	eng := s.Engine()
 	cl := s.NewCluster()
-	cl.Judge = eng.Judge
+	cl.Judge, cl.Explain = eng.Judge, eng.Explain
 	who := env.Getenv("USER")
 	if who == "" {
 		who = "someone"

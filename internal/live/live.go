@@ -381,10 +381,10 @@ func (s *Session) WaitForSync(ctx context.Context) error {
 }
 
 // NewCluster returns an empty model for this session with the session's
-// lock engine wired as its Judge.
+// lock engine wired as its Judge and its Explain (the blockers step).
 func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
-	c.Judge = s.engine.Judge
+	c.Judge, c.Explain = s.engine.Judge, s.engine.Explain
 	c.AwaitSync = true
 	return c
 }

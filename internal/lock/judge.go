@@ -22,6 +22,14 @@ type Options struct {
 	// orphaned locks (never for a held lock an operator asks about), and no
 	// failed gate can ever be overridden.
 	Unattended bool
+	// DrainBound is how long a drain may take before the blockers name
+	// what is left on the node; 0 means DefaultDrainBound.
+	DrainBound time.Duration
+	// RebootBound is how long a reboot may take (NotReady in a cycle)
+	// before it is slow when the fleet has no reboot on record; 0 means
+	// DefaultRebootBound. With reboots on record the bound is relative to
+	// their median.
+	RebootBound time.Duration
 }
 
 // Engine judges locks and plans actions. It remembers a little across
@@ -387,6 +395,7 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	}
 	if d := j.entry.ReleaseDelay; d > 0 && now.Sub(rebootedAt) < d {
 		j.inDelay = true
+		s.ReleaseAt = rebootedAt.Add(d)
 		set(model.VerdictHeld, "held by %s, which rebooted %s ago; its coordinator waits %s (--lock-release-delay) after the reboot before it releases", name, model.HumanDuration(now.Sub(rebootedAt)), d)
 		return
 	}

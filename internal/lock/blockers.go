@@ -1,0 +1,525 @@
+package lock
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// This file is the blockers step (issue 15): for the fleet and for each node
+// that is pending, draining, rebooting, recovering or stuck (done · still
+// cordoned), what it waits for, in one sentence with the evidence and the
+// action that clears it. It is pure: it reads the cluster (phases and
+// verdicts already derived) and the time it is given, and changes nothing.
+
+// Bounds of the blockers that are about time.
+const (
+	// DefaultDrainBound is how long a drain may take before its node is
+	// "draining for too long" and its remaining pods are named.
+	DefaultDrainBound = 10 * time.Minute
+	// DefaultRebootBound is how long a node may be NotReady in a cycle
+	// before its reboot is "taking too long", when this fleet has no reboot
+	// on record to compare with.
+	DefaultRebootBound = 15 * time.Minute
+	// minRebootBound is the least bound relative to the fleet's median.
+	minRebootBound = 5 * time.Minute
+	// rebootBoundFactor times the fleet's median reboot is the bound.
+	rebootBoundFactor = 3
+)
+
+// Explain must stay a model.Explain.
+var _ model.Explain = (&Engine{}).Explain
+
+// Explain is the blockers step with the engine's options: a model.Explain.
+func (e *Engine) Explain(c *model.Cluster, now time.Time) model.Blockers {
+	return Explain(c, now, e.opts)
+}
+
+// Explain computes the blockers of every waiting node and of the fleet at
+// now. Node blockers are in precedence order (model.AllBlockerKinds). The
+// fleet's blocker is the first stalling blocker of the first waiting node —
+// nodes in a cycle first (earliest cycle first), then pending nodes (the
+// longest pending first), then stuck cordons — with how many other nodes
+// are blocked; without one, a fleet-wide blocker (reboot-required unknown).
+func Explain(c *model.Cluster, now time.Time, opts Options) model.Blockers {
+	x := newExplainer(c, now, opts)
+	out := model.Blockers{Nodes: map[string][]model.Blocker{}}
+	var order []string
+	for _, name := range c.NodeNames() {
+		var bs []model.Blocker
+		switch c.Phase(name) {
+		case model.PhasePending:
+			bs = x.pending(name)
+		case model.PhaseDraining:
+			bs = x.draining(name)
+		case model.PhaseRebooting:
+			bs = x.rebooting(name)
+		case model.PhaseRecovering:
+			bs = x.recovering(name)
+		case model.PhaseDone:
+			if c.StillCordoned(name) {
+				bs = x.cordoned(name)
+			}
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		sort.SliceStable(bs, func(i, j int) bool { return bs[i].Kind.Rank() < bs[j].Kind.Rank() })
+		out.Nodes[name] = bs
+		order = append(order, name)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return x.before(order[i], order[j]) })
+	for _, name := range order {
+		b := out.Nodes[name][0]
+		if !b.Stalls {
+			continue // queued behind progress under way
+		}
+		if out.Fleet == nil {
+			out.Fleet = &model.FleetBlocker{Blocker: b}
+			continue
+		}
+		out.Fleet.Others++
+	}
+	out.General = x.general()
+	if out.Fleet == nil {
+		for _, g := range out.General {
+			if g.Stalls {
+				out.Fleet = &model.FleetBlocker{Blocker: g}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// explainer is what every node's blockers share.
+type explainer struct {
+	c    *model.Cluster
+	now  time.Time
+	opts Options
+
+	kured     *KuredConfig // kured's configuration, nil when not read
+	kuredRef  model.LockRef
+	window    *RebootWindow
+	windowErr error
+	locks     []lockHolders // locks with holders, in the model's order
+}
+
+// lockHolders is one lock object's entries that have a holder.
+type lockHolders struct {
+	ref     model.LockRef
+	entries []model.LockStatus
+}
+
+func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
+	if opts.DrainBound <= 0 {
+		opts.DrainBound = DefaultDrainBound
+	}
+	if opts.RebootBound <= 0 {
+		opts.RebootBound = DefaultRebootBound
+	}
+	x := &explainer{c: c, now: now, opts: opts}
+	for _, l := range c.Locks() {
+		if s, ok := l.Spec.(*KuredSpec); ok && s != nil && s.Config != nil && x.kured == nil {
+			x.kured, x.kuredRef = s.Config, l.LockRef
+			x.window, x.windowErr = s.Config.RebootWindow()
+		}
+	}
+	idx := map[model.LockRef]int{}
+	for _, s := range c.LockStatuses() {
+		if s.Holder == "" {
+			continue
+		}
+		i, ok := idx[s.LockRef]
+		if !ok {
+			i = len(x.locks)
+			idx[s.LockRef] = i
+			x.locks = append(x.locks, lockHolders{ref: s.LockRef})
+		}
+		x.locks[i].entries = append(x.locks[i].entries, s)
+	}
+	return x
+}
+
+// before orders waiting nodes for the fleet: in a cycle first (earliest
+// cycle start), then pending (pending longest first), then the rest; ties
+// by name.
+func (x *explainer) before(a, b string) bool {
+	ra, ta := x.orderKey(a)
+	rb, tb := x.orderKey(b)
+	if ra != rb {
+		return ra < rb
+	}
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return a < b
+}
+
+func (x *explainer) orderKey(name string) (int, time.Time) {
+	t := x.c.Track(name)
+	if t == nil {
+		return 3, time.Time{}
+	}
+	switch p := x.c.Phase(name); {
+	case p.InCycle():
+		return 0, t.CycleStart
+	case p == model.PhasePending:
+		return 1, t.Since
+	}
+	return 2, t.Since
+}
+
+func ev(k, v string) model.Evidence { return model.Evidence{Key: k, Value: v} }
+
+// pending: the node needs a reboot and has no lock. In kured's order: the
+// reboot window, then the blocking alerts and pods, then the lock; then
+// Longhorn, which kured does not check but the next drain depends on.
+func (x *explainer) pending(name string) []model.Blocker {
+	var out []model.Blocker
+	if b, ok := x.windowBlocker(name); ok {
+		out = append(out, b)
+	}
+	if b, ok := x.alertBlocker(name); ok {
+		out = append(out, b)
+	}
+	out = append(out, x.lockBlockers(name)...)
+	if b, ok := x.longhornBlocker(name); ok {
+		out = append(out, b)
+	}
+	return out
+}
+
+// windowBlocker: kured reboots only inside its window.
+func (x *explainer) windowBlocker(name string) (model.Blocker, bool) {
+	if x.kured == nil {
+		return model.Blocker{}, false
+	}
+	from := func(flag string) string {
+		if f, ok := x.kured.From[flag]; ok {
+			return f
+		}
+		return "default"
+	}
+	evidence := []model.Evidence{
+		ev("kured --reboot-days", strings.Join(x.kured.RebootDays, ",")+" ("+from("reboot-days")+")"),
+		ev("kured --start-time", x.kured.StartTime+" ("+from("start-time")+")"),
+		ev("kured --end-time", x.kured.EndTime+" ("+from("end-time")+")"),
+		ev("kured --time-zone", x.kured.TimeZone+" ("+from("time-zone")+")"),
+	}
+	if x.windowErr != nil {
+		return model.Blocker{Kind: model.BlockerWindow, Node: name, Stalls: true,
+			Reason:   fmt.Sprintf("%s cannot reboot: kured's reboot window does not parse (%v), and kured does not start with it", name, x.windowErr),
+			Evidence: evidence, Clears: "fix kured's --reboot-days/--start-time/--end-time/--time-zone"}, true
+	}
+	if x.window.Contains(x.now) {
+		return model.Blocker{}, false
+	}
+	evidence = append(evidence, ev("now", x.now.In(x.window.Location()).Format("Mon 15:04 MST")))
+	b := model.Blocker{Kind: model.BlockerWindow, Node: name, Stalls: true, Evidence: evidence}
+	opens := x.window.Opens(x.now)
+	if at, ok := x.window.NextOpen(x.now); ok {
+		b.Until = at
+		b.Clears = "wait: it " + opens
+	} else {
+		b.Clears = "set a reboot day in kured's --reboot-days"
+	}
+	b.Reason = fmt.Sprintf("%s waits for kured's reboot window (%s), which %s", name, x.window, opens)
+	return b, true
+}
+
+// alertBlocker: firing alerts match the blocking-alert filter.
+func (x *explainer) alertBlocker(name string) (model.Blocker, bool) {
+	names, known := x.c.FiringAlerts()
+	if !known || len(names) == 0 {
+		return model.Blocker{}, false
+	}
+	whose := x.c.AlertFilterFrom()
+	if whose == "" {
+		whose = "the alert filter"
+	}
+	return model.Blocker{Kind: model.BlockerAlert, Node: name, Stalls: true,
+		Reason:   fmt.Sprintf("%s waits: %s %s firing (%s)", name, count(len(names), "blocking alert", "blocking alerts"), isAre(len(names)), list(names, 3)),
+		Evidence: []model.Evidence{ev("firing", strings.Join(names, ", ")), ev("filter", whose)},
+		Clears:   "resolve the alerts (or narrow the alert filter)"}, true
+}
+
+// lockBlockers: the node's coordinator's lock is full, held by others.
+func (x *explainer) lockBlockers(name string) []model.Blocker {
+	var out []model.Blocker
+	for _, l := range x.locks {
+		capacity := 1
+		if l.ref.Kind == model.LockKured && x.kured != nil && x.kured.Concurrency > 1 {
+			capacity = x.kured.Concurrency
+		}
+		mine := false
+		for _, s := range l.entries {
+			if s.HolderNode() == name {
+				mine = true
+			}
+		}
+		if mine || len(l.entries) < capacity {
+			continue
+		}
+		// The entry to name: the first that stalls the fleet, else the first.
+		s := l.entries[0]
+		for _, e := range l.entries {
+			if lockStalls(e) {
+				s = e
+				break
+			}
+		}
+		out = append(out, x.lockBlocker(name, l, s, capacity))
+	}
+	return out
+}
+
+// lockStalls says whether a holder stops the fleet rather than working
+// through its cycle: any verdict but held, or kured's manual lock.
+func lockStalls(s model.LockStatus) bool {
+	return s.Verdict != model.VerdictHeld || (s.Kind == model.LockKured && s.Holder == ManualHolder)
+}
+
+func (x *explainer) lockBlocker(name string, l lockHolders, s model.LockStatus, capacity int) model.Blocker {
+	ref := s.LockRef
+	b := model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: lockStalls(s), Lock: &ref}
+	who := s.Holder
+	if n := s.HolderNode(); n != "" {
+		who = n
+	}
+	held := "held by " + who
+	if d, ok := s.HeldFor(x.now); ok {
+		held += " for " + model.HumanDuration(d)
+	}
+	if n := s.HolderNode(); n != "" && s.Verdict == model.VerdictHeld {
+		held += " (" + string(x.c.Phase(n)) + ")"
+	}
+	b.Evidence = []model.Evidence{ev("lock", ref.String()), ev("holder", s.Holder), ev("verdict", string(s.Verdict)+": "+s.Reason)}
+	if len(l.entries) > 1 {
+		b.Evidence = append(b.Evidence, ev("holders", fmt.Sprintf("%d (the lock allows %d)", len(l.entries), capacity)))
+	}
+	for _, a := range []model.Action{model.ActionRelease, model.ActionReap} {
+		for _, have := range s.Actions {
+			if have == a && b.Action == "" {
+				b.Action = a
+			}
+		}
+	}
+	verdict := string(s.Verdict)
+	switch {
+	case b.Action != "":
+		b.Clears = string(b.Action) + " it"
+	case s.Kind == model.LockKured && s.Holder == ManualHolder:
+		verdict = "a manual lock"
+		b.Clears = "remove the manual lock to resume kured's reboots"
+	case s.Verdict == model.VerdictHeld:
+		b.Clears = "wait for " + who + " to finish its cycle"
+	default:
+		b.Clears = "see the lock's detail: " + s.Reason
+	}
+	b.Reason = fmt.Sprintf("%s waits for the %s lock, %s, %s", name, s.Kind, held, verdict)
+	if b.Action != "" {
+		b.Reason += ": " + b.Clears
+	}
+	return b
+}
+
+// longhornBlocker: degraded, rebuilding or faulted volumes make the next
+// drain unsafe.
+func (x *explainer) longhornBlocker(name string) (model.Blocker, bool) {
+	if !x.c.LonghornPresent() {
+		return model.Blocker{}, false
+	}
+	if _, unread := x.c.LonghornUnread(); unread {
+		return model.Blocker{}, false
+	}
+	var bad []string
+	var evidence []model.Evidence
+	for _, v := range x.c.Volumes() {
+		if v.Robustness == model.RobustnessHealthy {
+			continue
+		}
+		bad = append(bad, v.Name)
+		evidence = append(evidence, ev("volume "+v.Key(), volumeState(v)))
+	}
+	if len(bad) == 0 {
+		return model.Blocker{}, false
+	}
+	return model.Blocker{Kind: model.BlockerLonghorn, Node: name, Stalls: true, Evidence: evidence,
+		Reason: fmt.Sprintf("Longhorn is not ready for the next node: %s not healthy (%s); draining %s now can leave a volume without a healthy replica", count(len(bad), "volume", "volumes"), list(bad, 3), name),
+		Clears: "wait for Longhorn to rebuild the replicas"}, true
+}
+
+// volumeState says how one volume stands: robustness and replicas.
+func volumeState(v *model.Volume) string {
+	s := string(v.Robustness)
+	if v.Replicas > 0 {
+		s += fmt.Sprintf(", %d replicas wanted", v.Replicas)
+	}
+	if v.Node != "" {
+		s += ", attached to " + v.Node
+	}
+	return s
+}
+
+// draining: a drain taking longer than the bound.
+func (x *explainer) draining(name string) []model.Blocker {
+	t := x.c.Track(name)
+	if t == nil {
+		return nil
+	}
+	d := x.now.Sub(t.Since)
+	if d <= x.opts.DrainBound {
+		return nil
+	}
+	took, evidence := model.HumanDuration(d), []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(x.opts.DrainBound))}
+	return []model.Blocker{{Kind: model.BlockerDrain, Node: name, Stalls: true, Evidence: evidence,
+		Reason: fmt.Sprintf("%s has been draining for %s; cannot tell why the drain is slow (its pods are not read)", name, took),
+		Clears: "look at the pods still on the node"}}
+}
+
+func sinceNote(t *model.Track) string {
+	if t.SinceUnknown {
+		return " (first seen; it may have started earlier)"
+	}
+	return ""
+}
+
+// rebooting: NotReady in a cycle for longer than the fleet's usual reboot.
+func (x *explainer) rebooting(name string) []model.Blocker {
+	n, ok := x.c.Node(name)
+	t := x.c.Track(name)
+	if !ok || t == nil {
+		return nil
+	}
+	since := t.Since
+	if _, known, rs := n.Ready(); known && !rs.IsZero() && !rs.After(x.now) && rs.Before(since) {
+		since = rs
+	}
+	d := x.now.Sub(since)
+	bound, basis := x.opts.RebootBound, "no reboot of this fleet seen yet"
+	var median time.Duration
+	if rs := x.c.RebootDurations(); len(rs) > 0 {
+		median = medianOf(rs)
+		bound = max(rebootBoundFactor*median, minRebootBound)
+		basis = fmt.Sprintf("this fleet's median is %s", model.HumanDuration(median))
+	}
+	if d <= bound {
+		return nil
+	}
+	evidence := []model.Evidence{ev("NotReady since", since.UTC().Format(time.RFC3339)), ev("bound", model.HumanDuration(bound))}
+	if median > 0 {
+		evidence = append(evidence, ev("median reboot", fmt.Sprintf("%s over %d reboots", model.HumanDuration(median), len(x.c.RebootDurations()))))
+	}
+	return []model.Blocker{{Kind: model.BlockerSlowReboot, Node: name, Stalls: true, Evidence: evidence,
+		Reason: fmt.Sprintf("%s has been rebooting for %s; %s", name, model.HumanDuration(d), basis),
+		Clears: "look at the node's console: it may be stuck in firmware, a file system check or its boot"}}
+}
+
+// recovering: rebooted and holding its lock; kured may wait out its
+// --lock-release-delay before releasing.
+func (x *explainer) recovering(name string) []model.Blocker {
+	var out []model.Blocker
+	for _, s := range x.c.LockStatuses() {
+		if s.HolderNode() != name || s.ReleaseAt.IsZero() || !s.ReleaseAt.After(x.now) {
+			continue
+		}
+		left := s.ReleaseAt.Sub(x.now)
+		out = append(out, model.Blocker{Kind: model.BlockerReleaseDelay, Node: name, Stalls: true, Until: s.ReleaseAt,
+			Evidence: []model.Evidence{ev("lock", s.LockRef.String()), ev("releases at", s.ReleaseAt.UTC().Format(time.RFC3339))},
+			Reason:   fmt.Sprintf("%s rebooted; %s waits out its --lock-release-delay before releasing the lock: %s left", name, s.Kind, model.HumanDuration(left)),
+			Clears:   "wait " + model.HumanDuration(left)})
+	}
+	return out
+}
+
+// cordoned: done · still cordoned, nobody will uncordon it.
+func (x *explainer) cordoned(name string) []model.Blocker {
+	by := "its coordinator"
+	if t := x.c.Track(name); t != nil && t.LockKind != "" {
+		by = string(t.LockKind)
+	}
+	return []model.Blocker{{Kind: model.BlockerCordon, Node: name, Stalls: true, Action: model.ActionUncordon,
+		Evidence: []model.Evidence{ev("schedulable", "false"), ev("holds a lock", "no")},
+		Reason:   fmt.Sprintf("%s rebooted and holds no lock but is still cordoned: %s did not uncordon it", name, by),
+		Clears:   "uncordon it"}}
+}
+
+// general: blockers of the fleet as a whole.
+func (x *explainer) general() []model.Blocker {
+	var out []model.Blocker
+	if b, ok := x.unknownBlocker(); ok {
+		out = append(out, b)
+	}
+	return out
+}
+
+// unknownBlocker: kured runs but whether nodes need a reboot is unknown.
+// Only with kured: fleetlock's Zincati decides on the node and publishes no
+// reboot-required signal.
+func (x *explainer) unknownBlocker() (model.Blocker, bool) {
+	kured := false
+	for _, l := range x.c.Locks() {
+		if l.Kind == model.LockKured {
+			kured = true
+		}
+	}
+	if !kured {
+		return model.Blocker{}, false
+	}
+	var unknown []string
+	for _, name := range x.c.NodeNames() {
+		p := x.c.Phase(name)
+		if x.c.RebootRequired(name) == nil && !p.InCycle() && p != model.PhasePending {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return model.Blocker{}, false
+	}
+	why, clears := "kured_reboot_required is absent for them (is kured's metrics endpoint scraped?)", "have Prometheus scrape kured's metrics"
+	h, ok := x.c.Source(model.SourcePrometheus)
+	switch {
+	case !ok || h.Status == model.StatusDisabled || h.Status == model.StatusNotInstalled:
+		why, clears = "Prometheus is not configured, so kured_reboot_required is not read", "give --prometheus-url"
+	case h.Status != model.StatusOK:
+		why, clears = fmt.Sprintf("Prometheus is %s%s", h.Status, msgSuffix(h.Message)), "fix the Prometheus connection"
+	}
+	return model.Blocker{Kind: model.BlockerUnknown, Stalls: true,
+		Evidence: []model.Evidence{ev("nodes", fmt.Sprintf("%d: %s", len(unknown), list(unknown, 5)))},
+		Reason:   fmt.Sprintf("nothing to do as far as can be told: whether %s %s a reboot is unknown: %s", count(len(unknown), "node", "nodes"), needs(len(unknown)), why),
+		Clears:   clears}, true
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func needs(n int) string {
+	if n == 1 {
+		return "needs"
+	}
+	return "need"
+}

@@ -1,0 +1,291 @@
+package lock
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// explained applies the steps to a fresh cluster judged and explained by e.
+func explained(e *Engine, steps ...step) *model.Cluster {
+	c := model.NewCluster("test", model.Options{})
+	c.Judge, c.Explain = e.Judge, e.Explain
+	for _, s := range steps {
+		for _, ev := range s.ev {
+			c.Apply(ev, s.at)
+		}
+		c.Recompute(s.at)
+	}
+	return c
+}
+
+// kuredWith is a kured lock object (annotation value, "" for free) with
+// kured's configuration from its args.
+func kuredWith(value string, args ...string) model.LockObject {
+	cfg := ParseKuredConfig(args, nil, nil)
+	l := kuredLock(value)
+	if value == "" {
+		l = kuredAbsent()
+	}
+	kspec(&l).Config = &cfg
+	return l
+}
+
+func needReboot(names ...string) model.Event {
+	v := map[string]bool{}
+	for _, n := range names {
+		v[n] = true
+	}
+	return model.RebootRequiredSet{Values: v}
+}
+
+func kinds(bs []model.Blocker) []model.BlockerKind {
+	var out []model.BlockerKind
+	for _, b := range bs {
+		out = append(out, b.Kind)
+	}
+	return out
+}
+
+// TestBlockerKinds has one case per kind: the node that waits, what it
+// waits for first, the words its reason must say, the action that clears
+// it and whether it is the fleet's blocker.
+func TestBlockerKinds(t *testing.T) {
+	now := t0 // Sunday 2026-11-29 12:00 UTC, 13:00 in Berlin
+	prom := source(model.SourcePrometheus, model.StatusOK)
+	cases := []struct {
+		name   string
+		opts   Options
+		steps  []step
+		node   string // "" : the fleet-wide blocker
+		kind   model.BlockerKind
+		words  []string
+		action model.Action
+		stalls bool
+	}{
+		{name: "lock held by an orphaned holder",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"),
+				up(node("w1", readySince(now.Add(-2*time.Hour)))), up(node("w3")),
+				lockEv(kuredWith(single(ent("w1", now.Add(-3*time.Hour), 0)))), source(model.SourceKured, model.StatusOK)}}},
+			node: "w3", kind: model.BlockerLock, action: model.ActionRelease, stalls: true,
+			words: []string{"w3 waits for the kured lock, held by w1 for 3h, orphaned: release it"}},
+		{name: "lock held by a ghost",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+				lockEv(kuredWith(single(ent("old-node", now.Add(-5*time.Hour), 0))))}}},
+			node: "w3", kind: model.BlockerLock, action: model.ActionReap, stalls: true,
+			words: []string{"held by old-node for 5h, ghost: reap it"}},
+		{name: "lock held by a node draining normally is queueing, not a stall",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"),
+				up(node("w1", cordoned())), up(node("w3")),
+				lockEv(kuredWith(single(ent("w1", now.Add(-2*time.Minute), 0))))}}},
+			node: "w3", kind: model.BlockerLock, stalls: false,
+			words: []string{"held by w1 for 2m (draining), held"}},
+		{name: "manual kured lock",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+				lockEv(kuredWith(single(ent(ManualHolder, now.Add(-time.Hour), 0))))}}},
+			node: "w3", kind: model.BlockerLock, stalls: true,
+			words: []string{"held by manual for 1h, a manual lock"}},
+		{name: "outside kured's reboot window",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+				lockEv(kuredWith("", "--reboot-days=su", "--start-time=22:00", "--end-time=04:00", "--time-zone=Europe/Berlin"))}}},
+			node: "w3", kind: model.BlockerWindow, stalls: true,
+			words: []string{"reboot window (su 22:00–04:00 Europe/Berlin)", "opens Sun 22:00 Europe/Berlin, in 9h"}},
+		{name: "a reboot window kured cannot parse",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+				lockEv(kuredWith("", "--time-zone=Mars/Olympus"))}}},
+			node: "w3", kind: model.BlockerWindow, stalls: true,
+			words: []string{"does not parse", "Mars/Olympus"}},
+		{name: "a blocking alert fires",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")), lockEv(kuredWith("")),
+				model.AlertsFiring{Names: []string{"NodeFilesystemFull", "KubeAPIDown"}, From: "kured's --alert-filter-regexp"}}}},
+			node: "w3", kind: model.BlockerAlert, stalls: true,
+			words: []string{"2 blocking alerts are firing (NodeFilesystemFull, KubeAPIDown)"}},
+		{name: "Longhorn not ready for the next node",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")), lockEv(kuredWith("")),
+				model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "pvc-db", Robustness: model.RobustnessDegraded, Replicas: 3, Node: "w2"}}}}},
+			node: "w3", kind: model.BlockerLonghorn, stalls: true,
+			words: []string{"1 volume not healthy (pvc-db)", "draining w3"}},
+		{name: "a drain that does not finish",
+			steps: []step{{now.Add(-40 * time.Minute), []model.Event{nodesOK(), prom, up(node("w1", cordoned())),
+				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0))))}}, {now, nil}},
+			node: "w1", kind: model.BlockerDrain, stalls: true,
+			words: []string{"w1 has been draining for 40m"}},
+		{name: "a reboot taking too long, no reboot on record",
+			steps: []step{{now, []model.Event{nodesOK(), prom, up(node("w1", cordoned(), notReady(now.Add(-25*time.Minute)))),
+				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0))))}}},
+			node: "w1", kind: model.BlockerSlowReboot, stalls: true,
+			words: []string{"w1 has been rebooting for 25m; no reboot of this fleet seen yet"}},
+		{name: "kured's release delay",
+			steps: []step{{now, []model.Event{nodesOK(), prom, up(node("w1", readySince(now.Add(-5*time.Minute)))),
+				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0)), "--lock-release-delay=30m"))}}},
+			node: "w1", kind: model.BlockerReleaseDelay, stalls: true,
+			words: []string{"--lock-release-delay", "25m left"}},
+		{name: "done · still cordoned",
+			steps: []step{{now, []model.Event{nodesOK(), prom, lockEv(kuredWith("")),
+				up(node("w1", cordoned(), readySince(now.Add(-time.Hour)), func(n *model.Node) {
+					n.Annotations = map[string]string{model.AnnotationRebootInProgress: now.Add(-2 * time.Hour).Format(time.RFC3339)}
+				}))}}},
+			node: "w1", kind: model.BlockerCordon, action: model.ActionUncordon, stalls: true,
+			words: []string{"w1 rebooted and holds no lock but is still cordoned: kured did not uncordon it"}},
+		{name: "reboot-required unknown: Prometheus not configured",
+			steps: []step{{now, []model.Event{nodesOK(), source(model.SourcePrometheus, model.StatusDisabled), up(node("w1")), up(node("w2")), lockEv(kuredWith(""))}}},
+			kind:  model.BlockerUnknown, stalls: true,
+			words: []string{"whether 2 nodes need a reboot is unknown: Prometheus is not configured"}},
+		{name: "reboot-required unknown: kured's metric absent",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w2"), up(node("w1")), up(node("w2")), lockEv(kuredWith(""))}}},
+			kind:  model.BlockerUnknown, stalls: true,
+			words: []string{"whether 1 node needs a reboot is unknown: kured_reboot_required is absent"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := explained(New(tc.opts), tc.steps...)
+			bs := c.Blockers()
+			var got []model.Blocker
+			if tc.node == "" {
+				got = bs.General
+			} else {
+				got = c.NodeBlockers(tc.node)
+			}
+			if len(got) == 0 {
+				t.Fatalf("no blocker for %q (phase %s); all: %+v", tc.node, c.Phase(tc.node), bs)
+			}
+			b := got[0]
+			if b.Kind != tc.kind {
+				t.Fatalf("first blocker %s (%s), want %s; all %v", b.Kind, b.Reason, tc.kind, kinds(got))
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(b.Reason, w) {
+					t.Errorf("reason %q lacks %q", b.Reason, w)
+				}
+			}
+			if b.Action != tc.action || b.Stalls != tc.stalls || b.Node != tc.node {
+				t.Errorf("action %q stalls %v node %q, want %q %v %q", b.Action, b.Stalls, b.Node, tc.action, tc.stalls, tc.node)
+			}
+			if len(b.Evidence) == 0 || b.Clears == "" {
+				t.Errorf("no evidence or no way to clear it: %+v", b)
+			}
+			switch {
+			case tc.stalls && (bs.Fleet == nil || bs.Fleet.Reason != b.Reason):
+				t.Errorf("fleet blocker %+v, want this one", bs.Fleet)
+			case !tc.stalls && bs.Fleet != nil:
+				t.Errorf("queueing is no fleet blocker: %+v", bs.Fleet)
+			}
+		})
+	}
+}
+
+// TestBlockerPrecedence: a node's blockers come in kured's order (window,
+// then alerts, then the lock) with Longhorn last; the fleet's blocker is the
+// in-cycle node's before any pending node's, with the others counted; the
+// fleet-wide unknown only when no node is blocked.
+func TestBlockerPrecedence(t *testing.T) {
+	now := t0
+	window := []string{"--reboot-days=su", "--start-time=22:00", "--end-time=04:00", "--time-zone=Europe/Berlin"}
+	degraded := model.VolumeUpserted{Volume: model.Volume{Namespace: "lh", Name: "pvc-a", Robustness: model.RobustnessDegraded, Replicas: 3}}
+	alerts := model.AlertsFiring{Names: []string{"KubeAPIDown"}, From: "kured"}
+	prom := source(model.SourcePrometheus, model.StatusOK)
+
+	t.Run("one node: window, alert, lock, longhorn", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w3"), alerts, degraded,
+			up(node("w1", readySince(now.Add(-2*time.Hour)))), up(node("w3")),
+			lockEv(kuredWith(single(ent("w1", now.Add(-3*time.Hour), 0)), window...))}})
+		got := kinds(c.NodeBlockers("w3"))
+		want := []model.BlockerKind{model.BlockerWindow, model.BlockerAlert, model.BlockerLock, model.BlockerLonghorn}
+		if len(got) != len(want) {
+			t.Fatalf("kinds %v, want %v", got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("kinds %v, want %v", got, want)
+			}
+		}
+		if f := c.FleetBlocker(); f == nil || f.Kind != model.BlockerWindow || f.Node != "w3" || f.Others != 0 {
+			t.Fatalf("fleet %+v", f)
+		}
+	})
+	t.Run("the in-cycle node's blocker stops the fleet before pending ones", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w2", "w3"),
+			up(node("w1", cordoned(), notReady(now.Add(-30*time.Minute)))), up(node("w2")), up(node("w3")),
+			lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0)), window...))}})
+		f := c.FleetBlocker()
+		if f == nil || f.Kind != model.BlockerSlowReboot || f.Node != "w1" || f.Others != 2 {
+			t.Fatalf("fleet %+v, want w1's slow reboot with 2 others", f)
+		}
+	})
+	t.Run("queueing behind a normal holder is skipped for the next stalled node", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w3"),
+			up(node("w1", cordoned())), up(node("w3")), up(node("w4", cordoned(), readySince(now.Add(-time.Hour)), func(n *model.Node) {
+				n.Annotations = map[string]string{model.AnnotationRebootInProgress: now.Add(-2 * time.Hour).Format(time.RFC3339)}
+			})),
+			lockEv(kuredWith(single(ent("w1", now.Add(-2*time.Minute), 0))))}})
+		if b := c.NodeBlockers("w3"); len(b) == 0 || b[0].Stalls {
+			t.Fatalf("w3 %+v", b)
+		}
+		if f := c.FleetBlocker(); f == nil || f.Node != "w4" || f.Kind != model.BlockerCordon || f.Others != 0 {
+			t.Fatalf("fleet %+v, want w4's stuck cordon", f)
+		}
+	})
+	t.Run("the longest pending node first", func(t *testing.T) {
+		c := explained(New(Options{}),
+			step{now.Add(-time.Hour), []model.Event{nodesOK(), prom, needReboot("w9"), up(node("w1")), up(node("w9")), lockEv(kuredWith("", window...))}},
+			step{now, []model.Event{needReboot("w1", "w9")}})
+		if f := c.FleetBlocker(); f == nil || f.Node != "w9" || f.Others != 1 {
+			t.Fatalf("fleet %+v, want w9 (pending for an hour) with 1 other", f)
+		}
+	})
+	t.Run("unknown is the fleet's blocker only when no node is blocked", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w1")), up(node("w3")), lockEv(kuredWith("", window...))}})
+		if f := c.FleetBlocker(); f == nil || f.Kind != model.BlockerWindow {
+			t.Fatalf("fleet %+v", f)
+		}
+		if g := c.Blockers().General; len(g) != 1 || g[0].Kind != model.BlockerUnknown {
+			t.Fatalf("general %+v", g)
+		}
+	})
+	t.Run("nothing waiting: no blocker at all", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, model.RebootRequiredSet{Values: map[string]bool{"w1": false}}, up(node("w1")), lockEv(kuredWith(""))}})
+		if b := c.Blockers(); b.Fleet != nil || len(b.Nodes) != 0 || len(b.General) != 0 {
+			t.Fatalf("%+v", b)
+		}
+	})
+}
+
+// TestSlowRebootIsRelativeToTheFleetsMedian: with a 4m reboot on record the
+// bound is 12m (3× the median): 10m is not slow, 25m is.
+func TestSlowRebootIsRelativeToTheFleetsMedian(t *testing.T) {
+	lock := func(holder string, since time.Time) model.Event {
+		return lockEv(kuredWith(single(ent(holder, since, 0))))
+	}
+	base := t0.Add(-2 * time.Hour)
+	steps := []step{
+		{base, []model.Event{nodesOK(), source(model.SourcePrometheus, model.StatusOK), up(node("w1")), up(node("w2")), lock("w1", base)}},
+		{base.Add(time.Minute), []model.Event{up(node("w1", cordoned(), notReady(base.Add(time.Minute))))}},
+		{base.Add(5 * time.Minute), []model.Event{up(node("w1", cordoned(), boot("w1-b2"), readySince(base.Add(5*time.Minute))))}},
+		{base.Add(6 * time.Minute), []model.Event{up(node("w1", boot("w1-b2"), readySince(base.Add(5*time.Minute)))), lockEv(kuredWith(""))}},
+	}
+	for _, tc := range []struct {
+		down time.Duration
+		slow bool
+	}{{10 * time.Minute, false}, {25 * time.Minute, true}} {
+		s := append([]step(nil), steps...)
+		s = append(s, step{t0.Add(-tc.down - time.Minute), []model.Event{lock("w2", t0.Add(-tc.down-time.Minute))}},
+			step{t0.Add(-tc.down), []model.Event{up(node("w2", cordoned(), notReady(t0.Add(-tc.down))))}},
+			step{t0, nil})
+		c := explained(New(Options{}), s...)
+		if got := c.RebootDurations(); len(got) != 1 || got[0] != 4*time.Minute {
+			t.Fatalf("reboots on record %v", got)
+		}
+		b := c.NodeBlockers("w2")
+		if !tc.slow {
+			if len(b) != 0 {
+				t.Fatalf("down %s: %+v", tc.down, b)
+			}
+			continue
+		}
+		if len(b) == 0 || b[0].Kind != model.BlockerSlowReboot || !strings.Contains(b[0].Reason, "w2 has been rebooting for 25m; this fleet's median is 4m") {
+			t.Fatalf("down %s: %+v", tc.down, b)
+		}
+	}
+}
