@@ -186,6 +186,7 @@ func (x *explainer) pending(name string) []model.Blocker {
 	if b, ok := x.alertBlocker(name); ok {
 		out = append(out, b)
 	}
+	out = append(out, x.podBlockers(name)...)
 	out = append(out, x.lockBlockers(name)...)
 	if b, ok := x.longhornBlocker(name); ok {
 		out = append(out, b)
@@ -245,6 +246,44 @@ func (x *explainer) alertBlocker(name string) (model.Blocker, bool) {
 		Reason:   fmt.Sprintf("%s waits: %s %s firing (%s)", name, count(len(names), "blocking alert", "blocking alerts"), isAre(len(names)), list(names, 3)),
 		Evidence: []model.Evidence{ev("firing", strings.Join(names, ", ")), ev("filter", whose)},
 		Clears:   "resolve the alerts (or narrow the alert filter)"}, true
+}
+
+// podBlockers: pods on the node match kured's --blocking-pod-selector; or
+// a selector could not be read here (kured itself blocks every reboot on a
+// selector it cannot list, such as an invalid one).
+func (x *explainer) podBlockers(name string) []model.Blocker {
+	if len(x.c.BlockingSelectors()) == 0 {
+		return nil
+	}
+	pods, unread := x.c.BlockingPodsOn(name)
+	var out []model.Blocker
+	if len(pods) > 0 {
+		keys := make([]string, len(pods))
+		b := model.Blocker{Kind: model.BlockerPod, Node: name, Stalls: true, Clears: "wait for the pods to finish, or move them off " + name}
+		for i, p := range pods {
+			keys[i] = p.Key()
+			b.Evidence = append(b.Evidence, ev("pod "+p.Key(), p.Phase+", matches "+strings.Join(p.Selectors, " | ")))
+		}
+		b.Reason = fmt.Sprintf("%s waits: kured's --blocking-pod-selector matches %s on it (%s)", name, count(len(pods), "pod", "pods"), list(keys, 3))
+		out = append(out, b)
+	}
+	for _, sel := range sortedKeys(unread) {
+		why := unread[sel]
+		if why == "not read yet" {
+			continue
+		}
+		b := model.Blocker{Kind: model.BlockerPod, Node: name, Evidence: []model.Evidence{ev("selector", sel), ev("read", why)}}
+		if strings.Contains(strings.ToLower(why), "invalid") {
+			b.Stalls = true
+			b.Reason = fmt.Sprintf("%s waits: kured's --blocking-pod-selector %q is invalid (%s), and kured blocks every reboot on it", name, sel, why)
+			b.Clears = "fix kured's --blocking-pod-selector"
+		} else {
+			b.Reason = fmt.Sprintf("cannot tell whether pods matching kured's --blocking-pod-selector %q are on %s (%s)", sel, name, why)
+			b.Clears = "grant list/watch on pods to read them"
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // lockBlockers: the node's coordinator's lock is full, held by others.
@@ -365,7 +404,9 @@ func volumeState(v *model.Volume) string {
 	return s
 }
 
-// draining: a drain taking longer than the bound.
+// draining: a drain taking longer than the bound, with what keeps it
+// from finishing: pods whose PodDisruptionBudget allows no disruption, pods
+// that do not leave, or why that cannot be told.
 func (x *explainer) draining(name string) []model.Blocker {
 	t := x.c.Track(name)
 	if t == nil {
@@ -375,10 +416,154 @@ func (x *explainer) draining(name string) []model.Blocker {
 	if d <= x.opts.DrainBound {
 		return nil
 	}
-	took, evidence := model.HumanDuration(d), []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(x.opts.DrainBound))}
-	return []model.Blocker{{Kind: model.BlockerDrain, Node: name, Stalls: true, Evidence: evidence,
-		Reason: fmt.Sprintf("%s has been draining for %s; cannot tell why the drain is slow (its pods are not read)", name, took),
-		Clears: "look at the pods still on the node"}}
+	took := model.HumanDuration(d)
+	b := model.Blocker{Kind: model.BlockerDrain, Node: name, Stalls: true,
+		Evidence: []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(x.opts.DrainBound))}}
+	pods, known := x.c.NodePods(name)
+	if !known {
+		b.Reason = fmt.Sprintf("%s has been draining for %s; cannot tell why the drain is slow (%s)", name, took, x.unreadWhy(model.SourcePods, "its pods are not read yet"))
+		b.Clears = "look at the pods still on the node"
+		return []model.Blocker{b}
+	}
+	var left []*model.Pod
+	for i := range pods {
+		if p := &pods[i]; !p.DrainSkips() && !p.Terminal() {
+			left = append(left, p)
+		}
+	}
+	if len(left) == 0 {
+		b.Reason = fmt.Sprintf("%s has been draining for %s with no pod left to evict: its coordinator has not gone on to reboot it", name, took)
+		b.Clears = "look at the coordinator's log on " + name
+		return []model.Blocker{b}
+	}
+	// Budgets that refuse the eviction of a pod still there.
+	type hold struct {
+		pdb  *model.PDB
+		pods []string
+	}
+	var holds []*hold
+	byPDB := map[string]*hold{}
+	var free, terminating []string
+	for _, p := range left {
+		blocked := false
+		for _, pdb := range x.c.PDBsCovering(p) {
+			if !pdbRefuses(pdb, p) {
+				continue
+			}
+			blocked = true
+			h := byPDB[pdb.Key()]
+			if h == nil {
+				h = &hold{pdb: pdb}
+				byPDB[pdb.Key()] = h
+				holds = append(holds, h)
+			}
+			h.pods = append(h.pods, p.Key())
+		}
+		switch {
+		case blocked:
+		case !p.Deleting.IsZero():
+			terminating = append(terminating, p.Key())
+		default:
+			free = append(free, p.Key())
+		}
+	}
+	for _, h := range holds {
+		p := h.pdb
+		v := fmt.Sprintf("%d disruptions allowed, %d healthy of %d desired (%d expected)", p.DisruptionsAllowed, p.CurrentHealthy, p.DesiredHealthy, p.ExpectedPods)
+		if p.MinAvailable != "" {
+			v += ", minAvailable " + p.MinAvailable
+		}
+		if p.MaxUnavailable != "" {
+			v += ", maxUnavailable " + p.MaxUnavailable
+		}
+		if !p.Observed {
+			v += " (status older than its spec)"
+		}
+		if p.BlockedReason != "" {
+			v += "; " + p.BlockedReason + msgSuffix(p.BlockedMessage)
+		}
+		b.Evidence = append(b.Evidence, ev("PodDisruptionBudget "+p.Key(), v+"; pods on "+name+": "+list(h.pods, 5)))
+	}
+	if len(terminating) > 0 {
+		b.Evidence = append(b.Evidence, ev("terminating", list(terminating, 5)))
+	}
+	if len(free) > 0 {
+		b.Evidence = append(b.Evidence, ev("not held by a budget", list(free, 5)))
+	}
+	if len(holds) > 0 {
+		h := holds[0]
+		more := ""
+		if len(holds) > 1 {
+			more = fmt.Sprintf(" (and %s more)", count(len(holds)-1, "budget", "budgets"))
+		}
+		b.Reason = fmt.Sprintf("%s has been draining for %s: PodDisruptionBudget %s allows 0 disruptions (%d/%d healthy) for %s still on it%s",
+			name, took, h.pdb.Key(), h.pdb.CurrentHealthy, h.pdb.DesiredHealthy, list(h.pods, 3), more)
+		b.Clears = "scale up the workload behind " + h.pdb.Key() + " or relax the budget"
+		if why, unread := x.unread(model.SourcePDBs); unread {
+			b.Evidence = append(b.Evidence, ev("budgets", "may be out of date: "+why))
+		}
+		return []model.Blocker{b}
+	}
+	pdbNote := ", none held by a PodDisruptionBudget"
+	if why, unread := x.unread(model.SourcePDBs); unread {
+		pdbNote = "; cannot tell whether a PodDisruptionBudget holds them (" + why + ")"
+	}
+	if len(terminating) == len(left) {
+		b.Reason = fmt.Sprintf("%s has been draining for %s: %s still terminating (%s)%s", name, took, count(len(left), "pod is", "pods are"), list(terminating, 3), pdbNote)
+		b.Clears = "look at why the pods do not stop (finalizers, long grace periods)"
+		return []model.Blocker{b}
+	}
+	keys := make([]string, len(left))
+	for i, p := range left {
+		keys[i] = p.Key()
+	}
+	b.Reason = fmt.Sprintf("%s has been draining for %s with %s still on it (%s)%s", name, took, count(len(left), "pod", "pods"), list(keys, 3), pdbNote)
+	b.Clears = "look at why these pods are not evicted"
+	return []model.Blocker{b}
+}
+
+// pdbRefuses says whether the budget refuses to evict the pod now, as the
+// eviction API decides: no disruption allowed, unless the pod is not Ready
+// and the budget lets such pods go (unhealthyPodEvictionPolicy AlwaysAllow,
+// or IfHealthyBudget with the budget healthy).
+func pdbRefuses(b *model.PDB, p *model.Pod) bool {
+	if b.DisruptionsAllowed > 0 {
+		return false
+	}
+	if !p.Ready && p.Phase == model.PodRunning {
+		if b.UnhealthyPodEvictionPolicy == "AlwaysAllow" {
+			return false
+		}
+		if b.DesiredHealthy > 0 && b.CurrentHealthy >= b.DesiredHealthy {
+			return false
+		}
+	}
+	return true
+}
+
+// unread says why a source's data cannot be trusted: never reported, or
+// in error, forbidden or stale.
+func (x *explainer) unread(name model.SourceName) (string, bool) {
+	h, ok := x.c.Source(name)
+	switch {
+	case !ok:
+		return string(name) + " not read yet", true
+	case h.Status == model.StatusError || h.Status == model.StatusForbidden || h.Status == model.StatusStale:
+		why := string(h.Status)
+		if h.Message != "" {
+			why += ": " + h.Message
+		}
+		return why, true
+	}
+	return "", false
+}
+
+// unreadWhy is unread's reason, or dflt when the source is fine.
+func (x *explainer) unreadWhy(name model.SourceName, dflt string) string {
+	if why, ok := x.unread(name); ok {
+		return why
+	}
+	return dflt
 }
 
 func sinceNote(t *model.Track) string {
