@@ -42,6 +42,75 @@ type SnapshotFleet struct {
 	// Families is the progress per OS family when the fleet runs several
 	// (additive to rebootwatch.snapshot/v1; absent with one family).
 	Families []SnapshotFamily `json:"families,omitempty"`
+	// Blockers (additive to v1): first, when the fleet is blocked, the
+	// blocker that stops it now (the first waiting node's, with "others":
+	// how many other nodes are blocked); then the blockers of the fleet as
+	// a whole (reboot-required unknown). Empty when nothing is in the way.
+	Blockers []SnapshotBlocker `json:"blockers"`
+}
+
+// SnapshotBlocker is one blocker in the snapshot (additive to v1).
+type SnapshotBlocker struct {
+	Kind BlockerKind `json:"kind"`
+	// Node is the waiting node; null for a blocker of the whole fleet.
+	Node     *string    `json:"node"`
+	Reason   string     `json:"reason"`
+	Evidence []Evidence `json:"evidence"`
+	// Action is the rebootwatch action that clears it, null when none.
+	Action *Action `json:"action"`
+	// Lock is the lock that action applies to ("kind:namespace/name").
+	Lock *string `json:"lock,omitempty"`
+	// Clears says, for humans, what clears it.
+	Clears string `json:"clears"`
+	// Until is when it clears by itself (window opening, release delay
+	// over), RFC3339; null when it will not by itself.
+	Until *string `json:"until"`
+	// Stalls is false for plain queueing behind a node in a normal cycle.
+	Stalls bool `json:"stalls"`
+	// Others is set on the fleet's blocker only: how many other nodes are
+	// blocked.
+	Others *int `json:"others,omitempty"`
+}
+
+// SnapshotOf renders a blocker for the snapshot.
+func SnapshotOf(b Blocker) SnapshotBlocker {
+	sb := SnapshotBlocker{Kind: b.Kind, Reason: b.Reason, Evidence: append([]Evidence{}, b.Evidence...), Clears: b.Clears, Stalls: b.Stalls}
+	if b.Node != "" {
+		n := b.Node
+		sb.Node = &n
+	}
+	if b.Action != "" {
+		a := b.Action
+		sb.Action = &a
+	}
+	if b.Lock != nil {
+		l := b.Lock.String()
+		sb.Lock = &l
+	}
+	if !b.Until.IsZero() {
+		u := b.Until.UTC().Format(time.RFC3339)
+		sb.Until = &u
+	}
+	return sb
+}
+
+// FleetBlockers is the snapshot's fleet.blockers: the fleet's blocker
+// (with others) first, then the fleet-wide blockers not already it.
+func (b Blockers) FleetBlockers() []SnapshotBlocker {
+	out := []SnapshotBlocker{}
+	if b.Fleet != nil {
+		sb := SnapshotOf(b.Fleet.Blocker)
+		o := b.Fleet.Others
+		sb.Others = &o
+		out = append(out, sb)
+	}
+	for _, g := range b.General {
+		if b.Fleet != nil && b.Fleet.Node == "" && b.Fleet.Kind == g.Kind && b.Fleet.Reason == g.Reason {
+			continue
+		}
+		out = append(out, SnapshotOf(g))
+	}
+	return out
 }
 
 // SnapshotFamily is one OS family's progress: its targetOS is the newest
@@ -80,6 +149,8 @@ type SnapshotNode struct {
 	BootID         string    `json:"bootID"`
 	RebootRequired *bool     `json:"rebootRequired"`
 	HoldsLock      *LockKind `json:"holdsLock"`
+	// Blockers is what the node waits for, first first (additive to v1).
+	Blockers []SnapshotBlocker `json:"blockers"`
 }
 
 // Snapshot derives the snapshot document at now.
@@ -101,6 +172,7 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 	for _, fp := range f.Families {
 		s.Fleet.Families = append(s.Fleet.Families, SnapshotFamily{Family: fp.Family, Nodes: fp.Nodes, Upgraded: fp.Upgraded, TargetOS: fp.Target.String()})
 	}
+	s.Fleet.Blockers = c.blockers.FleetBlockers()
 	if f.ETA != nil {
 		e := HumanDuration(*f.ETA)
 		s.Fleet.ETA = &e
@@ -133,6 +205,10 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 			OSImage: n.OSImage, Kernel: n.KernelVersion, BootID: n.BootID, RebootRequired: c.RebootRequired(name)}
 		if k, ok := holds[name]; ok {
 			sn.HoldsLock = &k
+		}
+		sn.Blockers = []SnapshotBlocker{}
+		for _, b := range c.blockers.Nodes[name] {
+			sn.Blockers = append(sn.Blockers, SnapshotOf(b))
 		}
 		s.Nodes = append(s.Nodes, sn)
 	}

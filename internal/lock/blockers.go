@@ -102,6 +102,7 @@ type explainer struct {
 	opts Options
 
 	kured     *KuredConfig // kured's configuration, nil when not read
+	hasKured  bool         // a kured lock object is in the cluster
 	kuredRef  model.LockRef
 	window    *RebootWindow
 	windowErr error
@@ -123,6 +124,9 @@ func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
 	}
 	x := &explainer{c: c, now: now, opts: opts}
 	for _, l := range c.Locks() {
+		if l.Kind == model.LockKured {
+			x.hasKured = true
+		}
 		if s, ok := l.Spec.(*KuredSpec); ok && s != nil && s.Config != nil && x.kured == nil {
 			x.kured, x.kuredRef = s.Config, l.LockRef
 			x.window, x.windowErr = s.Config.RebootWindow()
@@ -290,6 +294,12 @@ func (x *explainer) podBlockers(name string) []model.Blocker {
 func (x *explainer) lockBlockers(name string) []model.Blocker {
 	var out []model.Blocker
 	for _, l := range x.locks {
+		if x.hasKured && l.ref.Kind != model.LockKured {
+			// A pending node is kured's (its reboot-required signal and
+			// marks are kured's): with kured here it waits for kured's
+			// lock, not for a fleetlock group's.
+			continue
+		}
 		capacity := 1
 		if l.ref.Kind == model.LockKured && x.kured != nil && x.kured.Concurrency > 1 {
 			capacity = x.kured.Concurrency
@@ -356,8 +366,12 @@ func (x *explainer) lockBlocker(name string, l lockHolders, s model.LockStatus, 
 		b.Clears = "remove the manual lock to resume kured's reboots"
 	case s.Verdict == model.VerdictHeld:
 		b.Clears = "wait for " + who + " to finish its cycle"
+	case s.Verdict == model.VerdictGhost:
+		b.Clears = "reap it once the gates allow (see the lock's detail)"
+	case s.Verdict == model.VerdictOrphaned || s.Verdict == model.VerdictExpired:
+		b.Clears = "release it once the gates allow (see the lock's detail)"
 	default:
-		b.Clears = "see the lock's detail: " + s.Reason
+		b.Clears = "see the lock's detail: why it is " + string(s.Verdict)
 	}
 	b.Reason = fmt.Sprintf("%s waits for the %s lock, %s, %s", name, s.Kind, held, verdict)
 	if b.Action != "" {
@@ -646,13 +660,7 @@ func (x *explainer) general() []model.Blocker {
 // Only with kured: fleetlock's Zincati decides on the node and publishes no
 // reboot-required signal.
 func (x *explainer) unknownBlocker() (model.Blocker, bool) {
-	kured := false
-	for _, l := range x.c.Locks() {
-		if l.Kind == model.LockKured {
-			kured = true
-		}
-	}
-	if !kured {
+	if !x.hasKured {
 		return model.Blocker{}, false
 	}
 	var unknown []string

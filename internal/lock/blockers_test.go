@@ -277,6 +277,18 @@ func TestBlockerPrecedence(t *testing.T) {
 			t.Fatalf("fleet %+v, want w4's stuck cordon", f)
 		}
 	})
+	t.Run("with kured here a pending node waits for kured's lock, not a fleetlock group's", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+			lockEv(kuredWith("")), lockEv(fleet("0123456789abcdef0123456789abcdef"))}})
+		if b := c.NodeBlockers("w3"); len(b) != 0 {
+			t.Fatalf("w3 waits for %+v", b)
+		}
+		c = explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3", machine(mid1))),
+			lockEv(fleet(zid(t, mid2)))}})
+		if b := c.NodeBlockers("w3"); len(b) != 1 || b[0].Kind != model.BlockerLock || !strings.Contains(b[0].Reason, "ghost") {
+			t.Fatalf("without kured: %+v", b)
+		}
+	})
 	t.Run("the longest pending node first", func(t *testing.T) {
 		c := explained(New(Options{}),
 			step{now.Add(-time.Hour), []model.Event{nodesOK(), prom, needReboot("w9"), up(node("w1")), up(node("w9")), lockEv(kuredWith("", window...))}},

@@ -12,12 +12,18 @@ import (
 
 // hostileCluster writes s wherever a cluster controls text: a ghost
 // holder (and the reason that embeds it), a node's OS image and kernel, a
-// volume's name.
+// volume's name, a blocker's reason, evidence and what clears it.
 func hostileCluster(s string, v model.Verdict) *model.Cluster {
 	c := model.NewCluster("lab", model.Options{})
 	c.Judge = func(c *model.Cluster, now time.Time) []model.LockStatus {
 		return []model.LockStatus{{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
 			Holder: s, Verdict: v, Reason: "holder " + s + " matches no node", Created: now.Add(-time.Hour)}}
+	}
+	c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+		b := model.Blocker{Kind: model.BlockerPod, Node: "n1", Stalls: true, Reason: "n1 waits for pod " + s,
+			Evidence: []model.Evidence{{Key: s, Value: s}}, Clears: "delete " + s}
+		return model.Blockers{Nodes: map[string][]model.Blocker{"n1": {b}}, Fleet: &model.FleetBlocker{Blocker: b, Others: 1},
+			General: []model.Blocker{{Kind: model.BlockerUnknown, Stalls: true, Reason: "unknown " + s}}}
 	}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusOK}}, now)

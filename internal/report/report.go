@@ -199,6 +199,8 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 		}
 	}
 
+	blocked(&b, p, snap)
+
 	b.WriteString("\n" + p.r(p.title, "ATTENTION") + "\n")
 	if len(snap.Attention) == 0 {
 		b.WriteString("  " + p.r(p.ok, "nothing needs attention") + "\n")
@@ -212,6 +214,53 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// blocked writes the BLOCKED section: what stops the fleet now, with its
+// evidence, then every waiting node's blockers (first first).
+func blocked(b *strings.Builder, p palette, snap model.Snapshot) {
+	b.WriteString("\n" + p.r(p.title, "BLOCKED") + "\n")
+	fb := snap.Fleet.Blockers
+	if len(fb) > 0 && fb[0].Others != nil {
+		f := fb[0]
+		line := "fleet: " + x(f.Reason, maxText)
+		if *f.Others > 0 {
+			line += fmt.Sprintf(" (and %d other %s blocked)", *f.Others, plural(*f.Others, "node", "nodes"))
+		}
+		fmt.Fprintf(b, "  %s %s\n", p.r(p.warn, "■"), line)
+		if f.Clears != "" {
+			fmt.Fprintf(b, "    clears: %s\n", x(f.Clears, maxText))
+		}
+		for _, e := range f.Evidence {
+			fmt.Fprintf(b, "    %s: %s\n", x(e.Key, maxName), x(e.Value, maxText))
+		}
+		fb = fb[1:]
+	} else {
+		b.WriteString("  " + p.r(p.ok, "nothing stops the fleet") + "\n")
+	}
+	for _, g := range fb {
+		fmt.Fprintf(b, "  %s %s\n", p.r(p.dim, "·"), x(g.Reason, maxText))
+	}
+	t := table{head: []string{"NODE", "BLOCKER", "CLEARS", "REASON"}}
+	for _, n := range snap.Nodes {
+		for _, bl := range n.Blockers {
+			st := p.warn
+			if !bl.Stalls {
+				st = p.dim
+			}
+			t.add([]cell{{s: n.Name}, {s: string(bl.Kind), st: st}, {s: bl.Clears}, {s: bl.Reason, last: true}})
+		}
+	}
+	if len(t.rows) > 0 {
+		t.write(b, p)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func tone(p palette, n int, st lipgloss.Style) lipgloss.Style {

@@ -88,3 +88,45 @@ func TestUnreadSourcesAreNotClaimedClean(t *testing.T) {
 		t.Errorf("exit %d, want 1 (a lock source could not be read)", code)
 	}
 }
+
+// TestBlockedSection: the fleet's blocker leads with its evidence and what
+// clears it and counts the others; fleet-wide blockers follow; every
+// waiting node's blockers are listed, first first.
+func TestBlockedSection(t *testing.T) {
+	c := model.NewCluster("lab", model.Options{})
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
+	for _, n := range []string{"w3", "w4"} {
+		c.Apply(model.NodeUpserted{Node: model.Node{Name: n, Conditions: []model.Condition{{Type: "Ready", Status: "True"}}}}, now)
+	}
+	win := model.Blocker{Kind: model.BlockerWindow, Node: "w3", Stalls: true, Reason: "w3 waits for kured's reboot window (su 22:00–04:00 Europe/Berlin), which opens Sun 22:00 Europe/Berlin, in 9h",
+		Clears: "wait: it opens Sun 22:00 Europe/Berlin, in 9h", Evidence: []model.Evidence{{Key: "kured --reboot-days", Value: "su (arg)"}}}
+	queued := model.Blocker{Kind: model.BlockerLock, Node: "w4", Reason: "w4 waits for the kured lock, held by w1 for 2m (draining), held", Clears: "wait for w1 to finish its cycle"}
+	c.Explain = func(*model.Cluster, time.Time) model.Blockers {
+		return model.Blockers{Nodes: map[string][]model.Blocker{"w3": {win}, "w4": {queued}}, Fleet: &model.FleetBlocker{Blocker: win, Others: 2},
+			General: []model.Blocker{{Kind: model.BlockerUnknown, Stalls: true, Reason: "whether 3 nodes need a reboot is unknown"}}}
+	}
+	c.Recompute(now)
+	out := render(t, c, false)
+	i := strings.Index(out, "\nBLOCKED\n")
+	if i < 0 || i > strings.Index(out, "\nATTENTION\n") {
+		t.Fatalf("no BLOCKED section before ATTENTION:\n%s", out)
+	}
+	for _, want := range []string{
+		"  ■ fleet: w3 waits for kured's reboot window (su 22:00–04:00 Europe/Berlin), which opens Sun 22:00 Europe/Berlin, in 9h (and 2 other nodes blocked)\n",
+		"    clears: wait: it opens Sun 22:00 Europe/Berlin, in 9h\n",
+		"    kured --reboot-days: su (arg)\n",
+		"  · whether 3 nodes need a reboot is unknown\n",
+		"NODE  BLOCKER        CLEARS",
+		"w3    reboot-window  wait: it opens",
+		"w4    lock-held      wait for w1 to finish its cycle",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	c.Explain = func(*model.Cluster, time.Time) model.Blockers { return model.Blockers{} }
+	c.Recompute(now)
+	if out := render(t, c, false); !strings.Contains(out, "BLOCKED\n  nothing stops the fleet\n") {
+		t.Fatalf("unblocked:\n%s", out)
+	}
+}
