@@ -127,9 +127,9 @@ func TestHelmRejectsBadValues(t *testing.T) {
 // has no chart version or release manager to name).
 var helmBookkeeping = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version"}
 
-// comparable turns an object into a map without Helm's bookkeeping labels,
+// comparableObject turns an object into a map without Helm's bookkeeping labels,
 // keyed by kind/namespace/name.
-func comparable(t *testing.T, o runtime.Object) (string, map[string]any) {
+func comparableObject(t *testing.T, o runtime.Object) (string, map[string]any) {
 	t.Helper()
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
@@ -156,7 +156,7 @@ func byKey(t *testing.T, objs []Object) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	for _, o := range objs {
-		k, m := comparable(t, o.Object)
+		k, m := comparableObject(t, o.Object)
 		if _, dup := out[k]; dup {
 			t.Fatalf("two objects %s", k)
 		}

@@ -293,7 +293,7 @@ type VolumeSummary struct {
 	NotHealthy []string `json:"notHealthy"`
 }
 
-// Volumes summarises the Longhorn volumes; nil when Longhorn is absent.
+// VolumeSummary summarises the Longhorn volumes; nil when Longhorn is absent.
 func (c *Cluster) VolumeSummary() *VolumeSummary {
 	if !c.LonghornPresent() {
 		return nil

@@ -144,10 +144,9 @@ func (t *Track) set(p Phase, now time.Time, keep bool) {
 	if len(t.Spans) > 0 && t.Spans[len(t.Spans)-1].End.IsZero() {
 		t.Spans[len(t.Spans)-1].End = now
 	}
-	if p.Step() < 0 {
-		// idle, down, unknown: not part of a run; keep the last run's
-		// spans for the detail view until a new run starts.
-	} else {
+	// idle, down and unknown are not part of a run: the last run's spans
+	// stay for the detail view until a new run starts.
+	if p.Step() >= 0 {
 		if !keep && p == PhasePending {
 			t.Spans = nil
 		}

@@ -313,7 +313,6 @@ func (m *Model) detailBox(w, h int) []string {
 	}
 	title := "Node " + sanitize.Line(m.detailNode)
 	if m.detailIsLock {
-		title = "Lock"
 		if i := lockIndex(m.c.LockStatuses(), m.detailLock); i >= 0 {
 			title = "Lock " + sanitize.Line(m.c.LockStatuses()[i].LockRef.String())
 		} else {

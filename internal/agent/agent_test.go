@@ -198,7 +198,10 @@ func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []mode
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-h.done:
+		case err := <-h.done:
+			if err != nil {
+				t.Errorf("agent stopped with %v, want nil after cancel", err)
+			}
 		case <-time.After(10 * time.Second):
 			t.Error("agent did not stop")
 		}

@@ -62,7 +62,12 @@ func TestAgentNotifiesOnlyOnceSynced(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("agent stopped with %v, want nil after cancel", err)
+		}
+	}()
 	h := &harness{agent: a, client: client, log: logBuf}
 
 	h.waitFor(t, "a ghost not acted on before the first picture", func(hb heartbeat) bool {

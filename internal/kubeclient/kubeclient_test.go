@@ -24,7 +24,7 @@ func hangServer(t *testing.T) (*httptest.Server, func()) {
 			case <-release:
 			case <-r.Context().Done():
 			}
-			io.WriteString(w, "late")
+			_, _ = io.WriteString(w, "late")
 			return
 		}
 		select {

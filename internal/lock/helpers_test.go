@@ -102,11 +102,11 @@ func single(e entry) string {
 	return string(b)
 }
 
-func multi(max int, es ...entry) string {
+func multi(maxOwners int, es ...entry) string {
 	if es == nil {
 		es = []entry{}
 	}
-	b, _ := json.Marshal(map[string]any{"maxOwners": max, "locks": es})
+	b, _ := json.Marshal(map[string]any{"maxOwners": maxOwners, "locks": es})
 	return string(b)
 }
 

@@ -128,9 +128,9 @@ func isHex32(s string) bool {
 	return err == nil
 }
 
-func list(xs []string, max int) string {
-	if len(xs) <= max {
+func list(xs []string, most int) string {
+	if len(xs) <= most {
 		return strings.Join(xs, ", ")
 	}
-	return strings.Join(xs[:max], ", ") + fmt.Sprintf(" and %d more", len(xs)-max)
+	return strings.Join(xs[:most], ", ") + fmt.Sprintf(" and %d more", len(xs)-most)
 }

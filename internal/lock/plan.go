@@ -150,7 +150,7 @@ func (e *Engine) PlanEntry(c *model.Cluster, ref model.LockRef, holder string, e
 	if len(cands) == 0 {
 		return Plan{}, fmt.Errorf("no lock %s", ref)
 	}
-	idx := -1
+	var idx int
 	switch {
 	case holder == "" && entry < 0 && len(cands) == 1:
 		idx = cands[0]

@@ -43,8 +43,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// EnvIntegration, when set to a non-empty value, makes missing binaries a
-// test failure instead of a skip.
+// EnvIntegration names the variable that, set to a non-empty value, makes
+// missing binaries a test failure instead of a skip.
 const EnvIntegration = "REBOOTWATCH_INTEGRATION"
 
 // EnvBinDir names the directory holding kube-apiserver and etcd.
@@ -480,9 +480,9 @@ func (c *Cluster) Logs(name string) string {
 func (c *Cluster) dumpLogs(t testing.TB) {
 	for _, p := range c.procs {
 		b, _ := os.ReadFile(p.log)
-		const max = 16 << 10
-		if len(b) > max {
-			b = append([]byte("…\n"), b[len(b)-max:]...)
+		const keep = 16 << 10
+		if len(b) > keep {
+			b = append([]byte("…\n"), b[len(b)-keep:]...)
 		}
 		t.Logf("testcluster: %s log (%s):\n%s", p.name, p.log, b)
 	}

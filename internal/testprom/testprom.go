@@ -106,9 +106,9 @@ func Start(t testing.TB, o Options) *Server {
 }
 
 func tail(b []byte) []byte {
-	const max = 8 << 10
-	if len(b) > max {
-		return b[len(b)-max:]
+	const keep = 8 << 10
+	if len(b) > keep {
+		return b[len(b)-keep:]
 	}
 	return b
 }

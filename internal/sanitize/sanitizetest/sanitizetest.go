@@ -33,13 +33,14 @@ var Attacks = []string{
 var alphabet = []string{"\x1b", "[", "]", "0", ";", "2J", "m", "\a", "\n", "\r", "\t", "\x00", "\x7f",
 	"\u0085", "\u009b", "\u202e", "\u2066", "\u2028", "\xff", "a", "b", "-", " ", "世", "é", "…", "\\"}
 
-// Random returns n random hostile strings of up to max parts, from seed.
-func Random(seed uint64, n, max int) []string {
+// Random returns n random hostile strings, each of 1 to parts pieces of the
+// alphabet, from seed.
+func Random(seed uint64, n, parts int) []string {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	out := make([]string, n)
 	for i := range out {
 		var b strings.Builder
-		for k := r.IntN(max) + 1; k > 0; k-- {
+		for k := r.IntN(parts) + 1; k > 0; k-- {
 			b.WriteString(alphabet[r.IntN(len(alphabet))])
 		}
 		out[i] = b.String()
