@@ -1,73 +1,28 @@
 package agent
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 )
 
 // ErrNoClusterConfig is returned when the agent has neither a kubeconfig nor
 // in-cluster credentials. The agent never falls back to a default server.
-var ErrNoClusterConfig = errors.New("no cluster configuration: pass --kubeconfig or set KUBECONFIG outside a cluster; " +
-	"in a pod the service-account token and KUBERNETES_SERVICE_HOST/PORT must be present")
+var ErrNoClusterConfig = kubeconfig.ErrNoClusterConfig
 
-// LoadRESTConfig builds the rest config: --kubeconfig, else $KUBECONFIG, else
-// the in-cluster config (whose token file client-go re-reads, so rotated
-// tokens are picked up). It returns a description of where the config came
-// from (never a credential). inCluster is rest.InClusterConfig outside tests.
+// LoadRESTConfig builds the rest config through the one kubeconfig loader
+// (internal/kubeconfig): --kubeconfig, else $KUBECONFIG, else the in-cluster
+// config (whose token file client-go re-reads, so rotated tokens are picked
+// up); never ~/.kube/config. It returns a description of where the config
+// came from (never a credential). inCluster is rest.InClusterConfig outside
+// tests.
 func LoadRESTConfig(c Config, getenv func(string) string, inCluster func() (*rest.Config, error)) (*rest.Config, string, error) {
-	var (
-		cfg    *rest.Config
-		origin string
-	)
-	switch {
-	case c.Kubeconfig != "" || getenv("KUBECONFIG") != "":
-		rules := &clientcmd.ClientConfigLoadingRules{}
-		if c.Kubeconfig != "" {
-			rules.ExplicitPath = c.Kubeconfig
-			origin = "kubeconfig " + c.Kubeconfig
-		} else {
-			rules.Precedence = filepath.SplitList(getenv("KUBECONFIG"))
-			origin = "KUBECONFIG " + getenv("KUBECONFIG")
-		}
-		raw, err := rules.Load()
-		if err != nil {
-			return nil, "", fmt.Errorf("load %s: %w", origin, err)
-		}
-		// NewNonInteractiveClientConfig has no in-cluster or
-		// KUBERNETES_MASTER fallback: an empty kubeconfig is an error.
-		cc := clientcmd.NewNonInteractiveClientConfig(*raw, c.Context, &clientcmd.ConfigOverrides{}, rules)
-		cfg, err = cc.ClientConfig()
-		if err != nil {
-			if clientcmd.IsEmptyConfig(err) {
-				return nil, "", fmt.Errorf("%s holds no usable cluster: %w", origin, ErrNoClusterConfig)
-			}
-			return nil, "", fmt.Errorf("%s: %w", origin, err)
-		}
-		if c.Context != "" {
-			origin += " context " + c.Context
-		}
-	default:
-		if c.Context != "" {
-			return nil, "", fmt.Errorf("--context %q needs --kubeconfig or KUBECONFIG", c.Context)
-		}
-		var err error
-		cfg, err = inCluster()
-		if err != nil {
-			if errors.Is(err, rest.ErrNotInCluster) {
-				return nil, "", ErrNoClusterConfig
-			}
-			return nil, "", fmt.Errorf("in-cluster config: %w", err)
-		}
-		origin = "in-cluster service account"
-	}
-	if cfg == nil || strings.TrimSpace(cfg.Host) == "" {
-		return nil, "", fmt.Errorf("%s names no API server: %w", origin, ErrNoClusterConfig)
+	cfg, origin, err := kubeconfig.Loader{Kubeconfig: c.Kubeconfig, Getenv: getenv}.InCluster(c.Context, inCluster)
+	if err != nil {
+		return nil, "", err
 	}
 	cfg.UserAgent = "rebootwatch-agent"
 	cfg.Timeout = c.RequestTimeout
@@ -77,6 +32,7 @@ func LoadRESTConfig(c Config, getenv func(string) string, inCluster func() (*res
 	return cfg, origin, nil
 }
 
+// errorCounting wraps a transport so that every failed API call is reported
 // (a transport error or an HTTP status >= 400) with its Kubernetes verb.
 func errorCounting(report func(verb string)) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
@@ -19,25 +20,17 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-const actionUsage = `rebootwatch %[1]s — %[2]s
-
-Usage:
-  rebootwatch release|reap [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--entry N] [--dry-run] [--yes] [--allow-unsafe]
-  rebootwatch release ... [--keep-cordoned]
-  rebootwatch uncordon --node NODE [--dry-run] [--yes] [--allow-unsafe]
-
-It judges the lock, prints the verdict and every safety gate, and makes one
+const actionLong = `It judges the lock, prints the verdict and every safety gate, and makes one
 write carrying the judged resourceVersion; releasing a fleetlock holder also
 uncordons it (fleetlock cordoned it and uncordons only on the holder's own
-unlock), a second write with its own precondition, unless --keep-cordoned. Without a terminal it needs --yes.
---allow-unsafe overrides failed gates only on a terminal, after you type the
-holder's name; --yes alone never overrides anything.
+unlock), a second write with its own precondition, unless --keep-cordoned.
+Without a terminal it needs --yes. --allow-unsafe overrides failed gates only
+on a terminal, after you type the holder's name; --yes alone never overrides
+anything. -o json prints the verdict, the gates, the write and the outcome as
+one JSON document.
 
 Exit codes: 0 done (or dry run), 1 error (cluster unreadable, conflict,
-forbidden, no such lock), 2 refused by the verdict or a gate.
-
-Flags:
-`
+forbidden, no such lock), 2 refused by the verdict or a gate.`
 
 // actionFlags are release/reap's own flags.
 type actionFlags struct {
@@ -51,33 +44,39 @@ type actionFlags struct {
 	keepCordoned bool
 }
 
-// runAction runs `rebootwatch release|reap` (DESIGN §9, issue 4).
-func runAction(ctx context.Context, env Env, c *Common, action string, args []string) int {
+// actionCommand is the shared shape of release, reap and uncordon.
+func (r *runner) actionCommand(action model.Action, use, short, example string) *cobra.Command {
+	af := actionFlags{entry: -1}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Long:    short + ".\n\n" + actionLong,
+		Example: example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r.code = runAction(cmd.Context(), r.env, r.c, string(action), af)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&af.kind, "kind", "", "Lock kind: kured or fleetlock (default: the one lock discovery finds)")
+	fs.StringVar(&af.lock, "lock", "", "The lock as namespace/name (default: the one lock of that kind)")
+	fs.StringVar(&af.holder, "holder", "", "The holder (node name or holder id) — needed for a kured multi-lock")
+	fs.BoolVar(&af.yes, "yes", false, "Do not ask for confirmation (needed without a terminal; never overrides a gate)")
+	if action == model.ActionUncordon {
+		fs.StringVar(&af.node, "node", "", "The node that is done · still cordoned")
+	}
+	fs.IntVar(&af.entry, "entry", -1, "The entry's position (0-based) when a kured multi-lock lists the holder more than once")
+	if action == model.ActionRelease {
+		fs.BoolVar(&af.keepCordoned, "keep-cordoned", false, "Leave the holder cordoned (a fleetlock release otherwise also uncordons the holder, as fleetlock's own unlock does)")
+	}
+	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]string{string(model.LockKured), string(model.LockFleetlock)}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// runAction runs `rebootwatch release|reap|uncordon` (DESIGN §9, issue 4).
+func runAction(ctx context.Context, env Env, c *Common, action string, af actionFlags) int {
 	a := model.Action(action)
-	what := "release a lock left behind by a node that finished its reboot"
-	switch a {
-	case model.ActionReap:
-		what = "reap a lock held by a node that no longer exists (or whose TTL passed)"
-	case model.ActionUncordon:
-		what = "uncordon a node that finished its reboot but that its coordinator left cordoned (done · still cordoned); --node names it"
-	}
-	var af actionFlags
-	code, ok := ParseSub(action, fmt.Sprintf(actionUsage, action, what), env, c, args, func(fs *flag.FlagSet) {
-		fs.StringVar(&af.kind, "kind", "", "lock kind: kured or fleetlock (default: the one lock discovery finds)")
-		fs.StringVar(&af.lock, "lock", "", "the lock as namespace/name (default: the one lock of that kind)")
-		fs.StringVar(&af.holder, "holder", "", "the holder (node name or holder id) — needed for a kured multi-lock")
-		fs.BoolVar(&af.yes, "yes", false, "do not ask for confirmation (needed without a terminal; never overrides a gate)")
-		if a == model.ActionUncordon {
-			fs.StringVar(&af.node, "node", "", "uncordon only: the node that is done · still cordoned")
-		}
-		fs.IntVar(&af.entry, "entry", -1, "the entry's position (0-based) when a kured multi-lock lists the holder more than once")
-		if a == model.ActionRelease {
-			fs.BoolVar(&af.keepCordoned, "keep-cordoned", false, "release only: leave the holder cordoned (a fleetlock release otherwise also uncordons the holder, as fleetlock's own unlock does)")
-		}
-	})
-	if !ok {
-		return code
-	}
 	if af.kind != "" {
 		if _, err := lock.DriverFor(model.LockKind(af.kind)); err != nil {
 			return fail(env, fmt.Errorf("--kind: %w", err))

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -91,21 +93,38 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 	cases := []struct {
 		args []string
 		want string
+		// usage: a usage error, printed as kubectl prints one (the
+		// error, then a line pointing at --help).
+		usage bool
 	}{
-		{[]string{"--nope"}, "flag provided but not defined: -nope"},
-		{[]string{"--snapshot", "-o", "yaml"}, `unknown output format "yaml"`},
-		{[]string{"--snapshot", "--kubeconfig", "/does/not/exist"}, "kubeconfig /does/not/exist"},
-		{[]string{"--snapshot"}, "no kubeconfig"},
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"--kured-daemonset", "kured", "--snapshot"}, "want namespace/name"},
+		{[]string{"--nope"}, "unknown flag: --nope", true},
+		{[]string{"--snapshot", "-o", "yaml"}, `unknown output format "yaml"`, false},
+		{[]string{"--snapshot", "--kubeconfig", "/does/not/exist"}, "kubeconfig /does/not/exist", false},
+		{[]string{"--snapshot"}, "no kubeconfig", false},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for "rebootwatch"`, true},
+		{[]string{"--kured-daemonset", "kured", "--snapshot"}, "want namespace/name", false},
 	}
 	for _, tc := range cases {
 		env, _, errb := testEnv(demoStart)
 		code := run(context.Background(), tc.args, env)
-		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
-		if code != ExitError || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
-			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tc.args, code, errb.String(), tc.want)
-		}
+		checkErrorLines(t, tc.args, code, errb.String(), tc.want, tc.usage, "rebootwatch")
+	}
+}
+
+// checkErrorLines checks that stderr holds exactly the error: one line
+// ("rebootwatch: …"), or for a usage error kubectl's two ("error: …" and
+// "See 'CMD --help' for usage."), with exit 1.
+func checkErrorLines(t *testing.T, args []string, code int, stderr, want string, usage bool, cmd string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	switch {
+	case code != ExitError:
+		t.Errorf("%v: exit %d, want 1; stderr %q", args, code, stderr)
+	case usage && (len(lines) != 2 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], want) ||
+		lines[1] != "See '"+cmd+" --help' for usage."):
+		t.Errorf("%v: stderr %q, want kubectl's usage error with %q and a hint to %s --help", args, stderr, want, cmd)
+	case !usage && (len(lines) != 1 || !strings.HasPrefix(lines[0], "rebootwatch: ") || !strings.Contains(lines[0], want)):
+		t.Errorf("%v: stderr %q, want one line with %q", args, stderr, want)
 	}
 }
 
@@ -114,21 +133,28 @@ func TestHelpAndVersion(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, env); code != 0 || !strings.Contains(out.String(), "--snapshot") || !strings.Contains(out.String(), "-demo") {
 		t.Fatalf("help: %d %s", code, out)
 	}
-	env, out, _ = testEnv(demoStart)
-	if code := run(context.Background(), []string{"version"}, env); code != 0 || !strings.HasPrefix(out.String(), "rebootwatch ") {
-		t.Fatalf("version: %d %s", code, out)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		env, out, _ = testEnv(demoStart)
+		if code := run(context.Background(), args, env); code != 0 || !strings.HasPrefix(out.String(), "rebootwatch ") ||
+			!strings.Contains(out.String(), runtime.Version()) || strings.Count(out.String(), "\n") != 1 {
+			t.Fatalf("%v: %d %q", args, code, out)
+		}
 	}
 }
 
-// TestHelpListsEveryCommand: --help names every command run dispatches
-// (uncordon was missing, so only the README told of it).
+// TestHelpListsEveryCommand: --help names every command of the tree
+// (uncordon was missing once, so only the README told of it).
 func TestHelpListsEveryCommand(t *testing.T) {
 	env, out, _ := testEnv(demoStart)
 	if code := run(context.Background(), []string{"--help"}, env); code != ExitOK {
 		t.Fatalf("help: exit %d", code)
 	}
-	for _, cmd := range []string{"watch", "release", "reap", "uncordon", "version"} {
-		if !strings.Contains(out.String(), "  rebootwatch "+cmd) {
+	_, cmds, ok := strings.Cut(out.String(), "Available Commands:\n")
+	if !ok {
+		t.Fatalf("--help lists no commands:\n%s", out)
+	}
+	for _, cmd := range []string{"watch", "release", "reap", "uncordon", "version", "completion"} {
+		if !regexp.MustCompile(`(?m)^  ` + cmd + ` +\S`).MatchString(cmds) {
 			t.Errorf("--help does not list %q:\n%s", cmd, out)
 		}
 	}
@@ -150,31 +176,38 @@ func TestOutputFormatWithoutAReportIsAnError(t *testing.T) {
 }
 
 func TestHelpPrintsUsageOnce(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"watch", "--help"}, {"release", "-h"}} {
+	kubeconfigLine := regexp.MustCompile(`(?m)^ +--kubeconfig string `)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"watch", "--help"}, {"release", "-h"}, {"help", "watch"}} {
 		env, out, errb := testEnv(demoStart)
 		code := run(context.Background(), args, env)
-		if code != ExitOK || strings.Count(out.String(), "Usage:") != 1 || strings.Count(out.String(), "-kubeconfig") != 1 || errb.Len() != 0 {
+		if code != ExitOK || strings.Count(out.String(), "Usage:") != 1 || len(kubeconfigLine.FindAllString(out.String(), -1)) != 1 || errb.Len() != 0 {
 			t.Errorf("%v: exit %d, %d usages on stdout, stderr %q", args, code, strings.Count(out.String(), "Usage:"), errb)
 		}
 	}
 }
 
+// A bad flag is reported as kubectl reports one: "error: …" (with a "did
+// you mean" when a flag is close) and "See '… --help' for usage.", exit 1,
+// nothing on stdout.
 func TestBadFlagIsOneLineOnStderrWithAHint(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
+		cmd  string
 	}{
-		{[]string{"--nope"}, "flag provided but not defined: -nope (see rebootwatch --help)"},
-		{[]string{"--sped", "3"}, "did you mean --seed or --speed?"},
-		{[]string{"watch", "--until-dne"}, "did you mean --until-done?"},
-		{[]string{"--speed", "fast"}, `invalid value "fast" for flag -speed`},
+		{[]string{"--nope"}, "unknown flag: --nope", "rebootwatch"},
+		{[]string{"--sped", "3"}, "unknown flag: --sped (did you mean --seed or --speed?)", "rebootwatch"},
+		{[]string{"watch", "--until-dne"}, "did you mean --until-done?", "rebootwatch watch"},
+		{[]string{"--speed", "fast"}, `invalid argument "fast" for "--speed" flag`, "rebootwatch"},
+		{[]string{"watch", "extra"}, `unknown command "extra" for "rebootwatch watch"`, "rebootwatch watch"},
+		{[]string{"wacth"}, `unknown command "wacth" for "rebootwatch" (did you mean watch?)`, "rebootwatch"},
 	} {
 		env, out, errb := testEnv(demoStart)
 		code := run(context.Background(), tc.args, env)
-		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
-		if code != ExitError || out.Len() != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
-			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q, want one line with %q", tc.args, code, out.Len(), errb, tc.want)
+		if out.Len() != 0 {
+			t.Errorf("%v: %d bytes on stdout", tc.args, out.Len())
 		}
+		checkErrorLines(t, tc.args, code, errb.String(), tc.want, true, tc.cmd)
 	}
 }
 

@@ -139,8 +139,7 @@ func TestMultiClusterSnapshotAndWatch(t *testing.T) {
 	t.Run("watch", func(t *testing.T) {
 		env, out, errb := multiEnv()
 		args := append(append([]string{}, flags...), "--context", "alpha,beta", "--until-done", "--tick", "100ms")
-		c := DefaultCommon()
-		code := bounded(t, 2*time.Minute, func() int { return runWatch(context.Background(), env, &c, args) })
+		code := bounded(t, 2*time.Minute, func() int { return run(context.Background(), append([]string{"watch"}, args...), env) })
 		if code != ExitError {
 			t.Fatalf("exit %d, want 1 (alpha done, beta unreachable); stderr:\n%s\nout:\n%s", code, errb.String(), out.String())
 		}
@@ -163,8 +162,7 @@ func TestMultiClusterSnapshotAndWatch(t *testing.T) {
 	t.Run("watch json", func(t *testing.T) {
 		env, out, _ := multiEnv()
 		args := append(append([]string{}, flags...), "--context", "alpha,beta", "--until-done", "--tick", "100ms", "-o", "json")
-		c := DefaultCommon()
-		bounded(t, 2*time.Minute, func() int { return runWatch(context.Background(), env, &c, args) })
+		bounded(t, 2*time.Minute, func() int { return run(context.Background(), append([]string{"watch"}, args...), env) })
 		seen := map[string]bool{}
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 			var m map[string]any

@@ -3,28 +3,19 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/multi"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/internal/watch"
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-const watchUsage = `rebootwatch watch — a streaming log of a reboot window, one line per change
-
-Usage:
-  rebootwatch watch [-o text|json] [--until-done] [--stall-after D] [--summary-every 1m] [--bell]
-
-Exit codes: 0 done (--until-done) or nothing needs attention, 1 a cluster could
-not be read, 2 something needs attention or the window stalled (--stall-after).
-
-Flags:
-`
 
 // watchDeps are what the watch loop needs from the outside world; tests
 // replace them to drive the loop deterministically.
@@ -58,9 +49,51 @@ type watchFlags struct {
 	tick         time.Duration
 }
 
-// runWatch runs `rebootwatch watch` (DESIGN §9).
-func runWatch(ctx context.Context, env Env, c *Common, args []string) int {
-	return runWatchWith(ctx, env, c, args, defaultWatchDeps())
+// newWatch is `rebootwatch watch` (DESIGN §9): a streaming log of a reboot
+// window.
+func (r *runner) newWatch() *cobra.Command {
+	wf := watchFlags{summaryEvery: time.Minute, tick: time.Second}
+	cmd := &cobra.Command{
+		Use:   "watch [-o text|json] [--until-done] [--stall-after D] [--summary-every 1m] [--bell]",
+		Short: "A streaming log of a reboot window, one line per change",
+		Long: `A streaming log of a reboot window: one timestamped line per change that
+matters (phase transitions, locks taken, released or judged ghost/orphaned,
+volumes degraded or healthy, sources going stale, actions) and a progress
+summary every --summary-every. -o json prints one JSON object per line.
+
+Exit codes: 0 done (--until-done) or nothing needs attention, 1 a cluster could
+not be read, 2 something needs attention or the window stalled (--stall-after).`,
+		Example: `  # Follow the window until every node is done; exit 2 if it stalls for 30m
+  rebootwatch watch --until-done --stall-after 30m
+
+  # One JSON object per line, for a log pipeline
+  rebootwatch watch -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case wf.stallAfter < 0:
+				return failed(r.env, errors.New("--stall-after must not be negative"))
+			case wf.summaryEvery < 0:
+				return failed(r.env, errors.New("--summary-every must not be negative"))
+			case wf.tick <= 0:
+				return failed(r.env, errors.New("--tick must be positive"))
+			}
+			r.code = watchLoop(cmd.Context(), r.env, r.c, wf, r.watch)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&wf.untilDone, "until-done", false, "Exit once every node that needed a reboot is done and every lock is free: 0, or 2 if something still needs attention (a node down, a volume faulted)")
+	fs.DurationVar(&wf.stallAfter, "stall-after", 0, "Exit 2 when nothing progresses for this long, or a lock turns ghost/orphaned (0: never)")
+	fs.DurationVar(&wf.summaryEvery, "summary-every", wf.summaryEvery, "Print a progress summary this often (0: never)")
+	fs.DurationVar(&wf.tick, "tick", wf.tick, "How often to re-derive phases and verdicts")
+	return cmd
+}
+
+// runWatchWith runs `rebootwatch watch args` with c's values as the shared
+// flags' starting values and deps as the loop's outside world (tests).
+func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps watchDeps) int {
+	return execute(ctx, append([]string{"watch"}, args...), env, execOptions{common: c, watch: &deps})
 }
 
 // member is one watched cluster.
@@ -95,25 +128,9 @@ type taggedEvent struct {
 	ev model.Event
 }
 
-func runWatchWith(ctx context.Context, env Env, c *Common, args []string, deps watchDeps) int {
-	wf := watchFlags{summaryEvery: time.Minute, tick: time.Second}
-	code, ok := ParseSub("watch", watchUsage, env, c, args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&wf.untilDone, "until-done", false, "exit once every node that needed a reboot is done and every lock is free: 0, or 2 if something still needs attention (a node down, a volume faulted)")
-		fs.DurationVar(&wf.stallAfter, "stall-after", 0, "exit 2 when nothing progresses for this long, or a lock turns ghost/orphaned (0: never)")
-		fs.DurationVar(&wf.summaryEvery, "summary-every", wf.summaryEvery, "print a progress summary this often (0: never)")
-		fs.DurationVar(&wf.tick, "tick", wf.tick, "how often to re-derive phases and verdicts")
-	})
-	if !ok {
-		return code
-	}
-	switch {
-	case wf.stallAfter < 0:
-		return fail(env, errors.New("--stall-after must not be negative"))
-	case wf.summaryEvery < 0:
-		return fail(env, errors.New("--summary-every must not be negative"))
-	case wf.tick <= 0:
-		return fail(env, errors.New("--tick must be positive"))
-	}
+// watchLoop runs the watch: opens every cluster, fans their events in and
+// prints their lines until the end condition or ctx ends.
+func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watchDeps) int {
 	contexts := []string{c.Context}
 	if multi.Requested(c.Context, c.AllContexts) {
 		var err error
@@ -374,9 +391,9 @@ func resolveContexts(env Env, c *Common) ([]string, error) {
 		if c.AllContexts {
 			return nil, errors.New("--all-contexts needs a kubeconfig: with --demo, name the clusters with --context a,b")
 		}
-		return multi.Split(c.Context), nil
+		return kubeconfig.Split(c.Context), nil
 	}
-	return multi.Contexts(c.Kubeconfig, env.Getenv("KUBECONFIG"), env.Getenv("HOME"), c.Context, c.AllContexts)
+	return c.Loader(env).Contexts(c.Context, c.AllContexts)
 }
 
 // lineWriter writes watch lines as text or JSON lines, and the bell.

@@ -452,7 +452,7 @@ func TestWatchFlagErrors(t *testing.T) {
 		var out, errb bytes.Buffer
 		env := Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Now: time.Now}
 		c := DefaultCommon()
-		if code := runWatch(context.Background(), env, &c, args); code != ExitError || errb.Len() == 0 {
+		if code := runWatchWith(context.Background(), env, &c, args, defaultWatchDeps()); code != ExitError || errb.Len() == 0 {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -26,11 +24,10 @@ import (
 
 // Options say which cluster to open and how.
 type Options struct {
-	Kubeconfig string
-	// KubeconfigEnv is $KUBECONFIG and Home is $HOME (passed in, not read here).
-	KubeconfigEnv string
-	Home          string
-	Context       string
+	// Kube loads the cluster's configuration (kubectl's flags and rules);
+	// Context names the kubeconfig context ("" is the current one).
+	Kube    kubeconfig.Loader
+	Context string
 
 	RequestTimeout time.Duration
 	// StaleAfter and ProbeInterval tune the freshness of the watch-based
@@ -155,7 +152,7 @@ func (s *Session) openReal() error {
 	if cfg == nil {
 		var name string
 		var err error
-		cfg, name, err = RESTConfig(s.opts.Kubeconfig, s.opts.KubeconfigEnv, s.opts.Home, s.opts.Context)
+		cfg, name, err = s.opts.Kube.RESTConfig(s.opts.Context)
 		if err != nil {
 			return err
 		}
@@ -181,48 +178,6 @@ func (s *Session) openReal() error {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
 	return nil
-}
-
-// RESTConfig loads a kubeconfig the way kubectl does: --kubeconfig, else
-// $KUBECONFIG (a path list), else ~/.kube/config; --context, else the
-// current context. It returns the config and the context's name.
-func RESTConfig(kubeconfig, env, home, context string) (*rest.Config, string, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{}
-	switch {
-	case kubeconfig != "":
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, errors.Unwrap(err))
-		}
-		rules.ExplicitPath = kubeconfig
-	case env != "":
-		rules.Precedence = filepath.SplitList(env)
-	default:
-		def := filepath.Join(home, ".kube", "config")
-		if _, err := os.Stat(def); err != nil {
-			return nil, "", fmt.Errorf("no kubeconfig: %s does not exist and KUBECONFIG is not set (use --kubeconfig, or --demo to try rebootwatch without a cluster)", def)
-		}
-		rules.ExplicitPath = def
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
-	raw, err := cc.RawConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig: %w", err)
-	}
-	name := context
-	if name == "" {
-		name = raw.CurrentContext
-	}
-	if name == "" {
-		return nil, "", errors.New("kubeconfig has no current context: pass --context")
-	}
-	if _, ok := raw.Contexts[name]; !ok {
-		return nil, "", fmt.Errorf("kubeconfig has no context %q", name)
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig context %q: %w", name, err)
-	}
-	return cfg, name, nil
 }
 
 // sink forwards an event to the owner; it drops nothing, and gives up only

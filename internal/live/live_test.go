@@ -2,83 +2,12 @@ package live
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-const kubeconfig = `apiVersion: v1
-kind: Config
-clusters:
-- name: a
-  cluster: {server: "https://127.0.0.1:6443"}
-- name: b
-  cluster: {server: "https://127.0.0.2:6443"}
-contexts:
-- name: alpha
-  context: {cluster: a, user: u}
-- name: beta
-  context: {cluster: b, user: u}
-current-context: alpha
-users:
-- name: u
-  user: {token: t}
-`
-
-func writeConfig(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "config")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestRESTConfigFollowsKubectlRules(t *testing.T) {
-	path := writeConfig(t, kubeconfig)
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(kubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name                      string
-		flag, env, home, context  string
-		wantHost, wantCtx, errHas string
-	}{
-		{name: "--kubeconfig, current context", flag: path, wantHost: "127.0.0.1", wantCtx: "alpha"},
-		{name: "--context picks another", flag: path, context: "beta", wantHost: "127.0.0.2", wantCtx: "beta"},
-		{name: "$KUBECONFIG list", env: "/nonexistent" + string(os.PathListSeparator) + path, wantHost: "127.0.0.1", wantCtx: "alpha"},
-		{name: "~/.kube/config", home: home, wantHost: "127.0.0.1", wantCtx: "alpha"},
-		{name: "unknown context", flag: path, context: "gamma", errHas: `no context "gamma"`},
-		{name: "missing --kubeconfig file", flag: "/does/not/exist", errHas: "kubeconfig /does/not/exist"},
-		{name: "nothing at all", home: t.TempDir(), errHas: "--demo"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, ctx, err := RESTConfig(tc.flag, tc.env, tc.home, tc.context)
-			if tc.errHas != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
-					t.Fatalf("err %v, want one containing %q", err, tc.errHas)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(cfg.Host, tc.wantHost) || ctx != tc.wantCtx {
-				t.Fatalf("host %s context %s, want %s %s", cfg.Host, ctx, tc.wantHost, tc.wantCtx)
-			}
-		})
-	}
-}
 
 // The demo session goes through the same sources as a real cluster and
 // delivers a complete first picture, then keeps playing.

@@ -12,17 +12,12 @@ package multi
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
@@ -34,81 +29,9 @@ func Requested(contextFlag string, all bool) bool {
 	return all || strings.Contains(contextFlag, ",")
 }
 
-// Split parses a --context comma list: trimmed, empty items dropped,
-// duplicates removed, order kept.
-func Split(list string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range strings.Split(list, ",") {
-		c = strings.TrimSpace(c)
-		if c == "" || seen[c] {
-			continue
-		}
-		seen[c] = true
-		out = append(out, c)
-	}
-	return out
-}
-
-// Contexts resolves the contexts to open. With all it lists every context of
-// the kubeconfig (loaded the way kubectl does: --kubeconfig, else $KUBECONFIG,
-// else ~/.kube/config), sorted; otherwise it returns the comma list, each
-// checked to exist in the kubeconfig.
-func Contexts(kubeconfig, kubeconfigEnv, home, list string, all bool) ([]string, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{}
-	switch {
-	case kubeconfig != "":
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, errors.Unwrap(err))
-		}
-		rules.ExplicitPath = kubeconfig
-	case kubeconfigEnv != "":
-		rules.Precedence = filepath.SplitList(kubeconfigEnv)
-	default:
-		def := filepath.Join(home, ".kube", "config")
-		if _, err := os.Stat(def); err != nil {
-			return nil, fmt.Errorf("no kubeconfig: %s does not exist and KUBECONFIG is not set (use --kubeconfig)", def)
-		}
-		rules.ExplicitPath = def
-	}
-	raw, err := rules.Load()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	if all {
-		var out []string
-		for name := range raw.Contexts {
-			out = append(out, name)
-		}
-		sort.Strings(out)
-		if len(out) == 0 {
-			return nil, errors.New("--all-contexts: the kubeconfig has no context")
-		}
-		return out, nil
-	}
-	out := Split(list)
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--context %q names no context", list)
-	}
-	var missing []string
-	for _, c := range out {
-		if _, ok := raw.Contexts[c]; !ok {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("kubeconfig has no context %s", strings.Join(quote(missing), ", "))
-	}
-	return out, nil
-}
-
-func quote(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
-}
+// Split parses a --context comma list (kubeconfig.Split); the contexts
+// themselves are resolved by kubeconfig.Loader.Contexts.
+func Split(list string) []string { return kubeconfig.Split(list) }
 
 // Opener opens one cluster; live.Open in production.
 type Opener func(ctx context.Context, o live.Options) (*live.Session, error)

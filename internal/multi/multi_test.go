@@ -3,8 +3,6 @@ package multi
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,50 +37,6 @@ func TestWorst(t *testing.T) {
 		if got := Worst(c.in...); got != c.want {
 			t.Fatalf("Worst(%v) = %d, want %d", c.in, got, c.want)
 		}
-	}
-}
-
-const kubeconfig = `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: https://127.0.0.1:1
-users:
-- name: u
-  user:
-    token: x
-contexts:
-- name: zeta
-  context: {cluster: c, user: u}
-- name: alpha
-  context: {cluster: c, user: u}
-current-context: zeta
-`
-
-func TestContexts(t *testing.T) {
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "config")
-	if err := os.WriteFile(kc, []byte(kubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	all, err := Contexts(kc, "", "", "", true)
-	if err != nil || strings.Join(all, ",") != "alpha,zeta" {
-		t.Fatalf("all: %v %v", all, err)
-	}
-	// $KUBECONFIG is a path list; --context keeps the order given.
-	got, err := Contexts("", filepath.Join(dir, "missing")+string(os.PathListSeparator)+kc, "", "zeta,alpha", false)
-	if err != nil || strings.Join(got, ",") != "zeta,alpha" {
-		t.Fatalf("list: %v %v", got, err)
-	}
-	if _, err := Contexts(kc, "", "", "alpha,nope,gone", false); err == nil || !strings.Contains(err.Error(), `"nope", "gone"`) {
-		t.Fatalf("missing contexts: %v", err)
-	}
-	if _, err := Contexts("", "", dir, "a,b", false); err == nil || !strings.Contains(err.Error(), "no kubeconfig") {
-		t.Fatalf("no kubeconfig: %v", err)
-	}
-	if _, err := Contexts(filepath.Join(dir, "nope"), "", "", "a,b", false); err == nil {
-		t.Fatal("a missing --kubeconfig must fail")
 	}
 }
 
