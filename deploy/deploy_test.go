@@ -185,6 +185,10 @@ func TestRBACIsExactlyTheMinimum(t *testing.T) {
 		"create /events in kube-system",
 		// leader election on the pre-created Lease.
 		"get coordination.k8s.io/leases/rebootwatch-agent in rebootwatch", "update coordination.k8s.io/leases/rebootwatch-agent in rebootwatch",
+		// sources/kube, the blockers' inputs: budgets, and pods listed with a
+		// selector (a cordoned node's, kured's blocking-pod selector).
+		"list policy/poddisruptionbudgets cluster-wide", "watch policy/poddisruptionbudgets cluster-wide",
+		"list /pods cluster-wide", "watch /pods cluster-wide",
 	}
 	sort.Strings(want)
 	got := grants(t, objects(t))
@@ -201,10 +205,14 @@ func TestRBACIsExactlyTheMinimum(t *testing.T) {
 		}
 	}
 	for _, g := range got {
-		for _, forbidden := range []string{"secrets", "delete", "patch", "escalate", "bind", "impersonate", "pods"} {
+		for _, forbidden := range []string{"secrets", "delete", "patch", "escalate", "bind", "impersonate", "pods/"} {
 			if strings.Contains(g, forbidden) {
 				t.Errorf("grant %q touches %s", g, forbidden)
 			}
+		}
+		// Pods are read, never written, evicted or exec'd into.
+		if strings.Contains(g, "/pods") && g != "list /pods cluster-wide" && g != "watch /pods cluster-wide" {
+			t.Errorf("grant %q does more with pods than list and watch", g)
 		}
 	}
 }

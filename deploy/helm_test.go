@@ -290,6 +290,8 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		"watch apps/daemonsets/kured-ds in kured", "update apps/daemonsets/kured-ds in kured",
 		"create /events in kured",
 		"get coordination.k8s.io/leases/rw-leader in ops", "update coordination.k8s.io/leases/rw-leader in ops",
+		"list policy/poddisruptionbudgets cluster-wide", "watch policy/poddisruptionbudgets cluster-wide",
+		"list /pods cluster-wide", "watch /pods cluster-wide",
 	}
 	sort.Strings(want)
 	if got := grantsOf(t, objs, ns, sa); !slices.Equal(got, want) {

@@ -38,6 +38,11 @@ func TestIntegrationRBACDenies(t *testing.T) {
 		{"create", "", "events", "default", "", true},
 		{"update", "coordination.k8s.io", "leases", "rebootwatch", "rebootwatch-agent", true},
 		{"list", "longhorn.io", "volumes", "longhorn-system", "", true},
+		// The blockers' inputs: budgets, and pods (selected by node or label).
+		{"list", "policy", "poddisruptionbudgets", "", "", true},
+		{"watch", "policy", "poddisruptionbudgets", "", "", true},
+		{"list", "", "pods", "", "", true},
+		{"watch", "", "pods", "", "", true},
 		// The uncordon that goes with a fleetlock release (deploy/rbac.yaml).
 		{"update", "", "nodes", "", "n1", true},
 		// What it must not do.
@@ -62,6 +67,9 @@ func TestIntegrationRBACDenies(t *testing.T) {
 		{"create", "", "events", "rebootwatch", "", false},
 		{"create", "", "pods", "rebootwatch", "", false},
 		{"create", "", "pods/eviction", "default", "", false},
+		{"delete", "", "pods", "default", "web-0", false},
+		{"get", "", "pods/log", "default", "web-0", false},
+		{"update", "policy", "poddisruptionbudgets", "default", "web", false},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{

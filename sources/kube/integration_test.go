@@ -250,7 +250,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		for _, s := range snap.Sources {
 			got = append(got, string(s.Name)+"="+string(s.Status))
 		}
-		if strings.Join(got, ",") != "nodes=ok,kured=ok,fleetlock=forbidden" {
+		if strings.Join(got, ",") != "nodes=ok,kured=ok,fleetlock=forbidden,pdbs=forbidden,pods=forbidden" {
 			t.Errorf("snapshot sources %v", got)
 		}
 

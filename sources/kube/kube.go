@@ -1,8 +1,12 @@
 // Package kube is the Kubernetes source: client-go shared informers for
 // Nodes and for each registered lock kind (kured.go: kured's DaemonSet;
-// fleetlock.go: fleetlock-* Leases in the fleetlock namespace), turned into
-// model events (NodeUpserted/NodeDeleted, LockUpserted/LockDeleted) and
-// per-source health (SourceChanged for "nodes" and each kind's source).
+// fleetlock.go: fleetlock-* Leases in the fleetlock namespace), for
+// PodDisruptionBudgets (pdb.go) and for narrow pod watches (pods.go: the pods
+// of cordoned nodes and those matching kured's --blocking-pod-selector —
+// never a cluster-wide pod informer), turned into model events
+// (NodeUpserted/NodeDeleted, LockUpserted/LockDeleted, PDBUpserted/PDBDeleted,
+// NodePodsSet, BlockingSelectorsSet/BlockingPodsSet) and per-source health
+// (SourceChanged for "nodes", each kind's source, "pdbs" and "pods").
 //
 // It works the same over a real apiserver and client-go fake clientsets (the
 // demo in sources/sim). Objects are stripped with SetTransform before they
@@ -56,6 +60,9 @@ type Options struct {
 	// ProbeInterval is how often a quiet informer probes the API server
 	// (default sources.DefaultProbeInterval).
 	ProbeInterval time.Duration
+	// MaxPodWatchNodes bounds how many cordoned nodes get a watch of their
+	// pods at once (default DefaultMaxPodWatchNodes).
+	MaxPodWatchNodes int
 	// Clock stamps health reports (default time.Now).
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
@@ -84,6 +91,8 @@ type Source struct {
 	kuredCfg           *lock.KuredConfig        // kured's settings, from the last kured DaemonSet seen
 	kuredCfgOf         string                   // that DaemonSet, namespace/name
 	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
+	pods               *podSource               // pods of cordoned nodes and kured's blocking pods (pods.go)
+	ctx                context.Context          // Start's: the pod watches started later run under it
 
 	wg sync.WaitGroup // every goroutine Start started
 }
@@ -135,10 +144,11 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = sources.DefaultProbeInterval
 	}
-	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, fleet: map[string]bool{}}
+	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, fleet: map[string]bool{}, ctx: ctx}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.pods = newPodSource(s)
 	if o.KuredDaemonSet != "" {
 		ns, name, err := ParseDaemonSetRef(o.KuredDaemonSet)
 		if err != nil {
@@ -161,6 +171,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		AddFunc: func(obj any) {
 			if n, ok := obj.(*corev1.Node); ok {
 				s.send(model.NodeUpserted{Node: NodeToModel(n)})
+				s.pods.nodeSeen(n.Name, n.Spec.Unschedulable)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -169,6 +180,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			if !ok2 {
 				return
 			}
+			s.pods.nodeSeen(n.Name, n.Spec.Unschedulable)
 			mn := NodeToModel(n)
 			if ok1 {
 				if mo := NodeToModel(o); sameNode(&mo, &mn) {
@@ -180,6 +192,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		DeleteFunc: func(obj any) {
 			if n, ok := unwrap(obj).(*corev1.Node); ok {
 				s.send(model.NodeDeleted{Name: n.Name})
+				s.pods.nodeSeen(n.Name, false)
 			}
 		},
 	})
@@ -192,6 +205,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		}
 		startKind(s)
 	}
+	startPDBs(s)
 
 	for _, p := range s.parts {
 		s.wg.Go(func() { p.inf.RunWithContext(ctx) })
@@ -201,6 +215,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		})
 	}
 	s.wg.Go(func() { s.watchFreshness(ctx) })
+	s.pods.start(ctx, s.parts...)
 	return s, nil
 }
 
@@ -394,16 +409,21 @@ func (s *Source) awaitSync(ctx context.Context, p *part) {
 // cannot (error, forbidden), or ctx ends. It does not wait for a failing
 // informer to recover: its health says what is wrong.
 func (s *Source) WaitForSync(ctx context.Context) error {
+	reps := make([]*sources.Reporter, 0, len(s.parts)+1)
 	for _, p := range s.parts {
+		reps = append(reps, p.rep)
+	}
+	reps = append(reps, s.pods.rep)
+	for _, rep := range reps {
 		select {
-		case <-p.rep.Settled():
+		case <-rep.Settled():
 		case <-ctx.Done():
 			var waiting []string
-			for _, p := range s.parts {
+			for _, r := range reps {
 				select {
-				case <-p.rep.Settled():
+				case <-r.Settled():
 				default:
-					waiting = append(waiting, string(p.name))
+					waiting = append(waiting, string(r.Health().Name))
 				}
 			}
 			return fmt.Errorf("kube source: %s not synced: %w", strings.Join(waiting, ", "), ctx.Err())
@@ -412,13 +432,14 @@ func (s *Source) WaitForSync(ctx context.Context) error {
 	return nil
 }
 
-// Health returns the current health of the nodes, kured and fleetlock sources.
+// Health returns the current health of the nodes, kured, fleetlock, pdbs
+// and pods sources.
 func (s *Source) Health() []model.SourceHealth {
-	out := make([]model.SourceHealth, 0, len(s.parts))
+	out := make([]model.SourceHealth, 0, len(s.parts)+1)
 	for _, p := range s.parts {
 		out = append(out, p.rep.Health())
 	}
-	return out
+	return append(out, s.pods.rep.Health())
 }
 
 func unwrap(obj any) any {

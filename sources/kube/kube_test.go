@@ -284,7 +284,7 @@ func TestForbiddenLeasesDoNotStopOthers(t *testing.T) {
 		k, _ := c.Source(model.SourceKured)
 		return n.Status == model.StatusOK && k.Status == model.StatusOK && c.NodeCount() == 1
 	})
-	if got := len(s.Health()); got != 3 {
+	if got := len(s.Health()); got != 5 { // nodes, kured, fleetlock, pdbs, pods
 		t.Errorf("Health(): %d sources", got)
 	}
 }

@@ -100,7 +100,15 @@ func (s *Source) onDaemonSet(p *part, obj any) {
 		}
 		s.sink(model.LockUpserted{Lock: l})
 	}
+	var selectors []string
+	if s.kuredCfg != nil {
+		selectors = s.kuredCfg.BlockingPodSelectors
+	}
+	known := s.kuredCfg != nil
 	s.mu.Unlock()
+	if match && known {
+		s.pods.kuredSelectors(selectors)
+	}
 	if match && !tracked {
 		s.refresh(p)
 	}

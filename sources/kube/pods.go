@@ -1,0 +1,579 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+)
+
+// This file is the pod source (issue 15). It never watches every pod of the
+// cluster. It runs two kinds of narrow watches:
+//
+//   - the pods of each cordoned node (a node being drained, rebooting, or
+//     left cordoned): a watch field-selected on spec.nodeName, started when
+//     the node is seen cordoned and stopped when it is uncordoned or deleted
+//     (at most Options.MaxPodWatchNodes nodes at once, by name);
+//   - the pods matching each of kured's --blocking-pod-selector values (read
+//     from its DaemonSet): a watch label-selected on the selector and
+//     field-selected on kured's own phase filter
+//     (status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown),
+//     cluster-wide, because kured checks that selector on whichever node
+//     wants to reboot (kured pkg/blockers/kubernetespod.go, which lists
+//     pods with spec.nodeName=<node> plus the same filters).
+//
+// Their health is one source, "pods": a list of one pod every probe
+// interval says whether pods can be read at all (forbidden is visible from
+// the start, before any node drains), and each watch's failures are added.
+
+// DefaultMaxPodWatchNodes bounds the cordoned nodes whose pods are watched.
+const DefaultMaxPodWatchNodes = 20
+
+// kuredPodPhases is kured's field selector on the phase of blocking pods.
+const kuredPodPhases = "status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown"
+
+// mirrorAnnotation marks a static pod's mirror.
+const mirrorAnnotation = corev1.MirrorPodAnnotationKey
+
+// podSource runs the node and selector pod watches and reports their health.
+// Lock order: mu, then a watch's mu, then Source.mu (send).
+type podSource struct {
+	s   *Source
+	rep *sources.Reporter
+	max int
+
+	mu        sync.Mutex
+	cordoned  map[string]bool
+	nodes     map[string]*podWatch // node -> watch
+	selectors []string             // kured's selectors in force (nil: not read)
+	selSent   bool                 // a BlockingSelectorsSet was sent
+	sels      map[string]*podWatch // selector -> watch (valid selectors only)
+	invalid   map[string]string    // selector -> why it cannot be listed
+	probeErr  error
+	probed    bool
+	settled   bool // the first picture was reported: health reports go out
+}
+
+// podWatch is one narrow pod watch.
+type podWatch struct {
+	ps       *podSource
+	node     string          // a node watch: the node
+	selector string          // a selector watch: kured's selector as written
+	sel      labels.Selector // and parsed
+	cancel   context.CancelFunc
+	inf      cache.SharedIndexInformer
+	done     chan struct{} // closed once synced or failed (first picture or why not)
+
+	mu      sync.Mutex
+	synced  bool
+	stopped bool
+	err     error  // the last list/watch failure, nil once a call succeeds
+	errVerb string // the call that failed
+	last    []model.Pod
+	sentAny bool
+}
+
+func newPodSource(s *Source) *podSource {
+	limit := s.opts.MaxPodWatchNodes
+	if limit <= 0 {
+		limit = DefaultMaxPodWatchNodes
+	}
+	return &podSource{s: s, max: limit, cordoned: map[string]bool{}, nodes: map[string]*podWatch{},
+		sels: map[string]*podWatch{}, invalid: map[string]string{},
+		rep: sources.NewReporter(model.SourcePods, 0, s.send, s.opts.Clock)}
+}
+
+// start runs the probe loop and the first report; the watches start as
+// nodes and kured's DaemonSet are seen.
+func (ps *podSource) start(ctx context.Context, waitFor ...*part) {
+	s := ps.s
+	cs := s.opts.Client
+	probe := func(ctx context.Context) error {
+		_, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1})
+		return err
+	}
+	runProbe := func() {
+		pctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		err := probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		ps.mu.Lock()
+		ps.probeErr, ps.probed = err, true
+		ps.reportLocked()
+		ps.mu.Unlock()
+	}
+	s.wg.Go(func() {
+		runProbe()
+		t := time.NewTicker(s.opts.ProbeInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				runProbe()
+			}
+		}
+	})
+	s.wg.Go(func() { ps.settle(ctx, waitFor) })
+}
+
+// settle reports the first picture once the nodes and kured's DaemonSet
+// were read (so the watches they call for exist) and each of those watches
+// delivered its first list or failed, so a one-shot snapshot sees the pods
+// of nodes that were already cordoned. A watch that says nothing within the
+// request timeout is reported as an error meanwhile.
+func (ps *podSource) settle(ctx context.Context, waitFor []*part) {
+	s := ps.s
+	timer := time.AfterFunc(s.opts.RequestTimeout, func() {
+		select {
+		case <-ps.rep.Settled():
+			return
+		default:
+		}
+		if ctx.Err() == nil {
+			ps.rep.Set(model.StatusError, fmt.Sprintf("no initial sync of pods within %s (still trying)", s.opts.RequestTimeout))
+		}
+	})
+	defer timer.Stop()
+	for _, p := range waitFor {
+		select {
+		case <-p.rep.Settled():
+		case <-ctx.Done():
+			return
+		}
+	}
+	ps.mu.Lock()
+	var waits []chan struct{}
+	for _, w := range ps.nodes {
+		waits = append(waits, w.done)
+	}
+	for _, w := range ps.sels {
+		waits = append(waits, w.done)
+	}
+	ps.mu.Unlock()
+	for _, d := range waits {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for {
+		ps.mu.Lock()
+		if ps.probed {
+			ps.settled = true
+			ps.reportLocked()
+			ps.mu.Unlock()
+			return
+		}
+		ps.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// nodeSeen records whether a node is cordoned and starts or stops the watch
+// of its pods.
+func (ps *podSource) nodeSeen(name string, cordoned bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.cordoned[name] == cordoned {
+		return
+	}
+	if cordoned {
+		ps.cordoned[name] = true
+	} else {
+		delete(ps.cordoned, name)
+	}
+	ps.reconcileNodesLocked()
+	ps.reportLocked()
+}
+
+func (ps *podSource) reconcileNodesLocked() {
+	names := make([]string, 0, len(ps.cordoned))
+	for n := range ps.cordoned {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	want := map[string]bool{}
+	for _, n := range names[:min(len(names), ps.max)] {
+		want[n] = true
+	}
+	for n, w := range ps.nodes {
+		if !want[n] {
+			w.stop()
+			delete(ps.nodes, n)
+		}
+	}
+	for _, n := range names {
+		if want[n] && ps.nodes[n] == nil && ps.s.ctx.Err() == nil {
+			ps.nodes[n] = ps.startWatch(&podWatch{node: n})
+		}
+	}
+}
+
+// kuredSelectors sets kured's --blocking-pod-selector values in force (nil
+// when kured's configuration is unknown or sets none) and starts or stops
+// their watches.
+func (ps *podSource) kuredSelectors(selectors []string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.selSent && slicesEqual(ps.selectors, selectors) {
+		return
+	}
+	ps.selectors = append([]string(nil), selectors...)
+	ps.selSent = true
+	ps.s.send(model.BlockingSelectorsSet{Selectors: ps.selectors})
+	want := map[string]bool{}
+	for _, sel := range selectors {
+		want[sel] = true
+	}
+	for sel, w := range ps.sels {
+		if !want[sel] {
+			w.stop()
+			delete(ps.sels, sel)
+		}
+	}
+	for sel := range ps.invalid {
+		if !want[sel] {
+			delete(ps.invalid, sel)
+		}
+	}
+	for _, sel := range ps.selectors {
+		if ps.sels[sel] != nil || ps.invalid[sel] != "" {
+			continue
+		}
+		if why := unlistable(sel); why != "" {
+			ps.invalid[sel] = why
+			ps.s.send(model.BlockingPodsSet{Selector: sel, Err: why})
+			continue
+		}
+		parsed, _ := labels.Parse(sel)
+		if ps.s.ctx.Err() == nil {
+			ps.sels[sel] = ps.startWatch(&podWatch{selector: sel, sel: parsed})
+		}
+	}
+	ps.reportLocked()
+}
+
+// unlistable says why kured cannot list the pods of a selector (and so
+// blocks every reboot), or "" when it can. An empty selector is listed by
+// kured and matches every pod of the node, kured's own among them: it is
+// not watched here (that would be every pod of the cluster), it is said.
+func unlistable(sel string) string {
+	if strings.TrimSpace(sel) == "" {
+		return "kured's --blocking-pod-selector is empty: it matches every pod on the node (kured's own pod too), so kured blocks every reboot"
+	}
+	if _, err := labels.Parse(sel); err != nil {
+		return fmt.Sprintf("kured's --blocking-pod-selector %q is not a valid label selector (%v): kured's pod query fails and it blocks every reboot", sel, err)
+	}
+	return ""
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// startWatch starts a node or selector watch. Called with ps.mu held.
+func (ps *podSource) startWatch(w *podWatch) *podWatch {
+	s := ps.s
+	cs := s.opts.Client
+	w.ps = ps
+	w.done = make(chan struct{})
+	var fieldSel, labelSel string
+	if w.node != "" {
+		fieldSel = fields.OneTermEqualSelector("spec.nodeName", w.node).String()
+	} else {
+		fieldSel, labelSel = kuredPodPhases, w.selector
+	}
+	opts := func(lo metav1.ListOptions) metav1.ListOptions {
+		lo.FieldSelector, lo.LabelSelector = fieldSel, labelSel
+		return lo
+	}
+	lw := &sources.ListWatch{Client: cs, Timeout: s.opts.RequestTimeout,
+		ListFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().Pods("").List(ctx, opts(lo))
+		},
+		WatchFunc: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return cs.CoreV1().Pods("").Watch(ctx, opts(lo))
+		},
+		OnResult: func(verb string, err error) { ps.onResult(w, verb, err) },
+	}
+	w.inf = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{ObjectDescription: "pods"})
+	if err := w.inf.SetTransform(TransformPod); err != nil {
+		panic(err) // only fails once started
+	}
+	_ = w.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		s.log.Debug("pod watch ended", "node", w.node, "selector", w.selector, "err", err)
+	})
+	reg, err := w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { w.publish() },
+		UpdateFunc: func(any, any) { w.publish() },
+		DeleteFunc: func(any) { w.publish() },
+	})
+	if err != nil {
+		panic(err) // only fails once stopped
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	w.cancel = cancel
+	s.wg.Go(func() { w.inf.RunWithContext(ctx) })
+	s.wg.Go(func() {
+		select {
+		case <-reg.HasSyncedChecker().Done():
+		case <-ctx.Done():
+			return
+		}
+		w.mu.Lock()
+		w.synced = true
+		w.mu.Unlock()
+		w.publish()
+		w.markDone()
+		ps.mu.Lock()
+		ps.reportLocked()
+		ps.mu.Unlock()
+	})
+	return w
+}
+
+func (w *podWatch) markDone() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+}
+
+// stop ends the watch; a node watch's pods are forgotten by the model.
+// Called with ps.mu held.
+func (w *podWatch) stop() {
+	w.cancel()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.node != "" {
+		w.ps.s.send(model.NodePodsSet{Node: w.node, Watched: false})
+	}
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+}
+
+// publish sends the watch's current pods once it has synced, when they
+// changed. The store is read whole: a node holds at most a few hundred pods,
+// and a blocking selector is meant to match few.
+func (w *podWatch) publish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.synced || w.stopped {
+		return
+	}
+	var pods []model.Pod
+	for _, obj := range w.inf.GetStore().List() {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		// The server filters already; this keeps a client that does not
+		// (client-go's fake, under the demo) to the same answer.
+		if w.node != "" && p.Spec.NodeName != w.node {
+			continue
+		}
+		if w.sel != nil && !w.sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		m := PodToModel(p)
+		if w.sel != nil && !m.KuredBlockingPhase() {
+			continue
+		}
+		pods = append(pods, m)
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Key() < pods[j].Key() })
+	if w.sentAny && reflect.DeepEqual(pods, w.last) {
+		return
+	}
+	w.last, w.sentAny = pods, true
+	if w.node != "" {
+		w.ps.s.send(model.NodePodsSet{Node: w.node, Pods: pods, Watched: true})
+	} else {
+		w.ps.s.send(model.BlockingPodsSet{Selector: w.selector, Pods: pods})
+	}
+}
+
+// onResult records the outcome of a watch's list or watch call. A selector
+// watch that fails before its first list tells the model why its pods are
+// unknown.
+func (ps *podSource) onResult(w *podWatch, verb string, err error) {
+	if err != nil && errors.Is(err, context.Canceled) {
+		return // stopped
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.err = err
+	if err != nil {
+		w.errVerb = verb
+	}
+	failedFirst := err != nil && !w.synced && !w.stopped
+	w.mu.Unlock()
+	if failedFirst {
+		if w.selector != "" {
+			_, msg := sources.Classify(verb, "pods", "", err)
+			ps.s.send(model.BlockingPodsSet{Selector: w.selector, Err: msg})
+		}
+		w.markDone()
+	}
+	ps.reportLocked()
+}
+
+// reportLocked reports the pod source's health: forbidden or error when the
+// probe or a watch fails, else ok with what is watched. Called with ps.mu
+// held; silent until the first picture is settled.
+func (ps *podSource) reportLocked() {
+	if !ps.settled {
+		return
+	}
+	worst, msg := model.StatusOK, ""
+	consider := func(verb string, err error) {
+		if err == nil {
+			return
+		}
+		st, m := sources.Classify(verb, "pods", "", err)
+		if st == model.StatusForbidden {
+			m += "; cannot tell why a drain is slow"
+		}
+		if worst == model.StatusOK || (st == model.StatusForbidden && worst != model.StatusForbidden) {
+			worst, msg = st, m
+		}
+	}
+	consider("list", ps.probeErr)
+	for _, n := range sortedWatchKeys(ps.nodes) {
+		w := ps.nodes[n]
+		w.mu.Lock()
+		consider(w.errVerb, w.err)
+		w.mu.Unlock()
+	}
+	for _, sel := range sortedWatchKeys(ps.sels) {
+		w := ps.sels[sel]
+		w.mu.Lock()
+		consider(w.errVerb, w.err)
+		w.mu.Unlock()
+	}
+	if worst != model.StatusOK {
+		ps.rep.Set(worst, msg)
+		return
+	}
+	ps.rep.OK(ps.summaryLocked())
+}
+
+// summaryLocked says what is watched, for the ok message.
+func (ps *podSource) summaryLocked() string {
+	var parts []string
+	switch n := len(ps.nodes); {
+	case n == 1:
+		for name := range ps.nodes {
+			parts = append(parts, "pods of cordoned node "+name)
+		}
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("pods of %d cordoned nodes", n))
+	}
+	if extra := len(ps.cordoned) - len(ps.nodes); extra > 0 {
+		parts = append(parts, fmt.Sprintf("%d more cordoned node(s) not watched (at most %d)", extra, ps.max))
+	}
+	if n := len(ps.selectors); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d kured blocking selector(s)", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortedWatchKeys(m map[string]*podWatch) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TransformPod keeps of a Pod what the blockers need: identity, labels (PDB
+// selectors), the mirror annotation, the controlling owner, the node, the
+// phase and the Ready condition. Containers, volumes and the rest of status
+// are dropped.
+func TransformPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{ObjectMeta: stripMeta(p.ObjectMeta)}
+	out.Labels = p.Labels
+	if v, ok := p.Annotations[mirrorAnnotation]; ok {
+		out.Annotations = map[string]string{mirrorAnnotation: v}
+	}
+	if c := metav1.GetControllerOf(p); c != nil {
+		out.OwnerReferences = []metav1.OwnerReference{{APIVersion: c.APIVersion, Kind: c.Kind, Name: c.Name, UID: c.UID, Controller: c.Controller}}
+	}
+	out.Spec.NodeName = p.Spec.NodeName
+	out.Status.Phase = p.Status.Phase
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			out.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return out, nil
+}
+
+// PodToModel converts a (transformed or full) Pod.
+func PodToModel(p *corev1.Pod) model.Pod {
+	m := model.Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Phase: string(p.Status.Phase),
+		Labels: maps.Clone(p.Labels)}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			m.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	if c := metav1.GetControllerOf(p); c != nil {
+		m.OwnerKind, m.OwnerName = c.Kind, c.Name
+	}
+	_, m.Mirror = p.Annotations[mirrorAnnotation]
+	if p.DeletionTimestamp != nil {
+		m.Deleting = p.DeletionTimestamp.Time
+	}
+	return m
+}
