@@ -13,7 +13,7 @@ GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build demo test unit integration e2e bench lint fmt vet golangci-lint testcluster helm screenshots clean
+.PHONY: all deps build demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint testcluster helm screenshots clean
 
 all: build
 
@@ -56,6 +56,14 @@ test: deps build testcluster helm
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# The scale benchmark (issue 14, README "Performance"): seeds a real
+# apiserver with 1,000 nodes + 3,000 Longhorn volumes, then 5,000 + 10,000,
+# and measures --snapshot, the dashboard's model, the agent and kubectl's
+# runbook, min/median/max of REBOOTWATCH_BENCH_RUNS (default 5) runs each.
+# About 10 minutes on 2 cores.
+bench-scale: testcluster
+	REBOOTWATCH_INTEGRATION=1 $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./internal/scalebench/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,7 +1,6 @@
 package sources_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,17 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -60,7 +56,12 @@ func BenchmarkFullSync(b *testing.B) {
 	cs := c.Client(b)
 	dyn := c.Dynamic(b)
 	c.InstallLonghornCRD(b)
-	seed(b, cs, dyn)
+	start := time.Now()
+	fx := &scalefixture.Fixture{Client: cs, Dynamic: dyn, Config: c.Admin}
+	if err := fx.Grow(context.Background(), benchNodes, benchVolumes); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d nodes and %d volumes in %s", benchNodes, benchVolumes, time.Since(start).Round(time.Millisecond))
 
 	for _, ct := range []string{"json", "protobuf"} {
 		b.Run("sources/"+ct, func(b *testing.B) {
@@ -167,6 +168,16 @@ func rebootwatchBinary(b *testing.B) string {
 	return p
 }
 
+// requestCounts reads apiserver_request_total, summed by "VERB resource".
+func requestCounts(b *testing.B, cs kubernetes.Interface) map[string]float64 {
+	b.Helper()
+	m, err := scalefixture.RequestCounts(context.Background(), cs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
 func reportRequests(b *testing.B, before, after map[string]float64, n int) {
 	var lists, watches, other float64
 	for k, v := range after {
@@ -235,163 +246,6 @@ func syncOnce(b *testing.B, cs kubernetes.Interface, dyn dynamic.Interface) uint
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
-}
-
-// seed creates the nodes (status set on create, as a kubelet registers) and
-// the volumes (status through the subresource) with 32 workers.
-func seed(b *testing.B, cs kubernetes.Interface, dyn dynamic.Interface) {
-	b.Helper()
-	start := time.Now()
-	ns := "longhorn-system"
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	jobs := make(chan int)
-	var failed atomic.Value
-	var wg sync.WaitGroup
-	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				var err error
-				if i < benchNodes {
-					err = createNode(cs, i)
-				} else {
-					err = createVolume(dyn, ns, i-benchNodes)
-				}
-				if err != nil {
-					failed.Store(err)
-				}
-			}
-		}()
-	}
-	for i := 0; i < benchNodes+benchVolumes; i++ {
-		if failed.Load() != nil {
-			break
-		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatalf("seed: %v", err)
-	}
-	b.Logf("seeded %d nodes and %d volumes in %s", benchNodes, benchVolumes, time.Since(start).Round(time.Millisecond))
-}
-
-func createNode(cs kubernetes.Interface, i int) error {
-	name := fmt.Sprintf("node-%05d", i)
-	role := "worker"
-	if i < 5 {
-		role = "control-plane"
-	}
-	t := metav1.NewTime(time.Now().Add(-time.Hour))
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			"node-role.kubernetes.io/" + role: "", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-			"topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3)},
-			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256), ProviderID: "bench://" + name},
-		Status: corev1.NodeStatus{
-			Conditions: []corev1.NodeCondition{
-				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: t, LastTransitionTime: t},
-				{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", LastHeartbeatTime: t, LastTransitionTime: t},
-				{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", LastHeartbeatTime: t, LastTransitionTime: t},
-				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status", LastHeartbeatTime: t, LastTransitionTime: t},
-			},
-			NodeInfo: corev1.NodeSystemInfo{BootID: fmt.Sprintf("boot-%05d", i), MachineID: fmt.Sprintf("%032x", i),
-				SystemUUID: fmt.Sprintf("uuid-%05d", i), OSImage: "Ubuntu 24.04.3 LTS", KernelVersion: "6.8.0-60-generic",
-				ContainerRuntimeVersion: "containerd://2.1.0", KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64"},
-			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.200.%d.%d", i/256, i%256)},
-				{Type: corev1.NodeHostName, Address: name}},
-			Images: benchImages,
-		},
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	return err
-}
-
-// benchImages makes each node about as large as a real one (the image list
-// is most of a Node's bytes).
-var benchImages = func() []corev1.ContainerImage {
-	var out []corev1.ContainerImage
-	for i := 0; i < 30; i++ {
-		out = append(out, corev1.ContainerImage{Names: []string{
-			fmt.Sprintf("registry.example/team/image-%02d@sha256:%064x", i, i),
-			fmt.Sprintf("registry.example/team/image-%02d:v1.%d.0", i, i)}, SizeBytes: int64(i+1) << 22})
-	}
-	return out
-}()
-
-var robustness = []string{"healthy", "healthy", "healthy", "healthy", "healthy", "healthy", "degraded", "faulted", "unknown"}
-
-func createVolume(dyn dynamic.Interface, ns string, i int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ri := dyn.Resource(testcluster.LonghornVolumeGVR).Namespace(ns)
-	u, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "longhorn.io/v1beta2", "kind": "Volume",
-		"metadata": map[string]any{"name": fmt.Sprintf("pvc-%08d", i), "namespace": ns,
-			"labels": map[string]any{"longhornvolume": fmt.Sprintf("pvc-%08d", i)}},
-		"spec": map[string]any{"numberOfReplicas": int64(3), "size": "10737418240", "frontend": "blockdev",
-			"dataEngine": "v1", "accessMode": "rwo", "staleReplicaTimeout": int64(30)},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	node := fmt.Sprintf("node-%05d", i%benchNodes)
-	u.Object["status"] = map[string]any{"robustness": robustness[i%len(robustness)], "state": "attached",
-		"currentNodeID": node, "ownerID": node, "actualSize": int64(1 << 30),
-		"conditions": []any{map[string]any{"type": "Scheduled", "status": "True"}}}
-	_, err = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{})
-	return err
-}
-
-// requestCounts reads apiserver_request_total from the apiserver's
-// /metrics, summed by "VERB resource".
-func requestCounts(b *testing.B, cs kubernetes.Interface) map[string]float64 {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		b.Fatalf("apiserver /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		end := strings.LastIndexByte(line, '}')
-		labels, val := line[len("apiserver_request_total{"):end], strings.TrimSpace(line[end+1:])
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			continue
-		}
-		verb, res := label(labels, "verb"), label(labels, "resource")
-		if res == "" {
-			res = "(non-resource)"
-		}
-		out[verb+" "+res] += v
-	}
-	return out
-}
-
-func label(labels, name string) string {
-	labels = "," + labels
-	i := strings.Index(labels, ","+name+`="`)
-	if i < 0 {
-		return ""
-	}
-	rest := labels[i+len(name)+3:]
-	return rest[:strings.IndexByte(rest, '"')]
 }
 
 // resetPeakRSS resets the kernel's peak-RSS mark of this process (Linux).

@@ -1,0 +1,678 @@
+package scalebench_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// BenchmarkScale is the scale benchmark of issue 14. Run it with
+//
+//	make bench-scale
+//
+// which is
+//
+//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench Scale -benchtime 1x -timeout 60m ./internal/scalebench/
+//
+// Per case (1,000 nodes + 3,000 volumes, then 5,000 + 10,000 on the same
+// apiserver) it reports, each over REBOOTWATCH_BENCH_RUNS runs (default 5)
+// as min/median/max:
+//
+//   - snapshot: `rebootwatch --snapshot -o json` built from this tree, as a
+//     subprocess under /usr/bin/time: wall time until it exits with the full
+//     report, its CPU time (user+sys), its peak RSS (ru_maxrss) and the
+//     requests it made;
+//   - dashboard: the dashboard's model (internal/live, as `rebootwatch`
+//     opens it, in this process): wall time until the model is synced with
+//     every node and volume, CPU time and allocations of this process, the
+//     heap the open session retains; then, with the last session still open,
+//     the requests per minute it makes for REBOOTWATCH_BENCH_STEADY
+//     (default 60s);
+//   - agent: `rebootwatch-agent` built from this tree, once: time to the
+//     first heartbeat with every node and volume, peak RSS, and over the
+//     steady window its RSS, CPU and requests per minute;
+//   - runbook: the issue's six kubectl commands run one after another (when
+//     a kubectl is found: bin/kubectl, else $PATH), total wall time.
+//
+// Each case's lines are also logged as a table (and appended to the file
+// REBOOTWATCH_BENCH_TABLE names, when set).
+func BenchmarkScale(b *testing.B) {
+	if !testcluster.Integration() {
+		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
+	}
+	if f := flag.Lookup("test.benchtime"); f == nil || f.Value.String() != "1x" {
+		b.Fatal("run with -benchtime 1x: every case runs its own REBOOTWATCH_BENCH_RUNS runs")
+	}
+	runs := envInt(b, "REBOOTWATCH_BENCH_RUNS", 5)
+	steady := envDuration(b, "REBOOTWATCH_BENCH_STEADY", time.Minute)
+
+	c := testcluster.Start(b)
+	c.InstallLonghornCRD(b)
+	cs := c.Client(b)
+	fx := &scalefixture.Fixture{Client: cs, Dynamic: c.Dynamic(b), Config: c.Admin}
+	bins := buildBinaries(b)
+	tab := &table{}
+	tab.add("load average at start: %s", loadavg())
+	defer func() {
+		tab.add("load average at end: %s", loadavg())
+		tab.flush(b)
+	}()
+
+	for _, k := range []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}} {
+		name := fmt.Sprintf("nodes=%d,volumes=%d", k.nodes, k.volumes)
+		b.Run(name, func(b *testing.B) {
+			start := time.Now()
+			if err := fx.Grow(context.Background(), k.nodes, k.volumes); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("seeded up to %d nodes and %d volumes in %s", k.nodes, k.volumes, time.Since(start).Round(time.Millisecond))
+			sc := scaleCase{name: name, nodes: k.nodes, volumes: k.volumes, runs: runs, steady: steady,
+				c: c, cs: cs, bins: bins, tab: tab}
+			b.Run("snapshot", sc.snapshot)
+			b.Run("dashboard", sc.dashboard)
+			b.Run("agent", sc.agent)
+			b.Run("runbook", sc.runbook)
+		})
+	}
+}
+
+type scaleCase struct {
+	name           string
+	nodes, volumes int
+	runs           int
+	steady         time.Duration
+	c              *testcluster.Cluster
+	cs             kubernetes.Interface
+	bins           binaries
+	tab            *table
+}
+
+// snapshot runs `rebootwatch --snapshot -o json` runs times.
+func (sc *scaleCase) snapshot(b *testing.B) {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		b.Skip("needs GNU time at /usr/bin/time for the child's peak RSS")
+	}
+	var wall, cpu, rss []float64
+	before := sc.requests(b)
+	for range sc.runs {
+		out := filepath.Join(b.TempDir(), "time")
+		cmd := exec.Command("/usr/bin/time", "-f", "%M", "-o", out, sc.bins.rebootwatch,
+			"--snapshot", "-o", "json", "--kubeconfig", sc.c.Kubeconfig)
+		cmd.Env = cleanEnv()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		t0 := time.Now()
+		err := cmd.Run()
+		wall = append(wall, time.Since(t0).Seconds())
+		if code := cmd.ProcessState.ExitCode(); err != nil && code != 2 { // 2: faulted volumes need attention
+			b.Fatalf("rebootwatch --snapshot: %v\n%s", err, stderr.String())
+		}
+		// wait4's rusage of /usr/bin/time includes the child it reaped.
+		cpu = append(cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kib, err := strconv.ParseFloat(strings.TrimSpace(lastLine(string(raw))), 64)
+		if err != nil {
+			b.Fatalf("/usr/bin/time output %q: %v", raw, err)
+		}
+		rss = append(rss, kib/1024)
+		sc.checkSnapshot(b, stdout.Bytes())
+	}
+	reqs := scalefixture.Delta(before, sc.requests(b))
+	sc.report(b, "snapshot", "wall s", wall)
+	sc.report(b, "snapshot", "CPU s", cpu)
+	sc.report(b, "snapshot", "peak RSS MiB", rss)
+	sc.reportRequests(b, "snapshot", "requests per run", reqs, float64(sc.runs))
+}
+
+// checkSnapshot fails unless the report holds every node and volume with
+// every source ok.
+func (sc *scaleCase) checkSnapshot(b *testing.B, out []byte) {
+	var snap struct {
+		Fleet   struct{ Nodes int }
+		Volumes *struct{ Total int }
+		Sources []struct{ Name, Status, Message string }
+		Locks   []struct{ Kind, Verdict string }
+	}
+	if err := json.Unmarshal(out, &snap); err != nil {
+		b.Fatalf("snapshot JSON: %v\n%.500s", err, out)
+	}
+	if snap.Fleet.Nodes != sc.nodes || snap.Volumes == nil || snap.Volumes.Total != sc.volumes {
+		b.Fatalf("snapshot saw %d nodes, volumes %+v", snap.Fleet.Nodes, snap.Volumes)
+	}
+	for _, s := range snap.Sources {
+		if s.Name != "prometheus" && s.Status != "ok" {
+			b.Fatalf("snapshot: source %s is %s: %s", s.Name, s.Status, s.Message)
+		}
+	}
+	if len(snap.Locks) != 2 {
+		b.Fatalf("snapshot: want the kured and the fleetlock lock, got %+v", snap.Locks)
+	}
+}
+
+// dashboard opens the cluster as the dashboard does and waits for the model
+// to hold every node and volume, runs times; the last session stays open for
+// the steady window.
+func (sc *scaleCase) dashboard(b *testing.B) {
+	var wall, cpu, allocs, allocMiB, heap []float64
+	before := sc.requests(b)
+	var steadyRates []scalefixture.Count
+	for i := range sc.runs {
+		runtime.GC()
+		debug.FreeOSMemory()
+		var ms0 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		cpu0 := selfCPU()
+		t0 := time.Now()
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := live.Open(ctx, live.Options{Kubeconfig: sc.c.Kubeconfig, RequestTimeout: 20 * time.Second, SyncTimeout: 2 * time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cl := s.NewCluster()
+		deadline := time.After(3 * time.Minute)
+		for !cl.Synced() || cl.NodeCount() < sc.nodes || cl.VolumeCount() < sc.volumes {
+			select {
+			case ev := <-s.Events:
+				cl.Apply(ev, s.Clock())
+			case <-deadline:
+				b.Fatalf("dashboard model: %d nodes, %d volumes, synced %v after 3m", cl.NodeCount(), cl.VolumeCount(), cl.Synced())
+			}
+		}
+		cl.Recompute(s.Clock())
+		wall = append(wall, time.Since(t0).Seconds())
+		cpu = append(cpu, selfCPU()-cpu0)
+		var ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms1)
+		allocs = append(allocs, float64(ms1.Mallocs-ms0.Mallocs))
+		allocMiB = append(allocMiB, float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20))
+		for _, src := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceFleetlock, model.SourceLonghorn} {
+			if h, _ := cl.Source(src); h.Status != model.StatusOK {
+				b.Fatalf("dashboard model: source %s is %s: %s", src, h.Status, h.Message)
+			}
+		}
+		// What the open session keeps: informer caches and the model.
+		runtime.GC()
+		runtime.ReadMemStats(&ms1)
+		heap = append(heap, float64(int64(ms1.HeapInuse)-int64(ms0.HeapInuse))/(1<<20))
+		if i == sc.runs-1 {
+			steadyRates = sc.steadyWindow(b, func() {
+				// Keep applying what arrives, as the dashboard does.
+				s.Drain(cl)
+			})
+		}
+		cancel()
+		s.Close()
+		runtime.KeepAlive(cl)
+	}
+	reqs := scalefixture.Delta(before, sc.requests(b))
+	sc.report(b, "dashboard", "wall s", wall)
+	sc.report(b, "dashboard", "CPU s", cpu)
+	sc.report(b, "dashboard", "allocs", allocs)
+	sc.report(b, "dashboard", "alloc MiB", allocMiB)
+	sc.report(b, "dashboard", "retained heap MiB", heap)
+	_ = reqs // includes the steady window; the first picture's requests are below
+	sc.reportRequests(b, "dashboard", "steady requests per minute", steadyRates, 1)
+}
+
+// steadyWindow calls tick every second for the steady window and returns
+// the requests per minute the apiserver counted meanwhile (ours only).
+func (sc *scaleCase) steadyWindow(b *testing.B, tick func()) []scalefixture.Count {
+	before := sc.requests(b)
+	t0 := time.Now()
+	for time.Since(t0) < sc.steady {
+		tick()
+		time.Sleep(time.Second)
+	}
+	el := time.Since(t0)
+	var out []scalefixture.Count
+	for _, d := range scalefixture.Delta(before, sc.requests(b)) {
+		d.N = d.N / el.Minutes()
+		out = append(out, d)
+	}
+	return out
+}
+
+// agent runs rebootwatch-agent once until its first heartbeat with every
+// node and volume, then for the steady window.
+func (sc *scaleCase) agent(b *testing.B) {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		b.Skip("needs GNU time at /usr/bin/time for the child's peak RSS")
+	}
+	out := filepath.Join(b.TempDir(), "time")
+	cmd := exec.Command("/usr/bin/time", "-f", "%M", "-o", out, sc.bins.agent,
+		"--kubeconfig="+sc.c.Kubeconfig, "--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
+		"--kured-daemonset="+scalefixture.KuredNamespace+"/"+scalefixture.KuredName, "--leader-election-namespace=default",
+		"--dry-run")
+	cmd.Env = append(cleanEnv(), "POD_NAME=scalebench-agent")
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	before := sc.requests(b)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	}()
+	type seen struct {
+		at   time.Duration
+		what string
+	}
+	firstPicture := make(chan seen, 1)
+	var fullHeartbeats atomic.Int64
+	var logMu sync.Mutex
+	var tail []string
+	go func() {
+		scan := bufio.NewScanner(pr)
+		scan.Buffer(make([]byte, 1<<20), 16<<20)
+		sent := false
+		for scan.Scan() {
+			line := scan.Text()
+			logMu.Lock()
+			tail = append(tail, line)
+			if len(tail) > 20 {
+				tail = tail[1:]
+			}
+			logMu.Unlock()
+			var hb struct {
+				Msg     string `json:"msg"`
+				Nodes   int    `json:"nodes"`
+				Volumes int    `json:"volumes"`
+				Sources []struct {
+					Name   string `json:"name"`
+					Status string `json:"status"`
+				} `json:"sources"`
+			}
+			if json.Unmarshal([]byte(line), &hb) != nil {
+				continue
+			}
+			if hb.Msg == "sources synced" && !sent {
+				// Every source's informer delivered its first list: the
+				// agent judges from here on (its next heartbeat is on its
+				// interval or the next event).
+				firstPicture <- seen{time.Since(t0), line}
+				sent = true
+				continue
+			}
+			if hb.Msg != "heartbeat" || hb.Nodes != sc.nodes || hb.Volumes != sc.volumes {
+				continue
+			}
+			var bad []string
+			for _, s := range hb.Sources {
+				if s.Name != "prometheus" && s.Status != "ok" {
+					bad = append(bad, s.Name+" "+s.Status)
+				}
+			}
+			if len(bad) > 0 {
+				continue
+			}
+			fullHeartbeats.Add(1)
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	logTail := func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return strings.Join(tail, "\n")
+	}
+	var first seen
+	select {
+	case first = <-firstPicture:
+	case <-exited:
+		b.Fatalf("agent exited:\n%s", logTail())
+	case <-time.After(3 * time.Minute):
+		b.Fatalf("agent: no heartbeat with %d nodes and %d volumes after 3m:\n%s", sc.nodes, sc.volumes, logTail())
+	}
+	pid := childOf(cmd.Process.Pid)
+	if pid == 0 {
+		b.Fatal("agent: cannot find its pid under /usr/bin/time")
+	}
+	firstReqs := scalefixture.Delta(before, sc.requests(b))
+	hwmAtFirst := procKiB(pid, "VmHWM")
+	cpu0 := procCPU(pid)
+	var rssSamples []float64
+	rates := sc.steadyWindow(b, func() { rssSamples = append(rssSamples, float64(procKiB(pid, "VmRSS"))/1024) })
+	cpuSteady := procCPU(pid) - cpu0
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		b.Fatalf("agent did not stop on SIGTERM:\n%s", logTail())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kib, err := strconv.ParseFloat(strings.TrimSpace(lastLine(string(raw))), 64)
+	if err != nil {
+		b.Fatalf("/usr/bin/time output %q: %v", raw, err)
+	}
+	if fullHeartbeats.Load() == 0 && sc.steady >= time.Minute {
+		b.Fatalf("agent: no heartbeat with %d nodes, %d volumes and every source ok in %s:\n%s", sc.nodes, sc.volumes, sc.steady, logTail())
+	}
+	sc.report(b, "agent", "to sources synced s", []float64{first.at.Seconds()})
+	sc.report(b, "agent", "peak RSS MiB (to first picture)", []float64{float64(hwmAtFirst) / 1024})
+	sc.report(b, "agent", "peak RSS MiB (whole run)", []float64{kib / 1024})
+	if len(rssSamples) > 0 {
+		sc.report(b, "agent", "steady RSS MiB", rssSamples)
+	}
+	sc.report(b, "agent", "steady CPU % of a core", []float64{100 * cpuSteady / sc.steady.Seconds()})
+	sc.reportRequests(b, "agent", "requests to first picture", firstReqs, 1)
+	sc.reportRequests(b, "agent", "steady requests per minute", rates, 1)
+}
+
+// childOf returns the first child of pid (0 if none).
+func childOf(pid int) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
+// procKiB reads a "Name: N kB" line of /proc/pid/status.
+func procKiB(pid int, name string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(l, name+":") {
+			f := strings.Fields(l)
+			if len(f) >= 2 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// procCPU is a process's user+sys CPU time in seconds (/proc/pid/stat,
+// clock ticks of 1/100 s).
+func procCPU(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
+// runbook runs the issue's six kubectl commands one after another, runs
+// times.
+func (sc *scaleCase) runbook(b *testing.B) {
+	kubectl := findKubectl()
+	if kubectl == "" {
+		b.Skip("no kubectl (bin/kubectl or $PATH): runbook not measured")
+	}
+	cache := b.TempDir()
+	cmds := [][]string{
+		{"-n", "kured", "get", "ds,pod", "-o", "wide"},
+		{"-n", "kured", "get", "ds", "kured", "-o", "jsonpath={.metadata.annotations}"},
+		{"get", "nodes", "-o", "custom-columns=NAME:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints"},
+		{"get", "nodes", "-o", `custom-columns=NAME:.metadata.name,REBOOT:.metadata.annotations.weave\.works/kured-reboot-in-progress`},
+		{"-n", "longhorn-system", "get", "volumes.longhorn.io", "-o", "custom-columns=NAME:.metadata.name,STATE:.status.state,ROBUSTNESS:.status.robustness"},
+		{"get", "lease", "-A"},
+	}
+	run := func() (float64, float64) {
+		var cpu time.Duration
+		t0 := time.Now()
+		for _, args := range cmds {
+			cmd := exec.Command(kubectl, append([]string{"--kubeconfig", sc.c.Kubeconfig, "--cache-dir", cache}, args...)...)
+			cmd.Env = cleanEnv()
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("kubectl %v: %v\n%s", args, err, stderr.String())
+			}
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		return time.Since(t0).Seconds(), cpu.Seconds()
+	}
+	run() // warms kubectl's discovery cache, as an operator's is
+	var wall, cpu []float64
+	for range sc.runs {
+		w, c := run()
+		wall, cpu = append(wall, w), append(cpu, c)
+	}
+	b.Logf("kubectl: %s", kubectlVersion(kubectl))
+	sc.report(b, "runbook", "wall s", wall)
+	sc.report(b, "runbook", "CPU s", cpu)
+}
+
+func (sc *scaleCase) requests(b *testing.B) map[string]float64 {
+	b.Helper()
+	m, err := scalefixture.RequestCounts(context.Background(), sc.cs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// report records min/median/max of xs as benchmark metrics and a table line.
+func (sc *scaleCase) report(b *testing.B, what, unit string, xs []float64) {
+	slices.Sort(xs)
+	lo, med, hi := xs[0], xs[len(xs)/2], xs[len(xs)-1]
+	u := strings.ReplaceAll(unit, " ", "-")
+	b.ReportMetric(lo, u+"-min")
+	b.ReportMetric(med, u+"-med")
+	b.ReportMetric(hi, u+"-max")
+	sc.tab.add("| %s | %s | %s | %s / %s / %s |", sc.name, what, unit, num(lo), num(med), num(hi))
+}
+
+// reportRequests records requests (ours, divided by div) as a table line.
+func (sc *scaleCase) reportRequests(b *testing.B, what, unit string, cs []scalefixture.Count, div float64) {
+	var parts []string
+	var lists, total float64
+	for _, c := range cs {
+		if !scalefixture.Ours(c.Key) {
+			b.Logf("%s: not ours: %s %.1f", what, c.Key, c.N/div)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", c.Key, num(c.N/div)))
+		total += c.N / div
+		if strings.HasPrefix(c.Key, "LIST ") {
+			lists += c.N / div
+		}
+	}
+	b.ReportMetric(lists, strings.ReplaceAll(unit, " ", "-")+"-LIST")
+	b.ReportMetric(total, strings.ReplaceAll(unit, " ", "-"))
+	sc.tab.add("| %s | %s | %s | %s (%s) |", sc.name, what, unit, num(total), strings.Join(parts, ", "))
+}
+
+func num(x float64) string {
+	switch {
+	case x == 0:
+		return "0"
+	case x >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case x >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case x >= 0.1:
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// table collects the report's lines.
+type table struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *table) add(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, fmt.Sprintf(format, args...))
+}
+
+func (t *table) flush(b *testing.B) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	text := strings.Join(t.lines, "\n") + "\n"
+	fmt.Print(text)
+	if p := os.Getenv("REBOOTWATCH_BENCH_TABLE"); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer f.Close()
+		_, _ = f.WriteString(text)
+	}
+}
+
+type binaries struct{ rebootwatch, agent string }
+
+// buildBinaries builds both binaries from this tree (not bin/, which may be
+// another tree's).
+func buildBinaries(b *testing.B) binaries {
+	b.Helper()
+	dir := b.TempDir()
+	out := binaries{filepath.Join(dir, "rebootwatch"), filepath.Join(dir, "rebootwatch-agent")}
+	for bin, pkg := range map[string]string{out.rebootwatch: "./cmd/rebootwatch", out.agent: "./cmd/rebootwatch-agent"} {
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		cmd.Dir = moduleRoot(b)
+		if o, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go build %s: %v\n%s", pkg, err, o)
+		}
+	}
+	return out
+}
+
+func moduleRoot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func findKubectl() string {
+	if dir, err := testcluster.BinDir(); err == nil {
+		if p := filepath.Join(dir, "kubectl"); isFile(p) {
+			return p
+		}
+	}
+	p, _ := exec.LookPath("kubectl")
+	return p
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func kubectlVersion(kubectl string) string {
+	out, _ := exec.Command(kubectl, "version", "--client").CombinedOutput()
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+}
+
+// cleanEnv is this process's environment without anything that would point
+// a child at another cluster.
+func cleanEnv() []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "KUBECONFIG=") && !strings.HasPrefix(e, "KUBERNETES_SERVICE_") && !strings.HasPrefix(e, "POD_") {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// selfCPU is this process's user+sys CPU time in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("%s=%q: want a duration", name, v)
+	}
+	return d
+}
