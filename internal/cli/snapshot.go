@@ -17,7 +17,7 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 	if multi.Requested(c.Context, c.AllContexts) {
 		return runSnapshotMulti(ctx, env, c, nil)
 	}
-	s, err := live.Open(ctx, c.LiveOptions(env))
+	s, err := live.Open(ctx, snapshotOptions(env, c))
 	if err != nil {
 		if ctx.Err() != nil {
 			return interruptedNoReport(env)
@@ -37,6 +37,14 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 		say(env.Stderr, "rebootwatch: %v\n", syncErr)
 	}
 	return writeSnapshot(env, c, cl, s.Clock())
+}
+
+// snapshotOptions are the session options of a one-shot report: the
+// cluster is read once (parallel, paginated lists), with no informers.
+func snapshotOptions(env Env, c *Common) live.Options {
+	o := c.LiveOptions(env)
+	o.Once = true
+	return o
 }
 
 // interruptedNoReport says that an interrupt ended the command before its

@@ -26,7 +26,7 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 	if open == nil {
 		open = live.Open
 	}
-	ms := multi.Open(ctx, c.LiveOptions(env), contexts, open)
+	ms := multi.Open(ctx, snapshotOptions(env, c), contexts, open)
 	defer multi.Close(ms)
 	results := multi.Collect(ctx, ms, c.SyncTimeout, env.Now)
 	if ctx.Err() != nil {

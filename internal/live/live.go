@@ -56,6 +56,11 @@ type Options struct {
 	DemoGhostHolder string
 	// SyncTimeout bounds the wait for the first picture (default 30s).
 	SyncTimeout time.Duration
+	// Once reads the cluster once, for a one-shot report (--snapshot):
+	// parallel, paginated lists and no informers, watches or probes (see
+	// kube.Options.Once, longhorn.Options.Once). The session then never
+	// updates after its first picture.
+	Once bool
 
 	// DemoStart is the demo's scenario time zero (default: now, so the
 	// demo's timestamps look current). Tests fix it.
@@ -73,6 +78,8 @@ type Session struct {
 	Clock   func() time.Time
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
+	// longhornREST is a JSON client for Longhorn's volumes (nil in the demo).
+	longhornREST rest.Interface
 	// Events carries every source's events, in order per source.
 	Events <-chan model.Event
 	Demo   bool
@@ -165,6 +172,12 @@ func (s *Session) openReal() error {
 	// stream is not cut (an http.Client timeout would end each one).
 	cfg = kubeclient.WatchConfig(cfg, s.opts.RequestTimeout)
 	cfg.UserAgent = "rebootwatch"
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// kubectl's own defaults, not client-go's 5/10: a one-shot read
+		// at 5,000 nodes makes a dozen page requests at once, which the
+		// default limiter would space 200 ms apart.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	// Built-in types travel as protobuf (a faster first sync at 5,000
 	// nodes); custom resources (Longhorn) only speak JSON.
 	typed := rest.CopyConfig(cfg)
@@ -176,6 +189,11 @@ func (s *Session) openReal() error {
 	}
 	if s.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	if s.opts.Once {
+		if s.longhornREST, err = longhorn.NewREST(cfg); err != nil {
+			return fmt.Errorf("kubernetes client: %w", err)
+		}
 	}
 	return nil
 }
@@ -195,7 +213,7 @@ func (s *Session) start(ctx context.Context) error {
 	sink := s.sink(ctx)
 	ks, err := kube.Start(ctx, kube.Options{
 		Client: s.Client, RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
-		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
+		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace, Once: s.opts.Once,
 	}, sink)
 	if err != nil {
 		return err
@@ -203,7 +221,7 @@ func (s *Session) start(ctx context.Context) error {
 	s.waits = append(s.waits, ks.WaitForSync)
 	s.joins = append(s.joins, ks.Wait)
 	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout,
-		StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval}, sink)
+		StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval, Once: s.opts.Once, REST: s.longhornREST}, sink)
 	if err != nil {
 		return err
 	}

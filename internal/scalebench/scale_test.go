@@ -144,7 +144,7 @@ func (sc *scaleCase) snapshot(b *testing.B) {
 		rss = append(rss, kib/1024)
 		sc.checkSnapshot(b, stdout.Bytes())
 	}
-	reqs := scalefixture.Delta(before, sc.requests(b))
+	reqs := delta(before, sc.requests(b))
 	sc.report(b, "snapshot", "wall s", wall)
 	sc.report(b, "snapshot", "CPU s", cpu)
 	sc.report(b, "snapshot", "peak RSS MiB", rss)
@@ -182,7 +182,7 @@ func (sc *scaleCase) checkSnapshot(b *testing.B, out []byte) {
 func (sc *scaleCase) dashboard(b *testing.B) {
 	var wall, cpu, allocs, allocMiB, heap []float64
 	before := sc.requests(b)
-	var steadyRates []scalefixture.Count
+	var steadyRates, firstReqs []scalefixture.Count
 	for i := range sc.runs {
 		runtime.GC()
 		debug.FreeOSMemory()
@@ -208,6 +208,9 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		cl.Recompute(s.Clock())
 		wall = append(wall, time.Since(t0).Seconds())
 		cpu = append(cpu, selfCPU()-cpu0)
+		if i == 0 {
+			firstReqs = delta(before, sc.requests(b))
+		}
 		var ms1 runtime.MemStats
 		runtime.ReadMemStats(&ms1)
 		allocs = append(allocs, float64(ms1.Mallocs-ms0.Mallocs))
@@ -231,13 +234,12 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		s.Close()
 		runtime.KeepAlive(cl)
 	}
-	reqs := scalefixture.Delta(before, sc.requests(b))
 	sc.report(b, "dashboard", "wall s", wall)
 	sc.report(b, "dashboard", "CPU s", cpu)
 	sc.report(b, "dashboard", "allocs", allocs)
 	sc.report(b, "dashboard", "alloc MiB", allocMiB)
 	sc.report(b, "dashboard", "retained heap MiB", heap)
-	_ = reqs // includes the steady window; the first picture's requests are below
+	sc.reportRequests(b, "dashboard", "requests to first picture (first run)", firstReqs, 1)
 	sc.reportRequests(b, "dashboard", "steady requests per minute", steadyRates, 1)
 }
 
@@ -252,7 +254,7 @@ func (sc *scaleCase) steadyWindow(b *testing.B, tick func()) []scalefixture.Coun
 	}
 	el := time.Since(t0)
 	var out []scalefixture.Count
-	for _, d := range scalefixture.Delta(before, sc.requests(b)) {
+	for _, d := range delta(before, sc.requests(b)) {
 		d.N = d.N / el.Minutes()
 		out = append(out, d)
 	}
@@ -357,7 +359,7 @@ func (sc *scaleCase) agent(b *testing.B) {
 	if pid == 0 {
 		b.Fatal("agent: cannot find its pid under /usr/bin/time")
 	}
-	firstReqs := scalefixture.Delta(before, sc.requests(b))
+	firstReqs := delta(before, sc.requests(b))
 	hwmAtFirst := procKiB(pid, "VmHWM")
 	cpu0 := procCPU(pid)
 	var rssSamples []float64
@@ -482,13 +484,23 @@ func (sc *scaleCase) runbook(b *testing.B) {
 	sc.report(b, "runbook", "CPU s", cpu)
 }
 
-func (sc *scaleCase) requests(b *testing.B) map[string]float64 {
+func (sc *scaleCase) requests(b *testing.B) scalefixture.Metrics {
 	b.Helper()
-	m, err := scalefixture.RequestCounts(context.Background(), sc.cs)
+	m, err := scalefixture.Scrape(context.Background(), sc.cs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return m
+}
+
+// delta is what moved between two scrapes: requests, and objects listed
+// (as "LISTED resource" counts).
+func delta(before, after scalefixture.Metrics) []scalefixture.Count {
+	out := scalefixture.Delta(before.Requests, after.Requests)
+	for _, c := range scalefixture.Delta(before.Listed, after.Listed) {
+		out = append(out, scalefixture.Count{Key: "LISTED " + c.Key, N: c.N})
+	}
+	return out
 }
 
 // report records min/median/max of xs as benchmark metrics and a table line.
@@ -504,9 +516,16 @@ func (sc *scaleCase) report(b *testing.B, what, unit string, xs []float64) {
 
 // reportRequests records requests (ours, divided by div) as a table line.
 func (sc *scaleCase) reportRequests(b *testing.B, what, unit string, cs []scalefixture.Count, div float64) {
-	var parts []string
-	var lists, total float64
+	var parts, listed []string
+	var lists, total, objects float64
 	for _, c := range cs {
+		if strings.HasPrefix(c.Key, "LISTED ") {
+			if scalefixture.Ours(c.Key) {
+				listed = append(listed, fmt.Sprintf("%s %s", strings.TrimPrefix(c.Key, "LISTED "), num(c.N/div)))
+				objects += c.N / div
+			}
+			continue
+		}
 		if !scalefixture.Ours(c.Key) {
 			b.Logf("%s: not ours: %s %.1f", what, c.Key, c.N/div)
 			continue
@@ -519,7 +538,9 @@ func (sc *scaleCase) reportRequests(b *testing.B, what, unit string, cs []scalef
 	}
 	b.ReportMetric(lists, strings.ReplaceAll(unit, " ", "-")+"-LIST")
 	b.ReportMetric(total, strings.ReplaceAll(unit, " ", "-"))
-	sc.tab.add("| %s | %s | %s | %s (%s) |", sc.name, what, unit, num(total), strings.Join(parts, ", "))
+	b.ReportMetric(objects, strings.ReplaceAll(unit, " ", "-")+"-objects-listed")
+	sc.tab.add("| %s | %s | %s | %s (%s); objects listed %s (%s) |", sc.name, what, unit, num(total), strings.Join(parts, ", "),
+		num(objects), strings.Join(listed, ", "))
 }
 
 func num(x float64) string {

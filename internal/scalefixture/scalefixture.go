@@ -161,6 +161,14 @@ func (f *Fixture) seedLocks(ctx context.Context) error {
 }
 
 func (f *Fixture) createNode(ctx context.Context, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err := f.Client.CoreV1().Nodes().Create(ctx, Node(i), metav1.CreateOptions{})
+	return err
+}
+
+// Node is node i as a kubelet registers it, with a full status.
+func Node(i int) *corev1.Node {
 	name := NodeName(i)
 	role := "worker"
 	if i < 5 {
@@ -192,10 +200,7 @@ func (f *Fixture) createNode(ctx context.Context, i int) error {
 			Images:          images,
 		},
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	_, err := f.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	return err
+	return n
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
@@ -221,9 +226,23 @@ var Robustness = []string{"healthy", "healthy", "healthy", "healthy", "healthy",
 func (f *Fixture) createVolume(ctx context.Context, i, nodes int) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	name := fmt.Sprintf("pvc-%08d", i)
+	v := Volume(i, nodes)
+	status := v.Object["status"]
+	delete(v.Object, "status")
 	ri := f.Dynamic.Resource(VolumeGVR).Namespace(LonghornNamespace)
-	u, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	u, err := ri.Create(ctx, v, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	u.Object["status"] = status
+	_, err = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+	return err
+}
+
+// Volume is volume i (attached to node i mod nodes) with spec and status.
+func Volume(i, nodes int) *unstructured.Unstructured {
+	name := fmt.Sprintf("pvc-%08d", i)
+	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "longhorn.io/v1beta2", "kind": "Volume",
 		"metadata": map[string]any{"name": name, "namespace": LonghornNamespace,
 			"labels": map[string]any{"longhornvolume": name, "recurring-job-group.longhorn.io/default": "enabled"}},
@@ -233,10 +252,7 @@ func (f *Fixture) createVolume(ctx context.Context, i, nodes int) error {
 			"unmapMarkSnapChainRemoved": "ignored", "replicaSoftAntiAffinity": "ignored", "replicaZoneSoftAntiAffinity": "ignored",
 			"replicaDiskSoftAntiAffinity": "ignored", "backupCompressionMethod": "lz4", "backingImage": "", "fromBackup": "",
 			"encrypted": false, "nodeSelector": []any{}, "diskSelector": []any{}, "migratable": false},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
+	}}
 	node := NodeName(i % nodes)
 	now := time.Now().UTC().Format(time.RFC3339)
 	cond := func(t, r string) map[string]any {
@@ -251,44 +267,68 @@ func (f *Fixture) createVolume(ctx context.Context, i, nodes int) error {
 		"conditions": []any{cond("Scheduled", ""), cond("Restore", ""), cond("TooManySnapshots", ""), cond("WaitForBackingImage", "")},
 		"lastBackup": "", "lastBackupAt": "", "remountRequestedAt": now, "shareEndpoint": "", "shareState": "", "cloneStatus": map[string]any{
 			"snapshot": "", "sourceVolume": "", "state": ""}}
-	_, err = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{})
-	return err
+	return u
 }
 
-// RequestCounts reads the apiserver's apiserver_request_total, summed by
-// "VERB resource" (non-resource requests are "VERB (non-resource)").
-func RequestCounts(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+// Metrics are the apiserver's counters a benchmark compares before/after.
+type Metrics struct {
+	// Requests is apiserver_request_total summed by "VERB resource"
+	// (non-resource requests are "VERB (non-resource)").
+	Requests map[string]float64
+	// Listed is the objects LIST requests returned (from etcd or the watch
+	// cache: apiserver_storage_list_returned_objects_total), by resource:
+	// a limit=1 probe adds one, a relist of 5,000 nodes 5,000.
+	Listed map[string]float64
+}
+
+// Scrape reads the apiserver's /metrics.
+func Scrape(ctx context.Context, cs kubernetes.Interface) (Metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("apiserver /metrics: %w", err)
+		return Metrics{}, fmt.Errorf("apiserver /metrics: %w", err)
 	}
-	out := map[string]float64{}
+	m := Metrics{Requests: map[string]float64{}, Listed: map[string]float64{}}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	const prefix = "apiserver_request_total{"
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, prefix) {
+		name, labels, v, ok := sample(sc.Text())
+		if !ok {
 			continue
 		}
-		end := strings.LastIndexByte(line, '}')
-		if end < 0 {
-			continue
+		switch name {
+		case "apiserver_request_total":
+			verb, res := label(labels, "verb"), label(labels, "resource")
+			if res == "" {
+				res = "(non-resource)"
+			}
+			m.Requests[verb+" "+res] += v
+		case "apiserver_storage_list_returned_objects_total", "apiserver_cache_list_returned_objects_total":
+			m.Listed[label(labels, "resource")] += v
 		}
-		labels, val := line[len(prefix):end], strings.TrimSpace(line[end+1:])
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			continue
-		}
-		verb, res := label(labels, "verb"), label(labels, "resource")
-		if res == "" {
-			res = "(non-resource)"
-		}
-		out[verb+" "+res] += v
 	}
-	return out, sc.Err()
+	return m, sc.Err()
+}
+
+// sample splits a Prometheus text line name{labels} value.
+func sample(line string) (name, labels string, v float64, ok bool) {
+	open := strings.IndexByte(line, '{')
+	end := strings.LastIndexByte(line, '}')
+	if open <= 0 || end < open || strings.HasPrefix(line, "#") {
+		return "", "", 0, false
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+	if err != nil {
+		return "", "", 0, false
+	}
+	return line[:open], line[open+1 : end], v, true
+}
+
+// RequestCounts is Scrape's Requests.
+func RequestCounts(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	m, err := Scrape(ctx, cs)
+	return m.Requests, err
 }
 
 func label(labels, name string) string {

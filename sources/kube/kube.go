@@ -9,7 +9,13 @@
 // (SourceChanged for "nodes", each kind's source, "pdbs" and "pods").
 //
 // It works the same over a real apiserver and client-go fake clientsets (the
-// demo in sources/sim). Objects are stripped with SetTransform before they
+// demo in sources/sim).
+//
+// With Options.Once (a one-shot report: --snapshot) there are no informers,
+// watches or probes: every part lists its resource once, all parts in
+// parallel, large lists in pages, and the same events and health come out of
+// the same handlers. A part whose list failed delivers none of its objects
+// (as an informer whose list failed delivers none): it reports why. Objects are stripped with SetTransform before they
 // enter the cache, every list is bounded by a timeout, and a source that
 // cannot sync is reported (error, forbidden, not-installed), never waited on
 // forever. One failing informer never stops the others.
@@ -28,6 +34,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -67,7 +75,18 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
 	Logger *slog.Logger
+	// Once lists every resource once instead of running informers (a
+	// one-shot report): no watches, no probes, no freshness loop. Each
+	// part's health is ok, not-installed, forbidden or error as of its
+	// list, made just now.
+	Once bool
+	// PageSize is the page size of Once's lists (default ListPageSize).
+	PageSize int64
 }
+
+// ListPageSize is the default page size of a one-shot list: 5,000 nodes
+// come in 10 pages, so only one page of full Nodes is decoded at a time.
+const ListPageSize = 500
 
 // ParseDaemonSetRef parses "namespace/name".
 func ParseDaemonSetRef(s string) (ns, name string, err error) {
@@ -108,6 +127,10 @@ type part struct {
 	reg      cache.ResourceEventHandlerRegistration
 	// probe is a cheap quorum read of the part's resource (limit=1).
 	probe func(context.Context) error
+	// list, transform and handler serve Once (no informer then).
+	list      func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	transform cache.TransformFunc
+	handler   cache.ResourceEventHandler
 
 	refreshMu sync.Mutex // keeps status decisions and their reports in order
 
@@ -207,6 +230,12 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	startPDBs(s)
 
+	if o.Once {
+		for _, p := range s.parts {
+			s.wg.Go(func() { s.listOnce(ctx, p) })
+		}
+		return s, nil
+	}
 	for _, p := range s.parts {
 		s.wg.Go(func() { p.inf.RunWithContext(ctx) })
 		s.wg.Go(func() { s.awaitSync(ctx, p) })
@@ -287,8 +316,12 @@ func (s *Source) send(ev model.Event) {
 func (s *Source) newPart(name model.SourceName, resource, ns string, example runtime.Object, transform cache.TransformFunc,
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *part {
-	p := &part{name: name, resource: resource, ns: ns}
+	p := &part{name: name, resource: resource, ns: ns, list: list, transform: transform}
 	p.rep = sources.NewReporter(name, 0, s.send, s.opts.Clock)
+	s.parts = append(s.parts, p)
+	if s.opts.Once {
+		return p
+	}
 	p.probe = func(ctx context.Context) error {
 		_, err := list(ctx, metav1.ListOptions{Limit: 1})
 		return err
@@ -311,11 +344,14 @@ func (s *Source) newPart(name model.SourceName, resource, ns string, example run
 	_ = p.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		s.log.Debug("watch ended", "source", name, "err", err)
 	})
-	s.parts = append(s.parts, p)
 	return p
 }
 
 func (s *Source) handle(p *part, h cache.ResourceEventHandler) {
+	if s.opts.Once {
+		p.handler = h
+		return
+	}
 	reg, err := p.inf.AddEventHandler(h)
 	if err != nil {
 		panic(err) // only fails once stopped
@@ -400,6 +436,61 @@ func (s *Source) awaitSync(ctx context.Context, p *part) {
 	p.mu.Lock()
 	p.synced = true
 	p.failed = false
+	p.heard = s.opts.Clock()
+	p.mu.Unlock()
+	s.refresh(p)
+}
+
+// listOnce lists p's resource once, in pages, and hands every object (as
+// its informer's transform would keep it) to p's handler once the whole
+// list arrived; then reports p's status. A failed list hands over nothing
+// and reports why: a partial list is never a picture.
+func (s *Source) listOnce(ctx context.Context, p *part) {
+	limit := s.opts.PageSize
+	if limit <= 0 {
+		limit = ListPageSize
+	}
+	var objs []any
+	lo := metav1.ListOptions{Limit: limit}
+	for {
+		lctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		list, err := p.list(lctx, lo)
+		cancel()
+		if apierrors.IsResourceExpired(err) && lo.Continue != "" {
+			// The continue token expired between pages: list again, whole.
+			objs, lo = nil, metav1.ListOptions{}
+			continue
+		}
+		if err != nil {
+			s.onResult(p, "list", err)
+			return
+		}
+		err = meta.EachListItem(list, func(o runtime.Object) error {
+			t, err := p.transform(o)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, t)
+			return nil
+		})
+		if err != nil {
+			s.onResult(p, "list", err)
+			return
+		}
+		lm, err := meta.ListAccessor(list)
+		if err != nil || lm.GetContinue() == "" {
+			break
+		}
+		lo.Continue = lm.GetContinue()
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	for _, o := range objs {
+		p.handler.OnAdd(o, true)
+	}
+	p.mu.Lock()
+	p.synced, p.failed = true, false
 	p.heard = s.opts.Clock()
 	p.mu.Unlock()
 	s.refresh(p)

@@ -8,6 +8,11 @@
 // and the model treats Longhorn as absent. It works the same over a real
 // apiserver and the dynamic fake client of sources/sim.
 //
+// With Options.Once (a one-shot report: --snapshot) there is no informer: the
+// volumes are listed once, in pages, and when Options.REST is given (a real
+// apiserver) each page's JSON is decoded straight into small structs holding
+// only what the model reads (once.go), never into unstructured maps.
+//
 // It must only read, and never hand out pointers into its cache.
 package longhorn
 
@@ -26,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -59,6 +65,15 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
 	Logger *slog.Logger
+	// Once lists the volumes once instead of running an informer (a
+	// one-shot report); see once.go.
+	Once bool
+	// REST, for Once, is a client for longhorn.io/v1beta2 speaking JSON
+	// (NewREST): the list is decoded into small structs. Without it Once
+	// lists through Client (unstructured; the demo's fake client).
+	REST rest.Interface
+	// PageSize is the page size of Once's list (default ListPageSize).
+	PageSize int64
 }
 
 // Source runs the Longhorn informer. Stop it by cancelling Start's context.
@@ -105,6 +120,10 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	s.rep = sources.NewReporter(model.SourceLonghorn, 0, s.send, o.Clock)
 	go func() {
 		defer close(s.done)
+		if o.Once {
+			s.listOnce(ctx)
+			return
+		}
 		s.loop(ctx)
 	}()
 	return s, nil

@@ -1,0 +1,116 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+)
+
+// Issue 14: a one-shot read (--snapshot) lists instead of running
+// informers. Against a real apiserver it must give the very picture the
+// informers give (nodes with full status, kured's and fleetlock's locks,
+// Longhorn volumes, every source ok), page through large lists (pages of
+// two here), and a user who may read nothing gets forbidden sources and no
+// nodes, never "nothing found".
+func TestOnceMatchesInformersRealCluster(t *testing.T) {
+	tc := testcluster.Start(t)
+	tc.InstallLonghornCRD(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fx := &scalefixture.Fixture{Client: tc.Client(t), Dynamic: tc.Dynamic(t), Config: tc.Admin}
+	if err := fx.Grow(ctx, 7, 9); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	picture := func(once bool, cfgUser string) (*model.Cluster, string) {
+		t.Helper()
+		cfg := tc.Admin
+		if cfgUser != "" {
+			cfg = tc.UserConfig(cfgUser)
+		}
+		s, err := Open(ctx, Options{Config: cfg, Context: "itest", RequestTimeout: 10 * time.Second, Once: once,
+			KuredDaemonSet: scalefixture.KuredNamespace + "/" + scalefixture.KuredName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		c, err := s.Collect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.MarshalIndent(c.Snapshot(now), "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, string(b)
+	}
+	_, informers := picture(false, "")
+	c, once := picture(true, "")
+	if once != informers {
+		t.Errorf("one-shot picture differs from the informers':\n once %s\ninformers %s", once, informers)
+	}
+	if c.NodeCount() != 7 || c.VolumeCount() != 9 || len(c.Locks()) != 2 {
+		t.Errorf("one-shot: %d nodes, %d volumes, %d locks", c.NodeCount(), c.VolumeCount(), len(c.Locks()))
+	}
+	for _, h := range c.Sources() {
+		if h.Name != model.SourcePrometheus && h.Status != model.StatusOK {
+			t.Errorf("one-shot source %s: %s %s", h.Name, h.Status, h.Message)
+		}
+	}
+
+	// A user without any grant: nothing is read, and nothing reads as
+	// "none found".
+	c, _ = picture(true, "carol")
+	if c.NodeCount() != 0 {
+		t.Errorf("carol: %d nodes", c.NodeCount())
+	}
+	for _, name := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceFleetlock, model.SourceLonghorn} {
+		if h, _ := c.Source(name); h.Status != model.StatusForbidden {
+			t.Errorf("carol: source %s is %s (%s), want forbidden", name, h.Status, h.Message)
+		}
+	}
+	if code := c.Snapshot(now).ExitCode; code != 1 {
+		t.Errorf("carol: exit code %d, want 1 (could not read the cluster)", code)
+	}
+
+	// Pages of two, through the sources themselves.
+	cs, err := kubernetes.NewForConfig(tc.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lrest, err := longhorn.NewREST(tc.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.NewCluster("pages", model.Options{})
+	sink := sources.Serial(func(ev model.Event) { m.Apply(ev, time.Now()) })
+	ks, err := kube.Start(ctx, kube.Options{Client: cs, Once: true, PageSize: 2}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := longhorn.Start(ctx, longhorn.Options{Client: tc.Dynamic(t), REST: lrest, Once: true, PageSize: 2}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ks.Wait()
+	ls.Wait()
+	if m.NodeCount() != 7 || m.VolumeCount() != 9 {
+		t.Errorf("pages of 2: %d nodes, %d volumes", m.NodeCount(), m.VolumeCount())
+	}
+}

@@ -1,0 +1,178 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// onceWorld is a cluster with nodes, a kured lock and a fleetlock lock.
+func onceWorld() *fake.Clientset {
+	return fake.NewClientset(
+		node("cp-1", true, map[string]string{"node-role.kubernetes.io/control-plane": ""}),
+		node("w-1", false, map[string]string{"node-role.kubernetes.io/worker": ""}),
+		ds("kube-system", "kured", map[string]string{KuredLockAnnotation: `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`}, nil),
+		lease("default", "fleetlock-default", "978a225b3d7b40e9acd7ce9b62f68444"),
+	)
+}
+
+// snapshotJSON is the model's snapshot without its time-dependent parts.
+func snapshotJSON(t *testing.T, c *model.Cluster) string {
+	t.Helper()
+	s := c.Snapshot(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOnceMatchesInformers: a one-shot read gives the model exactly what the
+// informers' first sync gives (nodes, both locks, every source's status).
+func TestOnceMatchesInformers(t *testing.T) {
+	var want, got string
+	r, _ := start(t, onceWorld(), Options{})
+	r.Eventually(t, "informers synced", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceFleetlock)
+		return c.NodeCount() == 2 && len(c.Locks()) == 2 && h.Status == model.StatusOK
+	})
+	r.Read(func(c *model.Cluster) { want = snapshotJSON(t, c) })
+
+	cs := onceWorld()
+	var watches atomic.Int32
+	cs.PrependWatchReactor("*", func(k8stesting.Action) (bool, watch.Interface, error) {
+		watches.Add(1)
+		return false, nil, nil
+	})
+	r2, s := start(t, cs, Options{Once: true})
+	r2.Read(func(c *model.Cluster) { got = snapshotJSON(t, c) })
+	if got != want {
+		t.Errorf("one-shot model differs from the informers':\n got %s\nwant %s", got, want)
+	}
+	if n := watches.Load(); n != 0 {
+		t.Errorf("a one-shot read started %d watches", n)
+	}
+	for _, h := range s.Health() {
+		if h.Status != model.StatusOK || h.LastSync.IsZero() {
+			t.Errorf("source %s: %+v, want ok and checked just now", h.Name, h)
+		}
+	}
+}
+
+// TestOncePages: a large list is read in pages (continue tokens) and every
+// page's objects arrive; an expired token restarts the list whole.
+func TestOncePages(t *testing.T) {
+	for _, expire := range []bool{false, true} {
+		t.Run(fmt.Sprintf("expire=%v", expire), func(t *testing.T) {
+			var nodes []runtime.Object
+			for i := range 7 {
+				nodes = append(nodes, node(fmt.Sprintf("n-%d", i), true, nil))
+			}
+			cs := fake.NewClientset(nodes...)
+			var calls []string
+			expired := false
+			cs.PrependReactor("list", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				lo := a.(k8stesting.ListActionImpl).GetListOptions()
+				calls = append(calls, fmt.Sprintf("limit=%d continue=%q", lo.Limit, lo.Continue))
+				if expire && lo.Continue == "3" && !expired {
+					expired = true
+					return true, nil, apierrors.NewResourceExpired("continue token expired")
+				}
+				start := 0
+				if lo.Continue != "" {
+					fmt.Sscan(lo.Continue, &start)
+				}
+				all := &corev1.NodeList{}
+				for _, o := range nodes {
+					all.Items = append(all.Items, *o.(*corev1.Node))
+				}
+				if lo.Limit == 0 {
+					return true, all, nil
+				}
+				end := min(start+int(lo.Limit), len(all.Items))
+				page := &corev1.NodeList{Items: all.Items[start:end]}
+				if end < len(all.Items) {
+					page.Continue = fmt.Sprint(end)
+				}
+				return true, page, nil
+			})
+			r, _ := start(t, cs, Options{Once: true, PageSize: 3})
+			r.Read(func(c *model.Cluster) {
+				if c.NodeCount() != 7 {
+					t.Errorf("%d nodes, want 7", c.NodeCount())
+				}
+			})
+			if h := r.Source(model.SourceNodes); h.Status != model.StatusOK {
+				t.Errorf("nodes: %+v", h)
+			}
+			want := `limit=3 continue="";limit=3 continue="3";limit=3 continue="6"`
+			if expire {
+				want = `limit=3 continue="";limit=3 continue="3";limit=0 continue=""`
+			}
+			if got := strings.Join(calls, ";"); got != want {
+				t.Errorf("list calls:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// TestOnceFailedListDeliversNothing: a list that fails on its second page
+// reports error and hands over none of the first page's nodes (a partial
+// list is never a picture); forbidden leases are forbidden; the other
+// parts are unaffected.
+func TestOnceFailedListDeliversNothing(t *testing.T) {
+	cs := onceWorld()
+	cs.PrependReactor("list", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		lo := a.(k8stesting.ListActionImpl).GetListOptions()
+		if lo.Continue == "" {
+			n := node("cp-1", true, nil)
+			return true, &corev1.NodeList{ListMeta: metav1.ListMeta{Continue: "next"}, Items: []corev1.Node{*n}}, nil
+		}
+		return true, nil, apierrors.NewInternalError(fmt.Errorf("etcd is gone"))
+	})
+	cs.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", fmt.Errorf("no"))
+	})
+	r, _ := start(t, cs, Options{Once: true})
+	r.Read(func(c *model.Cluster) {
+		if c.NodeCount() != 0 {
+			t.Errorf("%d nodes from a failed list, want none", c.NodeCount())
+		}
+	})
+	if h := r.Source(model.SourceNodes); h.Status != model.StatusError || !strings.Contains(h.Message, "etcd is gone") {
+		t.Errorf("nodes: %+v", h)
+	}
+	if h := r.Source(model.SourceFleetlock); h.Status != model.StatusForbidden {
+		t.Errorf("fleetlock: %+v", h)
+	}
+	if h := r.Source(model.SourceKured); h.Status != model.StatusOK {
+		t.Errorf("kured: %+v", h)
+	}
+}
+
+// TestOnceKuredNotFound: nothing found is not-installed, and a DaemonSet
+// named by --kured-daemonset that is absent is an error, as with informers.
+func TestOnceKuredNotFound(t *testing.T) {
+	r, _ := start(t, fake.NewClientset(node("a", true, nil)), Options{Once: true})
+	if h := r.Source(model.SourceKured); h.Status != model.StatusNotInstalled {
+		t.Errorf("kured: %+v", h)
+	}
+	r, _ = start(t, fake.NewClientset(node("a", true, nil)), Options{Once: true, KuredDaemonSet: "ops/kured"})
+	if h := r.Source(model.SourceKured); h.Status != model.StatusError || !strings.Contains(h.Message, "ops/kured not found") {
+		t.Errorf("kured named but absent: %+v", h)
+	}
+}
