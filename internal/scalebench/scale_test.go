@@ -24,6 +24,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
@@ -191,7 +192,7 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		cpu0 := selfCPU()
 		t0 := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := live.Open(ctx, live.Options{Kubeconfig: sc.c.Kubeconfig, RequestTimeout: 20 * time.Second, SyncTimeout: 2 * time.Minute})
+		s, err := live.Open(ctx, live.Options{Kube: kubeconfig.Loader{Kubeconfig: sc.c.Kubeconfig}, RequestTimeout: 20 * time.Second, SyncTimeout: 2 * time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}
