@@ -216,7 +216,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 	case PDBUpserted, PDBDeleted, NodePodsSet, BlockingSelectorsSet, BlockingPodsSet:
 		c.applyPods(ev)
 	case ActionRecorded:
-		if e.Outcome == "done" && (e.Action == ActionRelease || e.Action == ActionReap) {
+		if e.Outcome == OutcomeDone && (e.Action == ActionRelease || e.Action == ActionReap) {
 			if c.freedBy == nil {
 				c.freedBy = map[string]ActionRecorded{}
 			}
@@ -226,7 +226,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if e.Message != "" {
 			msg += " — " + e.Message
 		}
-		c.add(TimelineEntry{Time: now, Kind: KindAction, Node: "", Change: e.Outcome, Message: msg})
+		c.add(TimelineEntry{Time: now, Kind: KindAction, Node: "", Change: string(e.Outcome), Message: msg})
 	}
 }
 

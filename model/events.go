@@ -35,7 +35,7 @@ type ActionRecorded struct {
 	Lock    LockRef
 	Holder  string
 	Action  Action
-	Outcome string // done, dry-run, refused, conflict, forbidden, error
+	Outcome Outcome
 	Message string
 	// By is who acted ("alice via rebootwatch", the agent): when the lock
 	// then goes away, the timeline says it was freed by them, not by its holder.

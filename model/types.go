@@ -83,6 +83,27 @@ const (
 	ActionUncordon Action = "uncordon"
 )
 
+// Outcome is how an action ended. Its values are a public interface: the
+// agent's heartbeat and rebootwatch_actions_total{result}, `release`/`reap
+// -o json`, the timeline.
+type Outcome string
+
+// Action outcomes.
+const (
+	OutcomeDone      Outcome = "done"
+	OutcomeDryRun    Outcome = "dry-run" // the write was shown, not made
+	OutcomeRefused   Outcome = "refused" // a gate or the operator said no; nothing written
+	OutcomeConflict  Outcome = "conflict"
+	OutcomeForbidden Outcome = "forbidden"
+	OutcomeError     Outcome = "error"
+	// OutcomeSkipped: the agent chose not to act this iteration (not the
+	// leader, data not ready, policy).
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// Succeeded reports whether the write was made or, in a dry run, would be.
+func (o Outcome) Succeeded() bool { return o == OutcomeDone || o == OutcomeDryRun }
+
 // SourceName identifies one input of the model.
 type SourceName string
 

@@ -139,7 +139,7 @@ func (f *fakeActions) Do(ctx context.Context, p lock.Plan, o lock.DoOptions) loc
 		select {
 		case <-f.block:
 		case <-ctx.Done():
-			return lock.Result{Outcome: lock.OutcomeError, Message: ctx.Err().Error()}
+			return lock.Result{Outcome: model.OutcomeError, Message: ctx.Err().Error()}
 		}
 	}
 	f.mu.Lock()
@@ -183,7 +183,7 @@ type fixture struct {
 
 func newFixture() *fixture {
 	f := &fixture{clock: &clock{now: t0}, judge: &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}, actions: &fakeActions{
-		result: lock.Result{Outcome: lock.OutcomeDone, Message: "released"}}}
+		result: lock.Result{Outcome: model.OutcomeDone, Message: "released"}}}
 	c := model.NewCluster("prod-eu-1", model.Options{})
 	c.Judge = f.judge.Judge
 	f.c = c

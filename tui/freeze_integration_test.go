@@ -134,7 +134,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	done := cmd()
 	m.Update(done)
 	res := done.(actionDoneMsg).res
-	if res.Outcome != lock.OutcomeRefused || !strings.Contains(res.Message, "fresh-data") ||
+	if res.Outcome != model.OutcomeRefused || !strings.Contains(res.Message, "fresh-data") ||
 		!strings.Contains(res.Message, "could not read the node list fresh") || !strings.Contains(res.Message, "nothing written") {
 		t.Fatalf("a release on a frozen API server: %s: %s", res.Outcome, res.Message)
 	}
@@ -182,7 +182,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	}
 	done = cmd()
 	m.Update(done)
-	if res := done.(actionDoneMsg).res; res.Outcome != lock.OutcomeDone {
+	if res := done.(actionDoneMsg).res; res.Outcome != model.OutcomeDone {
 		t.Fatalf("release after the thaw: %s: %s", res.Outcome, res.Message)
 	}
 	if _, ok := annotation(); ok {

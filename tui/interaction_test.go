@@ -239,7 +239,7 @@ func TestConfirmAccept(t *testing.T) {
 			t.Errorf("dialog lacks %q", want)
 		}
 	}
-	f.actions.result = lock.Result{Outcome: lock.OutcomeDone, Message: "lease holder cleared"}
+	f.actions.result = lock.Result{Outcome: model.OutcomeDone, Message: "lease holder cleared"}
 	cmd := press(m, "y", "enter")
 	if cmd == nil || m.dialog != nil {
 		t.Fatal("confirm should close the dialog and return the action command")
@@ -267,17 +267,20 @@ func TestConfirmAccept(t *testing.T) {
 }
 
 func TestConfirmOutcomesAsToasts(t *testing.T) {
-	for _, oc := range []struct{ outcome, want string }{
-		{lock.OutcomeConflict, "! reap fleetlock:default/fleetlock-default: conflict — lock changed"},
-		{lock.OutcomeForbidden, "✗ reap fleetlock:default/fleetlock-default: forbidden — lock changed"},
-		{lock.OutcomeDryRun, "▸ reap fleetlock:default/fleetlock-default: dry-run — lock changed"},
+	for _, oc := range []struct {
+		outcome model.Outcome
+		want    string
+	}{
+		{model.OutcomeConflict, "! reap fleetlock:default/fleetlock-default: conflict — lock changed"},
+		{model.OutcomeForbidden, "✗ reap fleetlock:default/fleetlock-default: forbidden — lock changed"},
+		{model.OutcomeDryRun, "▸ reap fleetlock:default/fleetlock-default: dry-run — lock changed"},
 	} {
 		f := newFixture()
-		m := f.model(Options{DryRun: oc.outcome == lock.OutcomeDryRun})
+		m := f.model(Options{DryRun: oc.outcome == model.OutcomeDryRun})
 		size(m, 120, 40)
 		press(m, "tab")
 		openAfterIgnore(t, f, m, "x")
-		if oc.outcome == lock.OutcomeDryRun && !strings.Contains(screen(m), "DRY RUN, not written") {
+		if oc.outcome == model.OutcomeDryRun && !strings.Contains(screen(m), "DRY RUN, not written") {
 			t.Fatal("dry-run dialog should say the write will not be made")
 		}
 		f.actions.result = lock.Result{Outcome: oc.outcome, Message: "lock changed"}
@@ -286,7 +289,7 @@ func TestConfirmOutcomesAsToasts(t *testing.T) {
 		if s := screen(m); !strings.Contains(s, oc.want) {
 			t.Fatalf("%s: toast missing %q:\n%s", oc.outcome, oc.want, s)
 		}
-		if !strings.Contains(screen(m), "reap fleetlock:default/fleetlock-default (holder "+ghostID+"): "+oc.outcome) {
+		if !strings.Contains(screen(m), "reap fleetlock:default/fleetlock-default (holder "+ghostID+"): "+string(oc.outcome)) {
 			t.Fatalf("%s: timeline lacks the outcome", oc.outcome)
 		}
 	}
@@ -889,7 +892,7 @@ func TestOwnReapKeepsItsToastWhenTheLockUpdateArrives(t *testing.T) {
 	press(m, "tab") // locks panel: the ghost lease is first
 	ghost := m.c.LockStatuses()[m.lockSel]
 	openAfterIgnore(t, f, m, "x")
-	f.actions.result = lock.Result{Outcome: lock.OutcomeDone, Message: "lease holder cleared"}
+	f.actions.result = lock.Result{Outcome: model.OutcomeDone, Message: "lease holder cleared"}
 	cmd := press(m, "y", "enter")
 	if cmd == nil {
 		t.Fatal("confirm returned no command")

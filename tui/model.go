@@ -422,10 +422,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case actionDoneMsg:
 		m.busy = false
 		rec := msg.res.Recorded(msg.plan)
-		if msg.unsafe && msg.res.Outcome == lock.OutcomeDone {
+		if msg.unsafe && msg.res.Outcome == model.OutcomeDone {
 			rec.Message = "UNSAFE override of failed gates; " + rec.Message
 		}
-		if msg.res.Outcome == lock.OutcomeDone && msg.plan.Action != model.ActionUncordon && keyOf(msg.plan.Status) == m.lockSelKey {
+		if msg.res.Outcome == model.OutcomeDone && msg.plan.Action != model.ActionUncordon && keyOf(msg.plan.Status) == m.lockSelKey {
 			m.lockFreed = true
 		}
 		m.c.Apply(rec, m.now)
@@ -863,7 +863,7 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	case dialog.Refused:
 		m.dialog = nil
 		rec := model.ActionRecorded{Lock: d.Plan.Status.LockRef, Holder: d.Plan.Status.Holder, Action: d.Plan.Action,
-			Outcome: lock.OutcomeRefused, Message: d.Plan.Refusal}
+			Outcome: model.OutcomeRefused, Message: d.Plan.Refusal}
 		m.c.Apply(rec, m.now)
 		m.refresh()
 		m.toast = toast.New(fmt.Sprintf("%s %s: refused — %s", d.Plan.Action, d.Plan.Status.LockRef, d.Plan.Refusal), toast.Warn, m.wall)

@@ -313,7 +313,7 @@ type LockReport struct {
 	Reason     string         `json:"reason"`
 	HeldFor    string         `json:"heldFor,omitempty"`
 	Action     model.Action   `json:"action,omitempty"`
-	Outcome    string         `json:"outcome,omitempty"` // done, dry-run, refused, conflict, forbidden, error, skipped
+	Outcome    model.Outcome  `json:"outcome,omitempty"`
 	Message    string         `json:"message,omitempty"`
 }
 
@@ -388,14 +388,14 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		switch {
 		case action == "":
 			if why != "" {
-				r.Outcome, r.Message = "skipped", why
+				r.Outcome, r.Message = model.OutcomeSkipped, why
 			}
 		case probeErr != nil:
-			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: the API could not be read this iteration ("+apiErr+")"
+			r.Action, r.Outcome, r.Message = action, model.OutcomeSkipped, "not acting: the API could not be read this iteration ("+apiErr+")"
 		case !a.settled.Load():
-			r.Action, r.Outcome, r.Message = action, "skipped", "not acting: not every source has delivered its first picture yet"
+			r.Action, r.Outcome, r.Message = action, model.OutcomeSkipped, "not acting: not every source has delivered its first picture yet"
 		case !leader || !a.IsLeader(): // re-checked before each write
-			r.Action, r.Outcome, r.Message = action, "skipped", "not the leader"
+			r.Action, r.Outcome, r.Message = action, model.OutcomeSkipped, "not the leader"
 		default:
 			a.act(ctx, s, action, now, &r)
 		}
@@ -485,14 +485,14 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 	kind := string(s.Kind)
 	plan, err := a.Engine.PlanEntry(a.cluster, s.LockRef, s.Holder, s.Entry, action, now)
 	if err != nil {
-		r.Outcome, r.Message = "error", "plan: "+err.Error()
-		a.Metrics.Actions.WithLabelValues(kind, string(action), "error").Inc()
+		r.Outcome, r.Message = model.OutcomeError, "plan: "+err.Error()
+		a.Metrics.Actions.WithLabelValues(kind, string(action), string(r.Outcome)).Inc()
 		a.Log.Error("action", "lock", s.LockRef.String(), "holder", s.Holder, "action", action, "outcome", r.Outcome, "message", r.Message)
 		return
 	}
 	if !plan.Allowed {
-		r.Outcome, r.Message = "refused", plan.Refusal
-		a.Metrics.Actions.WithLabelValues(kind, string(action), "refused").Inc()
+		r.Outcome, r.Message = model.OutcomeRefused, plan.Refusal
+		a.Metrics.Actions.WithLabelValues(kind, string(action), string(r.Outcome)).Inc()
 		return
 	}
 	actx, cancel := a.whileLeader(ctx)
@@ -501,10 +501,10 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 	r.Outcome, r.Message = res.Outcome, res.Message
 	if res.Uncordon.Outcome != "" {
 		// The second write of a fleetlock release: the holder's uncordon.
-		r.Message += "; uncordon " + res.Uncordon.Outcome + ": " + res.Uncordon.Message
-		a.Metrics.Actions.WithLabelValues(kind, "uncordon", res.Uncordon.Outcome).Inc()
+		r.Message += "; uncordon " + string(res.Uncordon.Outcome) + ": " + res.Uncordon.Message
+		a.Metrics.Actions.WithLabelValues(kind, "uncordon", string(res.Uncordon.Outcome)).Inc()
 	}
-	a.Metrics.Actions.WithLabelValues(kind, string(action), res.Outcome).Inc()
+	a.Metrics.Actions.WithLabelValues(kind, string(action), string(res.Outcome)).Inc()
 	a.Notify.Acted(s, action, res.Outcome, r.Message)
 	a.cluster.Apply(res.Recorded(plan), a.Clock())
 	// The Actor logs the action line (who, what, why, outcome) itself.

@@ -243,7 +243,7 @@ func (h *harness) holder(t *testing.T) string {
 	return *l.Spec.HolderIdentity
 }
 
-func lockWith(hb heartbeat, verdict model.Verdict, outcome string) bool {
+func lockWith(hb heartbeat, verdict model.Verdict, outcome model.Outcome) bool {
 	for _, l := range hb.Locks {
 		if l.Verdict == verdict && (outcome == "" || l.Outcome == outcome) {
 			return true
@@ -275,7 +275,7 @@ func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
 		t.Fatalf("a held lock was touched: holder %q", got)
 	}
 	h.deleteNode(t, "n1")
-	hb := h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	hb := h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	if hb.Trigger != "event" {
 		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
 	}
@@ -295,7 +295,7 @@ func TestAgentDryRunWritesNothing(t *testing.T) {
 	client := fake.NewClientset(fleetLease(testZincatiID))
 	h := startAgent(t, cfg, client, world)
 	h.sink(model.NodeDeleted{Name: "n1"})
-	hb := h.waitFor(t, "a dry-run reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDryRun) })
+	hb := h.waitFor(t, "a dry-run reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDryRun) })
 	if !strings.Contains(hb.Locks[0].Message, "would") {
 		t.Errorf("dry-run message %q does not say what it would write", hb.Locks[0].Message)
 	}
@@ -316,14 +316,14 @@ func TestAgentNotLeaderDoesNotAct(t *testing.T) {
 	client := clientFor(world, fleetLease(testZincatiID))
 	h := startAgent(t, cfg, client, world)
 	h.waitFor(t, "ghost skipped: not the leader", func(hb heartbeat) bool {
-		return !hb.Leader && lockWith(hb, model.VerdictGhost, "skipped") && strings.Contains(hb.Locks[0].Message, "not the leader")
+		return !hb.Leader && lockWith(hb, model.VerdictGhost, model.OutcomeSkipped) && strings.Contains(hb.Locks[0].Message, "not the leader")
 	})
 	if got := h.holder(t); got != testZincatiID {
 		t.Fatalf("a non-leader acted: holder %q", got)
 	}
 	// Becoming the leader acts at once.
 	h.agent.SetLeader(true)
-	h.waitFor(t, "the new leader reaped", func(hb heartbeat) bool { return hb.Leader && lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	h.waitFor(t, "the new leader reaped", func(hb heartbeat) bool { return hb.Leader && lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	if got := h.holder(t); got != "" {
 		t.Fatalf("holder %q after the leader reaped", got)
 	}
@@ -339,7 +339,7 @@ func TestAgentNodeListForbiddenIsUnknown(t *testing.T) {
 	// Several iterations, all unknown and degraded, none acting.
 	var n int
 	hb := h.waitFor(t, "three forbidden iterations", func(hb heartbeat) bool {
-		if hb.Result == resultDegraded && lockWith(hb, model.VerdictUnknown, "skipped") && strings.Contains(hb.APIError, "forbidden") {
+		if hb.Result == resultDegraded && lockWith(hb, model.VerdictUnknown, model.OutcomeSkipped) && strings.Contains(hb.APIError, "forbidden") {
 			n++
 		}
 		return n >= 3
@@ -378,9 +378,9 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 		cfg.DryRun = true
 		h := startAgent(t, cfg, fake.NewClientset(), kuredEvents())
 		if enabled {
-			h.waitFor(t, "orphaned released (dry run)", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, lock.OutcomeDryRun) })
+			h.waitFor(t, "orphaned released (dry run)", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, model.OutcomeDryRun) })
 		} else {
-			hb := h.waitFor(t, "orphaned left alone", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, "skipped") })
+			hb := h.waitFor(t, "orphaned left alone", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, model.OutcomeSkipped) })
 			if !strings.Contains(hb.Locks[0].Message, "--release-orphaned") {
 				t.Errorf("skip message %q does not name the flag", hb.Locks[0].Message)
 			}
@@ -393,7 +393,7 @@ func TestAgentMetrics(t *testing.T) {
 	client := clientFor(world, fleetLease(testZincatiID))
 	h := startAgent(t, testConfig(), client, world)
 	h.deleteNode(t, "n1")
-	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	// The informer would deliver the written Lease.
 	h.sink(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
 		UID: "lease-uid", ResourceVersion: "6", Spec: &lock.FleetlockSpec{}}})
@@ -437,12 +437,12 @@ func TestAgentPolicies(t *testing.T) {
 		world   func() []model.Event
 		set     func(*Config)
 		verdict model.Verdict
-		outcome string
+		outcome model.Outcome
 		message string
 	}{
-		{"expired reaped", expiredKured, func(*Config) {}, model.VerdictExpired, lock.OutcomeDryRun, "would"},
-		{"expired left with --reap-expired=false", expiredKured, func(c *Config) { c.ReapExpired = false }, model.VerdictExpired, "skipped", "--reap-expired=false"},
-		{"ghost left with --reap-ghost=false", ghost, func(c *Config) { c.ReapGhost = false }, model.VerdictGhost, "skipped", "--reap-ghost=false"},
+		{"expired reaped", expiredKured, func(*Config) {}, model.VerdictExpired, model.OutcomeDryRun, "would"},
+		{"expired left with --reap-expired=false", expiredKured, func(c *Config) { c.ReapExpired = false }, model.VerdictExpired, model.OutcomeSkipped, "--reap-expired=false"},
+		{"ghost left with --reap-ghost=false", ghost, func(c *Config) { c.ReapGhost = false }, model.VerdictGhost, model.OutcomeSkipped, "--reap-ghost=false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
@@ -466,7 +466,7 @@ func TestAgentNeverActsOnAmbiguous(t *testing.T) {
 	h := startAgent(t, testConfig(), client, world)
 	n := 0
 	hb := h.waitFor(t, "three iterations skipping the ambiguous lock", func(hb heartbeat) bool {
-		if lockWith(hb, model.VerdictAmbiguous, "skipped") {
+		if lockWith(hb, model.VerdictAmbiguous, model.OutcomeSkipped) {
 			n++
 		}
 		return n >= 3

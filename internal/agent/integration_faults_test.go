@@ -14,7 +14,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -53,7 +52,7 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 	seen := 0
 	hb := a.waitHeartbeat(t, "three iterations judging unknown because nodes are forbidden", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		if ok && l.Verdict == model.VerdictUnknown && l.Outcome == "skipped" &&
+		if ok && l.Verdict == model.VerdictUnknown && l.Outcome == model.OutcomeSkipped &&
 			strings.Contains(l.Reason, "forbidden") && strings.Contains(hb.APIError, "forbidden") && hb.Result == resultDegraded {
 			seen++
 		}
@@ -62,7 +61,7 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 	l, _ := fleetlockLock(hb)
 	t.Logf("heartbeat reason: %s; apiError: %s", l.Reason, hb.APIError)
 	for _, h := range a.heartbeats(t) {
-		if l, ok := fleetlockLock(h); ok && (l.Verdict == model.VerdictGhost || l.Outcome == lock.OutcomeDone) {
+		if l, ok := fleetlockLock(h); ok && (l.Verdict == model.VerdictGhost || l.Outcome == model.OutcomeDone) {
 			t.Fatalf("judged or acted on a forbidden node list: %+v", l)
 		}
 	}
@@ -84,7 +83,7 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 	}
 	a.waitHeartbeat(t, "the ghost reaped once nodes are readable", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	a.stop(t, syscall.SIGTERM)
 	mustNotContainToken(t, token, a)
@@ -209,7 +208,7 @@ func TestIntegrationBlackHoledAPI(t *testing.T) {
 	eventually(t, "/healthz turns 503", func() (bool, string) { return a.probe("/healthz") == 503, a.tail(3) })
 	t.Logf("MEASURED black hole → /healthz 503 after %s (interval 1s, so 3× interval = 3s after the last good iteration)", time.Since(holed).Round(10*time.Millisecond))
 	for _, l := range hb.Locks {
-		if l.Outcome == lock.OutcomeDone {
+		if l.Outcome == model.OutcomeDone {
 			t.Fatalf("acted while the API was unreachable: %+v", l)
 		}
 	}

@@ -50,7 +50,7 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 		"--leader-elect=false", "--release-orphaned")
 	a.waitHeartbeat(t, "orphan released and its holder uncordoned", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == lock.OutcomeDone && strings.Contains(l.Message, "uncordon done")
+		return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == model.OutcomeDone && strings.Contains(l.Message, "uncordon done")
 	})
 	if h := fleetHolder(t, admin); h != "" {
 		t.Fatalf("lease still held by %q", h)
@@ -60,7 +60,7 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 	}
 	a.waitHeartbeat(t, "the kured ghost reaped next", func(hb heartbeat) bool {
 		l, ok := kuredLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	if evs := eventsFor(t, admin, "default", "fleetlock-default", lock.ReasonReleased); len(evs) != 1 {
 		t.Fatalf("release Events %+v", evs)

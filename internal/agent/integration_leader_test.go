@@ -101,7 +101,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	})
 	reaper.waitHeartbeat(t, "the reap in a leader's heartbeat", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	idle := other(reaper)
 	idle.waitHeartbeat(t, "the other agent sees the lock free", func(hb heartbeat) bool {
@@ -112,7 +112,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		t.Fatalf("%s acted too: %v", idle.name, got)
 	}
 	for _, hb := range idle.heartbeats(t) {
-		if l, ok := fleetlockLock(hb); ok && l.Outcome != "" && l.Outcome != "skipped" {
+		if l, ok := fleetlockLock(hb); ok && l.Outcome != "" && l.Outcome != model.OutcomeSkipped {
 			t.Fatalf("%s's heartbeat shows an action: %+v", idle.name, l)
 		}
 	}
@@ -138,11 +138,11 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	t.Logf("MEASURED failover: leader %s SIGKILLed → %s reaped the new ghost in %s (lease duration %s)", leader.name, survivor.name, took, leaseDuration)
 	survivor.waitHeartbeatSince(t, mark, "the survivor skipped the ghost before it led", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && !hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == "skipped" && strings.Contains(l.Message, "not the leader")
+		return ok && !hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeSkipped && strings.Contains(l.Message, "not the leader")
 	})
 	survivor.waitHeartbeatSince(t, mark, "the survivor's heartbeat shows the reap as leader", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && hb.Leader && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	if evs := eventsFor(t, admin, "default", "fleetlock-default", lock.ReasonReaped); len(evs) != 2 {
 		t.Fatalf("want two reap Events, got %d", len(evs))

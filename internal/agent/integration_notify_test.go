@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -104,7 +103,7 @@ func TestIntegrationNotifyGhostAndReapOnce(t *testing.T) {
 	}
 	leader.waitHeartbeat(t, "the ghost is reaped", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	eventually(t, "the webhook received the ghost and the reap", func() (bool, string) {
 		msgs := hook.messages()

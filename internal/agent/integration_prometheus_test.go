@@ -43,7 +43,7 @@ func TestIntegrationPrometheusAlertGate(t *testing.T) {
 	}
 	hb := a.waitHeartbeat(t, "the reap is refused by the alert gate", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == "refused"
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeRefused
 	})
 	if l, _ := fleetlockLock(hb); !strings.Contains(l.Message, "Watchdog") {
 		t.Errorf("refusal %q does not name the firing alert", l.Message)
@@ -57,7 +57,7 @@ func TestIntegrationPrometheusAlertGate(t *testing.T) {
 		"--prometheus-url="+prom.URL, "--prometheus-alerts=^NothingFires$")
 	b.waitHeartbeat(t, "the ghost is reaped once no matching alert fires", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == "done"
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 }
 

@@ -81,7 +81,7 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 
 	hb := a.waitHeartbeat(t, "the reap is in a heartbeat", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
-		return ok && l.Verdict == model.VerdictGhost && l.Outcome == lock.OutcomeDone
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeDone
 	})
 	if hb.Trigger != "event" {
 		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
@@ -159,7 +159,7 @@ func TestIntegrationOrphanedKured(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		a.waitHeartbeat(t, "orphaned, skipped by policy", func(hb heartbeat) bool {
 			l, ok := kuredLock(hb)
-			return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == "skipped" && strings.Contains(l.Message, "--release-orphaned")
+			return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == model.OutcomeSkipped && strings.Contains(l.Message, "--release-orphaned")
 		})
 	}
 	a.stop(t, syscall.SIGTERM)
@@ -174,7 +174,7 @@ func TestIntegrationOrphanedKured(t *testing.T) {
 	// the loop. Wait for the volumes gate's own refusal.
 	hb := b.waitHeartbeat(t, "release refused by the volume gate", func(hb heartbeat) bool {
 		l, ok := kuredLock(hb)
-		return ok && l.Verdict == model.VerdictOrphaned && l.Action == model.ActionRelease && l.Outcome == lock.OutcomeRefused &&
+		return ok && l.Verdict == model.VerdictOrphaned && l.Action == model.ActionRelease && l.Outcome == model.OutcomeRefused &&
 			strings.Contains(l.Message, "degraded")
 	})
 	l, _ := kuredLock(hb)
@@ -192,7 +192,7 @@ func TestIntegrationOrphanedKured(t *testing.T) {
 	setLonghornRobustness(t, c, "healthy")
 	b.waitHeartbeat(t, "released", func(hb heartbeat) bool {
 		l, ok := kuredLock(hb)
-		return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == lock.OutcomeDone
+		return ok && l.Verdict == model.VerdictOrphaned && l.Outcome == model.OutcomeDone
 	})
 	if v, ok := kuredAnnotation(t, admin); ok {
 		t.Fatalf("annotation still there after release: %q", v)

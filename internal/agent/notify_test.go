@@ -88,7 +88,7 @@ func TestAgentNotifiesOnlyOnceSynced(t *testing.T) {
 	}
 
 	close(gate.release)
-	h.waitFor(t, "the ghost is reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, lock.OutcomeDone) })
+	h.waitFor(t, "the ghost is reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	<-got
 	<-got
 	mark = len(heartbeats(t, logBuf.String()))

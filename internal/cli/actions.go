@@ -156,7 +156,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 			}
 			asked = true
 			if line != name {
-				out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "override not confirmed (typed " + quoteOrNothing(line) + "); nothing changed", Write: plan.Write})
+				out.finish(lock.Result{Outcome: model.OutcomeRefused, Message: "override not confirmed (typed " + quoteOrNothing(line) + "); nothing changed", Write: plan.Write})
 				return ExitAttention
 			}
 			override = true
@@ -179,7 +179,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 		l = strings.ToLower(l)
 		asked = true
 		if l != "y" && l != "yes" {
-			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed; nothing changed", Write: plan.Write})
+			out.finish(lock.Result{Outcome: model.OutcomeRefused, Message: "not confirmed; nothing changed", Write: plan.Write})
 			return ExitAttention
 		}
 	}
@@ -195,7 +195,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 			if err != nil {
 				why = err.Error()
 			}
-			out.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "the cluster changed while waiting for confirmation (" + why + "): nothing changed; run the command again", Write: plan.Write})
+			out.finish(lock.Result{Outcome: model.OutcomeRefused, Message: "the cluster changed while waiting for confirmation (" + why + "): nothing changed; run the command again", Write: plan.Write})
 			return ExitAttention
 		}
 	}
@@ -211,7 +211,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 	switch {
 	case r.Complete():
 		return ExitOK
-	case r.Outcome == lock.OutcomeRefused:
+	case r.Outcome == model.OutcomeRefused:
 		return ExitAttention
 	}
 	return ExitError
@@ -392,7 +392,7 @@ type jsonAction struct {
 	Gates      []jsonGate       `json:"gates"`
 	Allowed    bool             `json:"allowed"`
 	Write      string           `json:"write"`
-	Outcome    string           `json:"outcome"`
+	Outcome    model.Outcome    `json:"outcome"`
 	Message    string           `json:"message"`
 	// Uncordon is the second write of a release whose coordinator cordoned
 	// the holder (fleetlock), with its own outcome; absent otherwise.
@@ -400,9 +400,9 @@ type jsonAction struct {
 }
 
 type jsonUncordon struct {
-	Write   string `json:"write"`
-	Outcome string `json:"outcome"`
-	Message string `json:"message"`
+	Write   string        `json:"write"`
+	Outcome model.Outcome `json:"outcome"`
+	Message string        `json:"message"`
 }
 
 func (o *actionOutput) finish(r lock.Result) {

@@ -34,7 +34,7 @@ func TestHostileStringsKeepActionOutput(t *testing.T) {
 		env, out, errb := testEnv(demoStart)
 		o := &actionOutput{env: env, plan: hostilePlan(s)}
 		o.describe()
-		o.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed: " + s})
+		o.finish(lock.Result{Outcome: model.OutcomeRefused, Message: "not confirmed: " + s})
 		fail(env, errors.New("no lock held by "+s))
 		for name, got := range map[string]string{"stdout": out.String(), "stderr": errb.String()} {
 			if p := sanitizetest.Problem(got, true); p != "" {
@@ -135,7 +135,7 @@ func FuzzActionOutput(f *testing.F) {
 		env, out, errb := testEnv(demoStart)
 		o := &actionOutput{env: env, plan: hostilePlan(s)}
 		o.describe()
-		o.finish(lock.Result{Outcome: lock.OutcomeRefused, Message: "not confirmed: " + s})
+		o.finish(lock.Result{Outcome: model.OutcomeRefused, Message: "not confirmed: " + s})
 		fail(env, errors.New("no lock held by "+s))
 		for _, got := range []string{out.String(), errb.String()} {
 			if p := sanitizetest.Problem(got, true); p != "" {

@@ -87,7 +87,7 @@ func TestFleetlockDemoFirstMinute(t *testing.T) {
 		}
 	}
 	settle(20 * time.Second)
-	if r := act(workers, model.ActionRelease); r.Uncordon.Outcome != lock.OutcomeDone {
+	if r := act(workers, model.ActionRelease); r.Uncordon.Outcome != model.OutcomeDone {
 		t.Fatalf("release did not uncordon worker-1: %+v", r)
 	}
 	n, _ := s.Client.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{})

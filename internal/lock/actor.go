@@ -16,16 +16,6 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// Action outcomes (Result.Outcome and model.ActionRecorded.Outcome).
-const (
-	OutcomeDone      = "done"
-	OutcomeDryRun    = "dry-run"
-	OutcomeRefused   = "refused"
-	OutcomeConflict  = "conflict"
-	OutcomeForbidden = "forbidden"
-	OutcomeError     = "error"
-)
-
 // Event reasons recorded on the lock's object (and on the node for the
 // uncordon that goes with a release).
 const (
@@ -65,7 +55,7 @@ type DoOptions struct {
 // Result is what an action did.
 type Result struct {
 	// Outcome is done, dry-run, refused, conflict, forbidden or error.
-	Outcome string
+	Outcome model.Outcome
 	Message string
 	Write   Write
 	// By is who acted (the actor's Who), for the timeline.
@@ -73,15 +63,15 @@ type Result struct {
 	// Uncordon is the outcome of the plan's uncordon write, when it had one
 	// and the lock write was done ("" Outcome otherwise).
 	Uncordon struct {
-		Outcome, Message string
+		Outcome model.Outcome
+		Message string
 	}
 }
 
 // Complete reports whether every write of the plan was made (or, in a dry
 // run, would be).
 func (r Result) Complete() bool {
-	ok := r.Outcome == OutcomeDone || r.Outcome == OutcomeDryRun
-	return ok && (r.Uncordon.Outcome == "" || r.Uncordon.Outcome == OutcomeDone || r.Uncordon.Outcome == OutcomeDryRun)
+	return r.Outcome.Succeeded() && (r.Uncordon.Outcome == "" || r.Uncordon.Outcome.Succeeded())
 }
 
 // Recorded returns the result as a model event for the timeline.
@@ -107,32 +97,32 @@ func (a *Actor) Do(ctx context.Context, p Plan, o DoOptions) Result {
 
 func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	w := p.Write
-	res := func(outcome, format string, args ...any) Result {
+	res := func(outcome model.Outcome, format string, args ...any) Result {
 		return Result{Outcome: outcome, Message: fmt.Sprintf(format, args...), Write: w}
 	}
 	if w.Op == "" {
-		return res(OutcomeRefused, "%s refused: lock %s (holder %q) has nothing to %s (verdict %s)", p.Action, p.Status.LockRef, p.Status.Holder, p.Action, p.Status.Verdict)
+		return res(model.OutcomeRefused, "%s refused: lock %s (holder %q) has nothing to %s (verdict %s)", p.Action, p.Status.LockRef, p.Status.Holder, p.Action, p.Status.Verdict)
 	}
 	if w.UID == "" || (w.ResourceVersion == "" && w.Op != OpUncordon) {
-		return res(OutcomeRefused, "%s refused: the judged lock has no UID/resourceVersion to use as a precondition", p.Action)
+		return res(model.OutcomeRefused, "%s refused: the judged lock has no UID/resourceVersion to use as a precondition", p.Action)
 	}
 	if !p.Allowed {
 		switch {
 		case p.Unattended:
-			return res(OutcomeRefused, "%s (gates cannot be overridden unattended)", p.Refusal)
+			return res(model.OutcomeRefused, "%s (gates cannot be overridden unattended)", p.Refusal)
 		case !o.AllowUnsafe:
-			return res(OutcomeRefused, "%s", p.Refusal)
+			return res(model.OutcomeRefused, "%s", p.Refusal)
 		}
 	}
 	if a.DryRun {
-		r := res(OutcomeDryRun, "dry run: would %s", w)
+		r := res(model.OutcomeDryRun, "dry run: would %s", w)
 		if p.Uncordon.Op != "" {
-			r.Uncordon.Outcome, r.Uncordon.Message = OutcomeDryRun, "dry run: would then "+p.Uncordon.String()
+			r.Uncordon.Outcome, r.Uncordon.Message = model.OutcomeDryRun, "dry run: would then "+p.Uncordon.String()
 		}
 		return r
 	}
 	if a.Client == nil {
-		return res(OutcomeError, "no Kubernetes client")
+		return res(model.OutcomeError, "no Kubernetes client")
 	}
 	timeout := a.Timeout
 	if timeout <= 0 {
@@ -146,7 +136,7 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	}
 	d, err := DriverFor(w.Ref.Kind)
 	if err != nil {
-		return res(OutcomeError, "%v", err)
+		return res(model.OutcomeError, "%v", err)
 	}
 	// The gates were judged on caches: confirm them on a quorum read of
 	// the node list first (fresh.go). An override of failed gates already
@@ -173,7 +163,7 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	if err := a.event(ctx, p, w, ap, eventFor(p)); err != nil {
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
-	r := res(OutcomeDone, "%s", msg)
+	r := res(model.OutcomeDone, "%s", msg)
 	if u := p.Uncordon; u.Op != "" {
 		r.Uncordon.Outcome, r.Uncordon.Message = a.uncordon(ctx, p, u)
 	}
@@ -181,7 +171,7 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 }
 
 // uncordon makes the plan's second write, after the lock was freed.
-func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (string, string) {
+func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (model.Outcome, string) {
 	ap, err := applyUncordon(ctx, a.Client, u)
 	if err != nil {
 		r := a.classify(u, err)
@@ -191,13 +181,13 @@ func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (string, string) 
 	if err := a.event(ctx, p, u, ap, eventFor(p).uncordon()); err != nil {
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
-	return OutcomeDone, msg
+	return model.OutcomeDone, msg
 }
 
 // uncordonOnly makes an uncordon plan's one write: the node's.
 func (a *Actor) uncordonOnly(ctx context.Context, p Plan, w Write) Result {
 	if w.Op != OpUncordon {
-		return Result{Outcome: OutcomeError, Write: w, Message: "an uncordon plan carries no uncordon write"}
+		return Result{Outcome: model.OutcomeError, Write: w, Message: "an uncordon plan carries no uncordon write"}
 	}
 	ap, err := applyUncordon(ctx, a.Client, w)
 	if err != nil {
@@ -210,20 +200,20 @@ func (a *Actor) uncordonOnly(ctx context.Context, p Plan, w Write) Result {
 	if err := a.event(ctx, p, w, ap, eventText{ReasonUncordoned, "uncordoned the node, done · still cordoned after its reboot cycle,"}); err != nil {
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
-	return Result{Outcome: OutcomeDone, Message: msg, Write: w}
+	return Result{Outcome: model.OutcomeDone, Message: msg, Write: w}
 }
 
 // classify turns a driver's error into a result.
 func (a *Actor) classify(w Write, err error) Result {
 	var pe *PreconditionError
 	if errors.As(err, &pe) {
-		return Result{Outcome: OutcomeConflict, Write: w, Message: pe.Msg}
+		return Result{Outcome: model.OutcomeConflict, Write: w, Message: pe.Msg}
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return a.apiErr(w, ae.Verb, ae.Resource, ae.Err)
 	}
-	return Result{Outcome: OutcomeError, Write: w, Message: err.Error()}
+	return Result{Outcome: model.OutcomeError, Write: w, Message: err.Error()}
 }
 
 func holderText(s model.LockStatus) string {
@@ -257,19 +247,19 @@ func (a *Actor) apiErr(w Write, verb, resource string, err error) Result {
 	}
 	switch {
 	case apierrors.IsConflict(err):
-		return Result{Outcome: OutcomeConflict, Write: w, Message: fmt.Sprintf(
+		return Result{Outcome: model.OutcomeConflict, Write: w, Message: fmt.Sprintf(
 			"conflict: %s changed since it was judged (%v); nothing changed — judge it again", w.Object, err)}
 	case apierrors.IsNotFound(err):
-		return Result{Outcome: OutcomeConflict, Write: w, Message: fmt.Sprintf(
+		return Result{Outcome: model.OutcomeConflict, Write: w, Message: fmt.Sprintf(
 			"conflict: %s no longer exists; nothing changed", w.Object)}
 	case apierrors.IsForbidden(err):
-		return Result{Outcome: OutcomeForbidden, Write: w, Message: fmt.Sprintf(
+		return Result{Outcome: model.OutcomeForbidden, Write: w, Message: fmt.Sprintf(
 			"forbidden: %s may not %s %s in namespace %s (grant %s on %s); nothing changed: %v", who, verb, resource, w.Ref.Namespace, verb, resource, err)}
 	case apierrors.IsInvalid(err) && strings.Contains(strings.ToLower(err.Error()), "uid"):
-		return Result{Outcome: OutcomeConflict, Write: w, Message: fmt.Sprintf(
+		return Result{Outcome: model.OutcomeConflict, Write: w, Message: fmt.Sprintf(
 			"conflict: %s was replaced since it was judged (%v); nothing changed", w.Object, err)}
 	}
-	return Result{Outcome: OutcomeError, Write: w, Message: fmt.Sprintf("%s %s failed: %v", verb, w.Object, err)}
+	return Result{Outcome: model.OutcomeError, Write: w, Message: fmt.Sprintf("%s %s failed: %v", verb, w.Object, err)}
 }
 
 // eventText is what an Event says.
@@ -341,9 +331,9 @@ func (a *Actor) log(p Plan, o DoOptions, r Result) {
 	}
 	level := slog.LevelInfo
 	switch r.Outcome {
-	case OutcomeError, OutcomeForbidden:
+	case model.OutcomeError, model.OutcomeForbidden:
 		level = slog.LevelError
-	case OutcomeConflict, OutcomeRefused:
+	case model.OutcomeConflict, model.OutcomeRefused:
 		level = slog.LevelWarn
 	}
 	l.Log(context.Background(), level, "reboot lock "+string(p.Action),

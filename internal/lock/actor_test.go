@@ -59,7 +59,7 @@ func TestActorReapKuredSingle(t *testing.T) {
 	var logs bytes.Buffer
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 	r := a.Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeDone {
+	if r.Outcome != model.OutcomeDone {
 		t.Fatalf("outcome %s: %s", r.Outcome, r.Message)
 	}
 	got, _ := cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})
@@ -84,7 +84,7 @@ func TestActorDryRunMakesNoCall(t *testing.T) {
 	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", DryRun: true, Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeDryRun || r.Write != p.Write || !strings.Contains(r.Message, p.Write.String()) {
+	if r.Outcome != model.OutcomeDryRun || r.Write != p.Write || !strings.Contains(r.Message, p.Write.String()) {
 		t.Fatalf("dry run: %+v", r)
 	}
 	if len(cs.Actions()) != 0 {
@@ -99,7 +99,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	cs := fake.NewClientset(withNodes(p, ds(ann, "101"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "100 → 101") || !strings.Contains(r.Message, "nothing changed") {
+	if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "100 → 101") || !strings.Contains(r.Message, "nothing changed") {
 		t.Fatalf("result %+v", r)
 	}
 	if w := writes(cs); len(w) != 0 {
@@ -111,7 +111,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	obj.UID = "other"
 	cs = fake.NewClientset(withNodes(p, obj)...)
 	a.Client = cs
-	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "replaced") {
+	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "replaced") {
 		t.Fatalf("uid change: %+v", r)
 	}
 
@@ -121,7 +121,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
 	a.Client = cs
-	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeConflict {
+	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeConflict {
 		t.Fatalf("409: %+v", r)
 	}
 	if w := writes(cs); len(w) != 1 || w[0] != "update daemonsets" {
@@ -138,7 +138,7 @@ func TestActorForbidden(t *testing.T) {
 	})
 	a := &Actor{Client: cs, Who: "bob", Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps") {
+	if r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps") {
 		t.Fatalf("result %+v", r)
 	}
 }
@@ -161,14 +161,14 @@ func TestActorRefusalAndOverride(t *testing.T) {
 	p := mk(Options{})
 	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
-	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeRefused || !strings.Contains(r.Message, GateOtherNodes) {
+	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, GateOtherNodes) {
 		t.Fatalf("refused plan: %+v", r)
 	}
 	if len(cs.Actions()) != 0 {
 		t.Fatalf("refusal called the API: %v", cs.Actions())
 	}
 	// The agent's plan can never be overridden.
-	if r := a.Do(context.Background(), mk(Options{Unattended: true}), DoOptions{AllowUnsafe: true}); r.Outcome != OutcomeRefused {
+	if r := a.Do(context.Background(), mk(Options{Unattended: true}), DoOptions{AllowUnsafe: true}); r.Outcome != model.OutcomeRefused {
 		t.Fatalf("unattended override: %+v", r)
 	}
 	if len(cs.Actions()) != 0 {
@@ -176,7 +176,7 @@ func TestActorRefusalAndOverride(t *testing.T) {
 	}
 	// An operator's typed override goes through and says so.
 	r := a.Do(context.Background(), p, DoOptions{AllowUnsafe: true})
-	if r.Outcome != OutcomeDone || !strings.Contains(r.Message, "OVERRIDING") {
+	if r.Outcome != model.OutcomeDone || !strings.Contains(r.Message, "OVERRIDING") {
 		t.Fatalf("override: %+v", r)
 	}
 }
@@ -193,7 +193,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	}
 	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
-	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeDone {
+	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("result %+v", r)
 	}
 	got, _ := cs.CoordinationV1().Leases("default").Get(context.Background(), "fleetlock-default", metav1.GetOptions{})
@@ -208,7 +208,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	// real server, but the actor still checks) is a conflict.
 	cs = fake.NewClientset(withNodes(p, lease("someone-else", "200"))...)
 	a.Client = cs
-	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != OutcomeConflict {
+	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeConflict {
 		t.Fatalf("changed holder: %+v", r)
 	}
 }

@@ -262,7 +262,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 				t.Fatalf("plan %+v %v", p, err)
 			}
 			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
-			if r.Outcome != lock.OutcomeDone || r.Uncordon.Outcome != "" {
+			if r.Outcome != model.OutcomeDone || r.Uncordon.Outcome != "" {
 				t.Fatalf("do: %+v", r)
 			}
 			c = w.judge(e, fx, refs, now)
@@ -310,7 +310,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 				t.Fatalf("uncordon write %+v, want one: %v", p.Uncordon, fx.uncordons)
 			}
 			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
-			if !r.Complete() || r.Outcome != lock.OutcomeDone {
+			if !r.Complete() || r.Outcome != model.OutcomeDone {
 				t.Fatalf("do: %+v", r)
 			}
 			c = w.judge(e, fx, []model.LockRef{ref}, judgeAt)
@@ -462,7 +462,7 @@ func kuredDuplicates(t *testing.T, w *world) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("reap %s#%d: %+v %v", holder, entry, p.Refusal, err)
 		}
-		if r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{}); r.Outcome != lock.OutcomeDone {
+		if r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{}); r.Outcome != model.OutcomeDone {
 			t.Fatalf("reap %s#%d: %+v", holder, entry, r)
 		}
 	}

@@ -45,7 +45,7 @@ func TestUnregisteredKindIsAnError(t *testing.T) {
 	p.Allowed = true
 	cs := fake.NewClientset()
 	r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeError || !strings.Contains(r.Message, `unknown lock kind "nosuch"`) || len(cs.Actions()) != 0 {
+	if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `unknown lock kind "nosuch"`) || len(cs.Actions()) != 0 {
 		t.Fatalf("do: %+v, %d API calls", r, len(cs.Actions()))
 	}
 }

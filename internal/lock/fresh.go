@@ -147,7 +147,7 @@ func changed(was, is string) string {
 // fails or differs from the nodes the plan was judged on.
 func (a *Actor) checkFresh(ctx context.Context, p Plan) (Result, bool) {
 	refuse := func(format string, args ...any) (Result, bool) {
-		return Result{Outcome: OutcomeRefused, Write: p.Write, Message: fmt.Sprintf("%s refused: %s: %s; nothing written",
+		return Result{Outcome: model.OutcomeRefused, Write: p.Write, Message: fmt.Sprintf("%s refused: %s: %s; nothing written",
 			p.Action, GateFreshData, fmt.Sprintf(format, args...))}, false
 	}
 	if p.Nodes == nil {
@@ -159,7 +159,7 @@ func (a *Actor) checkFresh(ctx context.Context, p Plan) (Result, bool) {
 		if who == "" {
 			who = "this user"
 		}
-		return Result{Outcome: OutcomeForbidden, Write: p.Write, Message: fmt.Sprintf(
+		return Result{Outcome: model.OutcomeForbidden, Write: p.Write, Message: fmt.Sprintf(
 			"%s refused: %s: forbidden: %s may not list nodes (the fresh read of the node list before a write needs it; grant list on nodes); nothing written: %v",
 			p.Action, GateFreshData, who, err)}, false
 	}

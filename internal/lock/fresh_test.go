@@ -77,7 +77,7 @@ func TestActorRefusesWhenFreshNodeListDiffers(t *testing.T) {
 			cs := fake.NewClientset(tc.objs...)
 			a := &Actor{Client: cs, Who: "alice"}
 			r := a.Do(context.Background(), p, DoOptions{})
-			if r.Outcome != OutcomeRefused || !strings.Contains(r.Message, "reap refused: fresh-data: the node list read now differs") ||
+			if r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, "reap refused: fresh-data: the node list read now differs") ||
 				!strings.Contains(r.Message, "nothing written") {
 				t.Fatalf("result %s: %s", r.Outcome, r.Message)
 			}
@@ -106,7 +106,7 @@ func TestActorRefusesWhenNodeListCannotBeReadFresh(t *testing.T) {
 	})
 	a := &Actor{Client: cs, Who: "alice"}
 	r := a.Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeRefused || !strings.Contains(r.Message, "fresh-data: could not read the node list fresh") ||
+	if r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, "fresh-data: could not read the node list fresh") ||
 		!strings.Contains(r.Message, "request timed out") {
 		t.Fatalf("result %s: %s", r.Outcome, r.Message)
 	}

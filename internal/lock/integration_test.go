@@ -55,7 +55,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatalf("plan %+v %v", p, err)
 		}
 		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
-		if r.Outcome != OutcomeDone {
+		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		l, err := admin.CoordinationV1().Leases(it.ns).Get(ctx, "fleetlock-default", metav1.GetOptions{})
@@ -87,14 +87,14 @@ func TestIntegrationActions(t *testing.T) {
 		// Dry run first: exactly the write, nothing changed.
 		dry := it.actor(admin, "admin")
 		dry.DryRun = true
-		if r := dry.Do(ctx, p, DoOptions{}); r.Outcome != OutcomeDryRun || r.Write != p.Write {
+		if r := dry.Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDryRun || r.Write != p.Write {
 			t.Fatalf("dry run %+v", r)
 		}
 		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann || got.ResourceVersion != p.Write.ResourceVersion {
 			t.Fatal("dry run changed the DaemonSet")
 		}
 		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
-		if r.Outcome != OutcomeDone {
+		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		got := it.getDS("kured")
@@ -116,7 +116,7 @@ func TestIntegrationActions(t *testing.T) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
-		if r := it.actor(admin, "admin").Do(ctx, p, DoOptions{}); r.Outcome != OutcomeDone {
+		if r := it.actor(admin, "admin").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		got := it.getDS("kured")
@@ -150,7 +150,7 @@ func TestIntegrationActions(t *testing.T) {
 		}
 		before := it.getDS("kured")
 		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
-		if r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "nothing changed") {
+		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "nothing changed") {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		after := it.getDS("kured")
@@ -177,7 +177,7 @@ func TestIntegrationActions(t *testing.T) {
 		}
 		it.lease("fleetlock-default", zid1)
 		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
-		if r.Outcome != OutcomeConflict || !strings.Contains(r.Message, "replaced") {
+		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "replaced") {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		l, err := admin.CoordinationV1().Leases(it.ns).Get(ctx, "fleetlock-default", metav1.GetOptions{})
@@ -206,7 +206,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := it.actor(bob, "bob").Do(ctx, p, DoOptions{})
-		if r.Outcome != OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps in namespace "+it.ns) {
+		if r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps in namespace "+it.ns) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
@@ -216,13 +216,13 @@ func TestIntegrationActions(t *testing.T) {
 		// too, naming get.
 		it.grantNodeList("alice")
 		alice, _ := kubernetes.NewForConfig(tc.UserConfig("alice"))
-		if r := it.actor(alice, "alice").Do(ctx, p, DoOptions{}); r.Outcome != OutcomeForbidden || !strings.Contains(r.Message, "alice may not get") {
+		if r := it.actor(alice, "alice").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "alice may not get") {
 			t.Fatalf("alice: %s: %s", r.Outcome, r.Message)
 		}
 		// carol may not list nodes: the fresh read before the write is
 		// forbidden, and nothing is written.
 		carol, _ := kubernetes.NewForConfig(tc.UserConfig("carol"))
-		if r := it.actor(carol, "carol").Do(ctx, p, DoOptions{}); r.Outcome != OutcomeForbidden ||
+		if r := it.actor(carol, "carol").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden ||
 			!strings.Contains(r.Message, "fresh-data") || !strings.Contains(r.Message, "carol may not list nodes") {
 			t.Fatalf("carol: %s: %s", r.Outcome, r.Message)
 		}

@@ -76,8 +76,8 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 	a := &Actor{Client: cs, Who: "property", DryRun: fault == faultDryRun, Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	events, _ := cs.CoreV1().Events(obj.Namespace).List(context.Background(), metav1.ListOptions{})
-	want := map[int]string{faultNone: OutcomeDone, faultChanged: OutcomeConflict, faultReplaced: OutcomeConflict,
-		faultServer409: OutcomeConflict, faultForbidden: OutcomeForbidden, faultDryRun: OutcomeDryRun}[fault]
+	want := map[int]model.Outcome{faultNone: model.OutcomeDone, faultChanged: model.OutcomeConflict, faultReplaced: model.OutcomeConflict,
+		faultServer409: model.OutcomeConflict, faultForbidden: model.OutcomeForbidden, faultDryRun: model.OutcomeDryRun}[fault]
 	if r.Outcome != want {
 		t.Fatalf("seed %d fault %d: outcome %s (%s), want %s", seed, fault, r.Outcome, r.Message, want)
 	}

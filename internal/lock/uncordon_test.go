@@ -62,7 +62,7 @@ func TestUncordonPlanAndDo(t *testing.T) {
 	}
 	cs := mk("n1-b2", true)
 	r := (&Actor{Client: cs, Who: "alice"}).Do(context.Background(), p, DoOptions{})
-	if r.Outcome != OutcomeDone {
+	if r.Outcome != model.OutcomeDone {
 		t.Fatalf("do: %+v", r)
 	}
 	n, _ := cs.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
@@ -83,7 +83,7 @@ func TestUncordonPlanAndDo(t *testing.T) {
 	}{{"n1-b3", true, "rebooted again"}, {"n1-b2", false, "no longer cordoned"}} {
 		cs := mk(tc.boot, tc.cordon)
 		r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{})
-		if r.Outcome != OutcomeConflict || !strings.Contains(r.Message, tc.want) {
+		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, tc.want) {
 			t.Fatalf("%s: %+v", tc.want, r)
 		}
 		for _, a := range cs.Actions() {
@@ -120,7 +120,7 @@ func TestFleetlockReleaseUncordons(t *testing.T) {
 	// The cluster as judged: n1 cordoned after its reboot (boot n1-b2), n2.
 	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
 	r := (&Actor{Client: cs, Who: "bob"}).Do(context.Background(), p, DoOptions{})
-	if !r.Complete() || r.Uncordon.Outcome != OutcomeDone {
+	if !r.Complete() || r.Uncordon.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)
 	}
 	n, _ := cs.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})

@@ -284,10 +284,10 @@ func TestJudgedBlocked(t *testing.T) {
 func TestActedOnlyDone(t *testing.T) {
 	n := NewWithTargets([]Target{{Service: "generic", Send: newRecorder().send}}, Options{Queue: 100})
 	s := status("a", "h1", model.VerdictGhost)
-	for _, o := range []string{"refused", "conflict", "dry-run", "error", "forbidden"} {
+	for _, o := range []model.Outcome{model.OutcomeRefused, model.OutcomeConflict, model.OutcomeDryRun, model.OutcomeError, model.OutcomeForbidden, model.OutcomeSkipped} {
 		n.Acted(s, model.ActionReap, o, "x")
 	}
-	n.Acted(s, model.ActionReap, "done", "reaped fleetlock:default/a held by h1")
+	n.Acted(s, model.ActionReap, model.OutcomeDone, "reaped fleetlock:default/a held by h1")
 	if len(n.queue) != 1 || !strings.Contains(<-n.queue, "reaped fleetlock:default/a") {
 		t.Fatal("want exactly the done action told")
 	}

@@ -125,8 +125,8 @@ func blockedMessage(statuses []model.LockStatus, d time.Duration) string {
 
 // Acted posts the text of an action the agent performed (outcome done);
 // other outcomes are in the heartbeat and the metrics, not in chat.
-func (n *Notifier) Acted(s model.LockStatus, action model.Action, outcome, message string) {
-	if outcome != "done" {
+func (n *Notifier) Acted(s model.LockStatus, action model.Action, outcome model.Outcome, message string) {
+	if outcome != model.OutcomeDone {
 		return
 	}
 	n.Post(message)

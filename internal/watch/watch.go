@@ -344,7 +344,7 @@ func severity(e model.TimelineEntry) Severity {
 			return SevWarning
 		}
 	case model.KindAction:
-		if e.Change != "done" && e.Change != "dry-run" {
+		if !model.Outcome(e.Change).Succeeded() {
 			return SevWarning
 		}
 	}
@@ -364,7 +364,7 @@ func progressed(e model.TimelineEntry) bool {
 	case model.KindNode:
 		return e.Change == model.ChangeBooted
 	case model.KindAction:
-		return e.Change == "done"
+		return e.Change == string(model.OutcomeDone)
 	}
 	return false
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
@@ -39,14 +40,14 @@ func New(text string, k Kind, now time.Time) *Toast {
 // Expired reports whether the toast should go.
 func (t *Toast) Expired(now time.Time) bool { return t == nil || !now.Before(t.Until) }
 
-// ForOutcome maps an action outcome (lock.Outcome*) to a kind.
-func ForOutcome(outcome string) Kind {
+// ForOutcome maps an action outcome to a kind.
+func ForOutcome(outcome model.Outcome) Kind {
 	switch outcome {
-	case "done":
+	case model.OutcomeDone:
 		return Success
-	case "dry-run":
+	case model.OutcomeDryRun:
 		return Info
-	case "refused", "conflict":
+	case model.OutcomeRefused, model.OutcomeConflict:
 		return Warn
 	}
 	return Error
