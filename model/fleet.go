@@ -268,13 +268,16 @@ func sign(x int) int {
 	return 0
 }
 
-// Severity ranks attention items.
+// Severity ranks attention items and watch lines. Its values are a public
+// interface (the snapshot's attention, watch -o json).
 type Severity string
 
-// Attention severities.
+// Severities. Attention items are critical or warning; info is for what
+// needs no one (most watch lines).
 const (
 	SeverityCritical Severity = "critical"
 	SeverityWarning  Severity = "warning"
+	SeverityInfo     Severity = "info"
 )
 
 // Attention is one thing an operator should look at.

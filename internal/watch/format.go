@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // TimeFormat is the timestamp of text and JSON lines (UTC).
@@ -16,14 +17,14 @@ const TimeFormat = time.RFC3339
 
 // jsonLine is the -o json form of a line. Its field names are a public interface.
 type jsonLine struct {
-	Time     string    `json:"time"`
-	Context  string    `json:"context"`
-	Kind     Kind      `json:"kind"`
-	Seq      uint64    `json:"seq,omitempty"`
-	Node     string    `json:"node,omitempty"`
-	Severity Severity  `json:"severity"`
-	Message  string    `json:"message"`
-	Progress *Progress `json:"progress,omitempty"`
+	Time     string         `json:"time"`
+	Context  string         `json:"context"`
+	Kind     Kind           `json:"kind"`
+	Seq      uint64         `json:"seq,omitempty"`
+	Node     string         `json:"node,omitempty"`
+	Severity model.Severity `json:"severity"`
+	Message  string         `json:"message"`
+	Progress *Progress      `json:"progress,omitempty"`
 }
 
 // JSON renders the line as one JSON object (no newline).
@@ -89,10 +90,10 @@ func (l Line) Text(s Styles) string {
 	// text form sanitises them here, its one boundary (JSON escapes itself).
 	msg := sanitize.Short(l.Message, maxMessage)
 	switch l.Severity {
-	case SevCritical:
+	case model.SeverityCritical:
 		mark = "✗"
 		kind, msg = s.r(s.crit, kind), s.r(s.crit, msg)
-	case SevWarning:
+	case model.SeverityWarning:
 		mark = "!"
 		kind, msg = s.r(s.warn, kind), s.r(s.warn, msg)
 	default:

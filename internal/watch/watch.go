@@ -22,16 +22,6 @@ const (
 	KindCluster Kind = "cluster" // a cluster could not be opened or read
 )
 
-// Severity ranks a line. Its values are a public interface (-o json).
-type Severity string
-
-// Line severities.
-const (
-	SevInfo     Severity = "info"
-	SevWarning  Severity = "warning"
-	SevCritical Severity = "critical"
-)
-
 // Line is one line of the watch stream.
 type Line struct {
 	Time time.Time
@@ -41,7 +31,7 @@ type Line struct {
 	Kind     Kind
 	Seq      uint64 // the timeline entry's Seq; 0 for the watch's own lines
 	Node     string
-	Severity Severity
+	Severity model.Severity
 	Message  string
 	// Progress is set on start and summary lines.
 	Progress *Progress
@@ -144,7 +134,7 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		w.started = true
 		w.lastSummary, w.lastProgress, w.lastWhat = now, now, "the watch started"
 		p := ProgressOf(c, now)
-		out = append(out, w.line(c, now, Line{Kind: KindStart, Severity: SevInfo,
+		out = append(out, w.line(c, now, Line{Kind: KindStart, Severity: model.SeverityInfo,
 			Message: "watching " + c.Context + ": " + p.Text(), Progress: &p}))
 	}
 	var turned string
@@ -165,13 +155,13 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 	if w.opts.SummaryEvery > 0 && !first && now.Sub(w.lastSummary) >= w.opts.SummaryEvery {
 		w.lastSummary = now
 		p := ProgressOf(c, now)
-		out = append(out, w.line(c, now, Line{Kind: KindSummary, Severity: SevInfo, Message: p.Text(), Progress: &p}))
+		out = append(out, w.line(c, now, Line{Kind: KindSummary, Severity: model.SeverityInfo, Message: p.Text(), Progress: &p}))
 	}
 
 	if w.opts.UntilDone {
 		if ok, why := w.done(c); ok {
 			oc.Done, oc.Reason, w.finished = true, why, true
-			out = append(out, w.line(c, now, Line{Kind: KindDone, Severity: SevInfo, Message: why}))
+			out = append(out, w.line(c, now, Line{Kind: KindDone, Severity: model.SeverityInfo, Message: why}))
 		}
 	}
 	if !w.finished && w.opts.StallAfter > 0 {
@@ -186,11 +176,11 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		}
 		if oc.Stalled {
 			w.finished = true
-			out = append(out, w.line(c, now, Line{Kind: KindStall, Severity: SevCritical, Message: oc.Reason}))
+			out = append(out, w.line(c, now, Line{Kind: KindStall, Severity: model.SeverityCritical, Message: oc.Reason}))
 		}
 	}
 	for _, l := range out {
-		if l.Severity == SevCritical {
+		if l.Severity == model.SeverityCritical {
 			oc.Attention = true
 		}
 	}
@@ -201,13 +191,13 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 // final line on interrupt, for instance).
 func (w *Watcher) Summary(c *model.Cluster, now time.Time) Line {
 	p := ProgressOf(c, now)
-	return w.line(c, now, Line{Kind: KindSummary, Severity: SevInfo, Message: p.Text(), Progress: &p})
+	return w.line(c, now, Line{Kind: KindSummary, Severity: model.SeverityInfo, Message: p.Text(), Progress: &p})
 }
 
 // Unreachable returns the line reporting that a cluster could not be opened
 // or read.
 func Unreachable(context string, prefix bool, now time.Time, why string) Line {
-	return Line{Time: now, Context: context, Prefix: prefix, Kind: KindCluster, Severity: SevCritical,
+	return Line{Time: now, Context: context, Prefix: prefix, Kind: KindCluster, Severity: model.SeverityCritical,
 		Message: fmt.Sprintf("%s unreachable: %s", context, why)} // the kind column already says "cluster"
 }
 
@@ -314,41 +304,41 @@ func workRemains(c *model.Cluster) bool {
 }
 
 // severity classifies a timeline entry from its structured fields.
-func severity(e model.TimelineEntry) Severity {
+func severity(e model.TimelineEntry) model.Severity {
 	switch e.Kind {
 	case model.KindPhase:
 		switch model.Phase(e.To) {
 		case model.PhaseDown:
-			return SevCritical
+			return model.SeverityCritical
 		case model.PhaseUnknown:
-			return SevWarning
+			return model.SeverityWarning
 		}
 	case model.KindLock:
 		switch {
 		case e.Change == model.ChangeReleased:
 		case e.Verdict.NeedsAttention():
-			return SevCritical
+			return model.SeverityCritical
 		case e.Verdict == model.VerdictUnknown:
-			return SevWarning
+			return model.SeverityWarning
 		}
 	case model.KindVolume:
 		switch model.Robustness(e.To) {
 		case model.RobustnessFaulted:
-			return SevCritical
+			return model.SeverityCritical
 		case model.RobustnessDegraded, model.RobustnessUnknown:
-			return SevWarning
+			return model.SeverityWarning
 		}
 	case model.KindSource:
 		switch model.SourceStatus(e.To) {
 		case model.StatusError, model.StatusForbidden, model.StatusStale:
-			return SevWarning
+			return model.SeverityWarning
 		}
 	case model.KindAction:
 		if !model.Outcome(e.Change).Succeeded() {
-			return SevWarning
+			return model.SeverityWarning
 		}
 	}
-	return SevInfo
+	return model.SeverityInfo
 }
 
 // progressed reports whether an entry moves the fleet forward: a phase

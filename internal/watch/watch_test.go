@@ -199,7 +199,7 @@ func TestStallWhenNothingProgresses(t *testing.T) {
 	if f.last.Reason != want {
 		t.Fatalf("reason %q, want %q", f.last.Reason, want)
 	}
-	if l := f.lines[len(f.lines)-1]; l.Kind != KindStall || l.Severity != SevCritical || !f.last.Attention {
+	if l := f.lines[len(f.lines)-1]; l.Kind != KindStall || l.Severity != model.SeverityCritical || !f.last.Attention {
 		t.Fatalf("last line %+v, outcome %+v", l, f.last)
 	}
 }
@@ -234,7 +234,7 @@ func TestStallWhenLockTurnsOrphaned(t *testing.T) {
 			judged = &f.lines[i]
 		}
 	}
-	if judged == nil || judged.Severity != SevCritical {
+	if judged == nil || judged.Severity != model.SeverityCritical {
 		t.Fatalf("the judgement line is missing or not critical: %+v", judged)
 	}
 }
@@ -251,7 +251,7 @@ func TestGhostAtStartIsReportedNotStalled(t *testing.T) {
 	var found bool
 	for _, l := range ls {
 		if l.Kind == "lock" && strings.HasSuffix(l.Message, "(ghost)") && !strings.Contains(l.Message, "judged") {
-			found = l.Severity == SevCritical
+			found = l.Severity == model.SeverityCritical
 		}
 	}
 	if !found || !f.last.Attention {
@@ -325,25 +325,25 @@ func TestSeverity(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		e    model.TimelineEntry
-		want Severity
+		want model.Severity
 	}{
-		{"→ down", ph(model.PhaseDown), SevCritical},
-		{"→ draining", ph(model.PhaseDraining), SevInfo},
-		{"→ unknown", ph(model.PhaseUnknown), SevWarning},
-		{"taken, held", lk(model.ChangeTaken, model.VerdictHeld), SevInfo},
-		{"taken, ghost", lk(model.ChangeTaken, model.VerdictGhost), SevCritical},
-		{"judged orphaned", lk(model.ChangeJudged, model.VerdictOrphaned), SevCritical},
-		{"first seen ghost", lk(model.ChangeHeld, model.VerdictGhost), SevCritical},
-		{"first seen held", lk(model.ChangeHeld, model.VerdictHeld), SevInfo},
-		{"judged unknown", lk(model.ChangeJudged, model.VerdictUnknown), SevWarning},
-		{"released", lk(model.ChangeReleased, ""), SevInfo},
-		{"volume degraded", vol(model.RobustnessDegraded), SevWarning},
-		{"volume faulted", vol(model.RobustnessFaulted), SevCritical},
-		{"volume healthy", vol(model.RobustnessHealthy), SevInfo},
-		{"source error", src(model.StatusError), SevWarning},
-		{"source ok", src(model.StatusOK), SevInfo},
-		{"action done", act("done"), SevInfo},
-		{"action conflict", act("conflict"), SevWarning},
+		{"→ down", ph(model.PhaseDown), model.SeverityCritical},
+		{"→ draining", ph(model.PhaseDraining), model.SeverityInfo},
+		{"→ unknown", ph(model.PhaseUnknown), model.SeverityWarning},
+		{"taken, held", lk(model.ChangeTaken, model.VerdictHeld), model.SeverityInfo},
+		{"taken, ghost", lk(model.ChangeTaken, model.VerdictGhost), model.SeverityCritical},
+		{"judged orphaned", lk(model.ChangeJudged, model.VerdictOrphaned), model.SeverityCritical},
+		{"first seen ghost", lk(model.ChangeHeld, model.VerdictGhost), model.SeverityCritical},
+		{"first seen held", lk(model.ChangeHeld, model.VerdictHeld), model.SeverityInfo},
+		{"judged unknown", lk(model.ChangeJudged, model.VerdictUnknown), model.SeverityWarning},
+		{"released", lk(model.ChangeReleased, ""), model.SeverityInfo},
+		{"volume degraded", vol(model.RobustnessDegraded), model.SeverityWarning},
+		{"volume faulted", vol(model.RobustnessFaulted), model.SeverityCritical},
+		{"volume healthy", vol(model.RobustnessHealthy), model.SeverityInfo},
+		{"source error", src(model.StatusError), model.SeverityWarning},
+		{"source ok", src(model.StatusOK), model.SeverityInfo},
+		{"action done", act("done"), model.SeverityInfo},
+		{"action conflict", act("conflict"), model.SeverityWarning},
 	} {
 		if got := severity(c.e); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
@@ -352,7 +352,7 @@ func TestSeverity(t *testing.T) {
 }
 
 func TestColourOnlyWhenAsked(t *testing.T) {
-	l := Line{Time: t0, Context: "lab", Kind: "lock", Severity: SevCritical, Message: "x judged ghost: gone"}
+	l := Line{Time: t0, Context: "lab", Kind: "lock", Severity: model.SeverityCritical, Message: "x judged ghost: gone"}
 	if plain := l.Text(NewStyles(false)); strings.Contains(plain, "\x1b[") {
 		t.Fatalf("plain line has escapes: %q", plain)
 	}
