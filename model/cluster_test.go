@@ -420,3 +420,42 @@ func TestTimelineSaysWhoReleased(t *testing.T) {
 		t.Fatalf("timeline says %q", last)
 	}
 }
+
+// TestAttentionKeys: every item has a key naming what it is about; keys are
+// distinct, and stay the same while the messages' ages move on.
+func TestAttentionKeys(t *testing.T) {
+	c := newTestCluster(VerdictGhost)
+	c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
+	c.Apply(NodeUpserted{readyNode("b", "1", "x", "1", false)}, t0)
+	c.Apply(LockUpserted{LockObject{LockRef: LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}, Spec: &testSpec{Holder: "gone"}}}, t0)
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceLonghorn, Status: StatusOK}}, t0)
+	c.Apply(VolumeUpserted{Volume{Namespace: "longhorn-system", Name: "v1", Robustness: RobustnessFaulted}}, t0)
+	c.Apply(VolumeUpserted{Volume{Namespace: "longhorn-system", Name: "v2", Robustness: RobustnessDegraded}}, t0)
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourcePrometheus, Status: StatusError, Message: "refused"}}, t0)
+	c.Recompute(t0)
+	later := t0.Add(7 * time.Minute)
+	first, second := c.Attention(t0), c.Attention(later)
+	if len(first) != 5 || len(second) != len(first) {
+		t.Fatalf("attention %+v", first)
+	}
+	seen := map[string]bool{}
+	moved := false
+	for i, a := range first {
+		if a.Key == "" || seen[a.Key] {
+			t.Fatalf("item %d %q: key %q empty or repeated", i, a.Message, a.Key)
+		}
+		seen[a.Key] = true
+		if second[i].Key != a.Key {
+			t.Fatalf("key of %q changed with time: %q then %q", a.Message, a.Key, second[i].Key)
+		}
+		moved = moved || second[i].Message != a.Message
+	}
+	if !moved {
+		t.Fatal("no message carries an age: the test does not show keys outlast their text")
+	}
+	for _, want := range []string{"lock kured:kube-system/kured#gone ghost", "node b down", "volumes faulted", "volumes degraded", "source prometheus error"} {
+		if !seen[want] {
+			t.Fatalf("no key %q in %v", want, seen)
+		}
+	}
+}

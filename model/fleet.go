@@ -284,6 +284,11 @@ const (
 type Attention struct {
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
+	// Key names what the item is about ("lock kured:kube-system/kured#n1
+	// ghost", "node n1 down", "source nodes error"): it stays the same while
+	// the item lasts, where Message carries ages that change every second.
+	// Not part of the snapshot JSON.
+	Key string `json:"-"`
 }
 
 // VolumeSummary counts Longhorn volumes by robustness.
@@ -328,55 +333,62 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 	for _, s := range c.statuses {
 		if s.Warning != "" && !warned[s.LockRef] {
 			warned[s.LockRef] = true
-			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s: %s", s.Kind, s.Namespace, s.Name, s.Warning)})
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s: %s", s.Kind, s.Namespace, s.Name, s.Warning), "lock " + s.LockRef.String() + " warning"})
 		}
 		switch {
 		case s.Verdict.NeedsAttention():
-			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s lock %s/%s held by %s is %s: %s", s.Kind, s.Namespace, s.Name, holderLabel(s), s.Verdict, s.Reason)})
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s lock %s/%s held by %s is %s: %s", s.Kind, s.Namespace, s.Name, holderLabel(s), s.Verdict, s.Reason), entryKey(s)})
 		case s.Verdict == VerdictUnknown:
-			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s cannot be judged: %s", s.Kind, s.Namespace, s.Name, s.Reason)})
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s cannot be judged: %s", s.Kind, s.Namespace, s.Name, s.Reason), entryKey(s)})
 		}
 	}
 	for _, name := range c.NodeNames() {
 		if t := c.tracks[name]; t != nil && t.Phase == PhaseDown {
-			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("node %s is NotReady outside a reboot cycle (down for %s)", name, HumanDuration(now.Sub(t.Since)))})
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("node %s is NotReady outside a reboot cycle (down for %s)", name, HumanDuration(now.Sub(t.Since))), "node " + name + " down"})
 		}
 		if c.StillCordoned(name) {
 			by := "its coordinator"
 			if t := c.tracks[name]; t.LockKind != "" {
 				by = string(t.LockKind)
 			}
-			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("node %s is done · still cordoned: it rebooted and holds no lock, but %s did not uncordon it — uncordon it", name, by)})
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("node %s is done · still cordoned: it rebooted and holds no lock, but %s did not uncordon it — uncordon it", name, by), "node " + name + " still cordoned"})
 		}
 	}
 	if vs := c.VolumeSummary(); vs != nil {
 		if vs.Faulted > 0 {
-			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%d Longhorn volume(s) faulted", vs.Faulted)})
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%d Longhorn volume(s) faulted", vs.Faulted), "volumes faulted"})
 		}
 		if vs.Degraded > 0 {
-			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%d Longhorn volume(s) degraded: releasing a lock now lets the next node drain", vs.Degraded)})
+			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%d Longhorn volume(s) degraded: releasing a lock now lets the next node drain", vs.Degraded), "volumes degraded"})
 		}
 	}
 	for _, h := range c.Sources() {
 		switch h.Status {
 		case StatusError, StatusForbidden, StatusStale:
 			msg := fmt.Sprintf("source %s is %s", h.Name, h.Status)
+			key := "source " + string(h.Name) + " " + string(h.Status)
 			if h.Message != "" {
 				msg += ": " + h.Message
 			}
 			if h.Status != StatusStale && isVerdictSource(h.Name) {
 				// Without it a lock (or a node) may be there unseen: not a
 				// warning beside a clean bill, the cluster was not read.
-				unread = append(unread, Attention{SeverityCritical, "could not read: " + msg})
+				unread = append(unread, Attention{SeverityCritical, "could not read: " + msg, key})
 				continue
 			}
-			warn = append(warn, Attention{SeverityWarning, msg})
+			warn = append(warn, Attention{SeverityWarning, msg, key})
 		}
 	}
 	if c.AwaitSync && !c.synced {
-		warn = append(warn, Attention{SeverityWarning, "connecting: not every source has delivered its first picture yet"})
+		warn = append(warn, Attention{SeverityWarning, "connecting: not every source has delivered its first picture yet", "connecting"})
 	}
 	return append(append(unread, crit...), warn...)
+}
+
+// entryKey is the attention key of a lock entry in its verdict: the entry
+// turning from orphaned to ghost is a new item.
+func entryKey(s LockStatus) string {
+	return "lock " + s.LockRef.String() + "#" + s.Holder + " " + string(s.Verdict)
 }
 
 // isVerdictSource says whether the lock verdicts need the source: the node

@@ -338,32 +338,18 @@ func (m *Model) takeBell() bool {
 	return due
 }
 
-// criticalKeys names the critical attention items of the cluster (those
-// model.Attention reports as critical) by what they are about, not by their
-// text, which carries ages that change every second.
-func criticalKeys(c *model.Cluster, att []model.Attention) map[string]bool {
-	n := 0
+// criticalKeys names the critical attention items by their keys (what
+// they are about, not their text, which carries ages that change every
+// second).
+func criticalKeys(att []model.Attention) map[string]bool {
+	var keys map[string]bool
 	for _, a := range att {
 		if a.Severity == model.SeverityCritical {
-			n++
+			if keys == nil {
+				keys = map[string]bool{}
+			}
+			keys[a.Key] = true
 		}
-	}
-	if n == 0 {
-		return nil
-	}
-	keys := make(map[string]bool, n)
-	for _, s := range c.LockStatuses() {
-		if s.Verdict.NeedsAttention() {
-			keys["lock "+s.LockRef.String()+" "+s.Holder+" "+string(s.Verdict)] = true
-		}
-	}
-	for _, name := range c.NodeNames() {
-		if t := c.Track(name); t != nil && t.Phase == model.PhaseDown {
-			keys["down "+name] = true
-		}
-	}
-	if vs := c.VolumeSummary(); vs != nil && vs.Faulted > 0 {
-		keys["volumes faulted"] = true
 	}
 	return keys
 }
@@ -371,7 +357,7 @@ func criticalKeys(c *model.Cluster, att []model.Attention) map[string]bool {
 // noteCriticals records the critical items and marks the bell due when one
 // is new.
 func (m *Model) noteCriticals() {
-	keys := criticalKeys(m.c, m.derived.attention)
+	keys := criticalKeys(m.derived.attention)
 	for k := range keys {
 		if !m.critSeen[k] {
 			m.bellDue = true

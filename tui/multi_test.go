@@ -355,24 +355,6 @@ func TestBellMulti(t *testing.T) {
 	}
 }
 
-// TestCriticalKeysMatchAttention: the bell's keys name exactly the critical
-// items model.Attention reports.
-func TestCriticalKeysMatchAttention(t *testing.T) {
-	f := newFixture()
-	m := f.model(Options{})
-	m.Update(eventsMsg{lockTo("gone-node", "900")})
-	crit := 0
-	for _, a := range f.c.Attention(t0) {
-		if a.Severity == model.SeverityCritical {
-			crit++
-		}
-	}
-	keys := criticalKeys(f.c, f.c.Attention(t0))
-	if crit != 3 || len(keys) != crit {
-		t.Fatalf("%d critical items, %d keys: %v", crit, len(keys), keys)
-	}
-}
-
 // isBell and batchOf recognise commands by their code (tea.Raw's closure,
 // tea.Batch's closure) so a test can walk a command tree without running
 // the commands that block (tick, event waits).
