@@ -161,7 +161,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if n.BootID != "" && (len(t.Boots) == 0 || t.Boots[len(t.Boots)-1].BootID != n.BootID) {
 			if len(t.Boots) > 0 {
 				c.add(TimelineEntry{Time: now, Kind: KindNode, Node: n.Name, Change: ChangeBooted,
-					Message: fmt.Sprintf("%s booted (boot id %s → %s)", n.Name, short(t.Boots[len(t.Boots)-1].BootID), short(n.BootID))})
+					Message: fmt.Sprintf("%s booted (boot id %s → %s)", n.Name, ShortID(t.Boots[len(t.Boots)-1].BootID), ShortID(n.BootID))})
 			}
 			t.Boots = append(t.Boots, BootSeen{BootID: n.BootID, FirstSeen: now})
 			if len(t.Boots) > maxBoots {
@@ -492,7 +492,10 @@ const (
 	AnnotationRebootNeeded     = "weave.works/kured-most-recent-reboot-needed"
 )
 
-func short(id string) string {
+// ShortID is the first 8 bytes of an id (a boot id, a machine id): enough
+// to tell two apart in a reason's evidence. The text is raw: renderers
+// sanitise it with the rest of the reason.
+func ShortID(id string) string {
 	if len(id) > 8 {
 		return id[:8]
 	}

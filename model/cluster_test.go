@@ -459,3 +459,15 @@ func TestAttentionKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestShortID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"3b0c5c2e-0d1e-4a56-8d6b-5a9e0d7c2f11", "3b0c5c2e"},
+		{"abc", "abc"},
+		{"", ""},
+	} {
+		if got := ShortID(tc.in); got != tc.want {
+			t.Errorf("ShortID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -336,9 +336,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	if t := c.Track(name); t != nil {
 		var ids []string
 		for i, b := range t.Boots {
-			ids = append(ids, short8(b.BootID)+"@"+b.FirstSeen.UTC().Format(time.RFC3339))
+			ids = append(ids, model.ShortID(b.BootID)+"@"+b.FirstSeen.UTC().Format(time.RFC3339))
 			if i > 0 && b.FirstSeen.After(lockTime) {
-				rebootedAt, rebootWhy = b.FirstSeen, "boot id changed "+short8(t.Boots[i-1].BootID)+" → "+short8(b.BootID)
+				rebootedAt, rebootWhy = b.FirstSeen, "boot id changed "+model.ShortID(t.Boots[i-1].BootID)+" → "+model.ShortID(b.BootID)
 			}
 		}
 		if len(ids) > 1 {
@@ -433,12 +433,6 @@ func msgSuffix(m string) string {
 	return " (" + m + ")"
 }
 
-func short8(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -82,7 +82,7 @@ func (w Write) String() string {
 	}
 	pre := fmt.Sprintf("update %s (precondition uid %s, resourceVersion %s): ", w.Object, w.UID, w.ResourceVersion)
 	if w.Op == OpUncordon {
-		pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still cordoned): ", w.Object, w.UID, short8(w.BootID))
+		pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still cordoned): ", w.Object, w.UID, model.ShortID(w.BootID))
 	}
 	if w.Summary != "" {
 		return pre + w.Summary

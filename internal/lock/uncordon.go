@@ -38,7 +38,7 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 	case string(n.UID) != w.UID:
 		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s was replaced since it was judged (uid %s → %s); not uncordoned", w.Node, w.UID, n.UID)}
 	case n.Status.NodeInfo.BootID != w.BootID:
-		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, short8(w.BootID), short8(n.Status.NodeInfo.BootID))}
+		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, model.ShortID(w.BootID), model.ShortID(n.Status.NodeInfo.BootID))}
 	case !n.Spec.Unschedulable:
 		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s is no longer cordoned; nothing changed", w.Node)}
 	}

@@ -112,13 +112,13 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 			case l.Holder == "":
 				holder = "—"
 			case l.HolderNode != nil && *l.HolderNode != l.Holder:
-				holder = *l.HolderNode + " (" + short(l.Holder) + ")"
+				holder = *l.HolderNode + " (" + sanitize.ID(l.Holder) + ")"
 			case l.HolderNode == nil && l.Verdict == model.VerdictGhost:
-				holder = short(l.Holder) + " (no node)"
+				holder = sanitize.ID(l.Holder) + " (no node)"
 			case l.HolderNode == nil:
 				// Not mapped, but not known to match no node either
 				// (nodes forbidden, stale, ambiguous): say so.
-				holder = short(l.Holder) + " (node unknown)"
+				holder = sanitize.ID(l.Holder) + " (node unknown)"
 			}
 			held := "—"
 			if l.HeldSeconds != nil {
@@ -317,7 +317,6 @@ func Stepper(ph model.Phase) string {
 	return strings.Repeat("●", i+1) + strings.Repeat("○", len(model.CycleSteps)-i-1)
 }
 
-func short(id string) string { return sanitize.Short(id, 13) }
 
 // Bounds of cluster values in the report: a 200,000-character holder is
 // shown shortened, never repeated whole.

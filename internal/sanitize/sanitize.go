@@ -121,6 +121,13 @@ func Line(s string) string {
 	return escapeAll(s, false)
 }
 
+// IDWidth is the width a holder id (a machine id, a pod name) is shown in
+// beside the node it maps to.
+const IDWidth = 13
+
+// ID is a holder id for display: Line shortened to IDWidth cells.
+func ID(id string) string { return Short(id, IDWidth) }
+
 // Short is Line shortened to at most n cells, ending with "…" when cut.
 // n <= 0 means no limit. Only the first 4n bytes of s are looked at, so a
 // 200,000-character value costs no more than a short one.

@@ -117,3 +117,15 @@ func BenchmarkLineClean(b *testing.B) {
 		_ = Line(s)
 	}
 }
+
+func TestID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"978a225b3d7b40e9acd7ce9b62f68444", "978a225b3d7b…"},
+		{"short-holder", "short-holder"},
+		{"\x1b]0;pwn\a", `\e]0;pwn\x07`},
+	} {
+		if got := ID(tc.in); got != tc.want {
+			t.Errorf("ID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

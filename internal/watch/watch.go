@@ -445,6 +445,9 @@ func (p Progress) Text() string {
 	return s
 }
 
+// short shortens a holder id for a progress line to the width sanitize.ID
+// shows it in. It stays raw (the line's message is also JSON, which must
+// carry exact bytes); Line.Text sanitises the whole message.
 func short(id string) string {
 	if len(id) > 12 {
 		return id[:12] + "…"

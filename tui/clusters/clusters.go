@@ -111,7 +111,7 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 		if h := s.HolderNode(); h != "" {
 			holders = append(holders, sanitize.Short(h, 64))
 		} else {
-			ids = append(ids, short(s.Holder))
+			ids = append(ids, sanitize.ID(s.Holder))
 		}
 	}
 	r.Holder = strings.Join(append(holders, ids...), ", ")
@@ -140,7 +140,6 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 	return r
 }
 
-func short(id string) string { return sanitize.Short(id, 13) }
 
 // Bar renders progress as a bar of w cells: █ upgraded, ░ to go.
 func Bar(done, total, w int) string {

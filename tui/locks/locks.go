@@ -44,16 +44,15 @@ func holder(s model.LockStatus) string {
 	case s.Holder == "":
 		return "–"
 	case s.Verdict == model.VerdictAmbiguous && len(s.HolderNodes) > 0:
-		return strings.Join(s.HolderNodes, ",") + " (" + short(s.Holder) + ")"
+		return strings.Join(s.HolderNodes, ",") + " (" + sanitize.ID(s.Holder) + ")"
 	case s.HolderNode() != "" && s.HolderNode() != s.Holder:
-		return s.HolderNode() + " (" + short(s.Holder) + ")"
+		return s.HolderNode() + " (" + sanitize.ID(s.Holder) + ")"
 	case s.HolderNode() == "" && s.Verdict == model.VerdictGhost:
-		return short(s.Holder) + " (no node)"
+		return sanitize.ID(s.Holder) + " (no node)"
 	}
 	return s.Holder
 }
 
-func short(id string) string { return sanitize.Short(id, 13) }
 
 // Held renders how long a lock has been held.
 func Held(s model.LockStatus, now time.Time) string {
