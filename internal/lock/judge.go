@@ -433,7 +433,6 @@ func msgSuffix(m string) string {
 	return " (" + m + ")"
 }
 
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

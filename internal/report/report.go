@@ -317,7 +317,6 @@ func Stepper(ph model.Phase) string {
 	return strings.Repeat("●", i+1) + strings.Repeat("○", len(model.CycleSteps)-i-1)
 }
 
-
 // Bounds of cluster values in the report: a 200,000-character holder is
 // shown shortened, never repeated whole.
 const (

@@ -140,7 +140,6 @@ func RowOf(c *model.Cluster, now time.Time) Row {
 	return r
 }
 
-
 // Bar renders progress as a bar of w cells: █ upgraded, ░ to go.
 func Bar(done, total, w int) string {
 	if w <= 0 {

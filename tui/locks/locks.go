@@ -53,7 +53,6 @@ func holder(s model.LockStatus) string {
 	return s.Holder
 }
 
-
 // Held renders how long a lock has been held.
 func Held(s model.LockStatus, now time.Time) string {
 	if d, ok := s.HeldFor(now); ok {
