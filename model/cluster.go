@@ -271,7 +271,7 @@ func (c *Cluster) Recompute(now time.Time) {
 		n := c.nodes[name]
 		t := c.track(name)
 		s, held := holds[name]
-		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.RebootRequired(name)}
+		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.rebootRequiredPtr(name)}
 		if t.Phase == "" && mixed {
 			in.Upgraded = c.Upgraded(n, target)
 		}
@@ -423,20 +423,21 @@ func (c *Cluster) LonghornUnread() (string, bool) {
 	return "", false
 }
 
-// The two values RebootRequired points to; callers must not write through it.
-var boolTrue, boolFalse = true, false
+// RebootRequired returns a node's reboot-required signal
+// (kured_reboot_required) and whether it is known.
+func (c *Cluster) RebootRequired(name string) (required, known bool) {
+	required, known = c.reboot[name]
+	return required, known
+}
 
-// RebootRequired returns a node's reboot-required signal (kured_reboot_required),
-// or nil when unknown. The pointer is shared: never write through it.
-func (c *Cluster) RebootRequired(name string) *bool {
+// rebootRequiredPtr is RebootRequired as a fresh pointer, nil when unknown
+// (the snapshot's JSON null, PhaseInput).
+func (c *Cluster) rebootRequiredPtr(name string) *bool {
 	v, ok := c.reboot[name]
-	switch {
-	case !ok:
+	if !ok {
 		return nil
-	case v:
-		return &boolTrue
 	}
-	return &boolFalse
+	return &v
 }
 
 // Source returns the last health of a source; ok is false when never reported.

@@ -202,7 +202,7 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 		n := c.nodes[name]
 		ready, _, _ := n.Ready()
 		sn := SnapshotNode{Name: name, Phase: c.Phase(name), Ready: ready, Schedulable: !n.Unschedulable,
-			OSImage: n.OSImage, Kernel: n.KernelVersion, BootID: n.BootID, RebootRequired: c.RebootRequired(name)}
+			OSImage: n.OSImage, Kernel: n.KernelVersion, BootID: n.BootID, RebootRequired: c.rebootRequiredPtr(name)}
 		if k, ok := holds[name]; ok {
 			sn.HoldsLock = &k
 		}

@@ -248,7 +248,7 @@ func (r *watchRun) caughtUp(cs []*model.Cluster) bool {
 			}
 		}
 		for name, want := range s.RebootRequired() {
-			if got := c.RebootRequired(name); got == nil || *got != want {
+			if got, known := c.RebootRequired(name); !known || got != want {
 				return false
 			}
 		}

@@ -666,7 +666,7 @@ func (x *explainer) unknownBlocker() (model.Blocker, bool) {
 	var unknown []string
 	for _, name := range x.c.NodeNames() {
 		p := x.c.Phase(name)
-		if x.c.RebootRequired(name) == nil && !p.InCycle() && p != model.PhasePending {
+		if _, known := x.c.RebootRequired(name); !known && !p.InCycle() && p != model.PhasePending {
 			unknown = append(unknown, name)
 		}
 	}

@@ -28,11 +28,11 @@ func exporter(t *testing.T) (*promclient.GaugeVec, string) {
 }
 
 func required(c *model.Cluster, node string) string {
-	v := c.RebootRequired(node)
+	v, known := c.RebootRequired(node)
 	switch {
-	case v == nil:
+	case !known:
 		return "unknown"
-	case *v:
+	case v:
 		return "yes"
 	}
 	return "no"

@@ -29,11 +29,11 @@ func health(c *model.Cluster) model.SourceHealth {
 }
 
 func rr(c *model.Cluster, node string) string {
-	v := c.RebootRequired(node)
-	if v == nil {
+	v, known := c.RebootRequired(node)
+	if !known {
 		return "unknown"
 	}
-	return fmt.Sprint(*v)
+	return fmt.Sprint(v)
 }
 
 // fakeProm answers /api/v1/query and /api/v1/alerts like Prometheus.

@@ -77,8 +77,8 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	}
 	kv("os", x(n.OSImage)+p.Paint(pctx.Muted, " · kernel ")+x(n.KernelVersion))
 	kv("target", x(c.TargetFor(n).String())+" · "+up)
-	if rr := c.RebootRequired(name); rr != nil {
-		kv("reboot needed", fmt.Sprint(*rr))
+	if rr, known := c.RebootRequired(name); known {
+		kv("reboot needed", fmt.Sprint(rr))
 	} else {
 		kv("reboot needed", p.Paint(pctx.Muted, "unknown (no kured_reboot_required)"))
 	}

@@ -28,10 +28,11 @@ type Row struct {
 	OSFrom     string
 	OSTo       string
 	Upgraded   bool
-	RebootReq  *bool
-	Lock       model.LockKind
-	label      string // Name as shown (sanitised)
-	lower      string // label, phase and role, lower case, for the filter
+	// RebootReq is kured_reboot_required, when RebootKnown.
+	RebootReq, RebootKnown bool
+	Lock                   model.LockKind
+	label                  string // Name as shown (sanitised)
+	lower                  string // label, phase and role, lower case, for the filter
 	// StillCordoned: done, but its coordinator left it cordoned.
 	StillCordoned bool
 }
@@ -110,7 +111,8 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		// Names, roles and OS come from the cluster: they enter the
 		// table sanitised (Name itself stays exact: it selects the node).
 		r := Row{Name: name, label: sanitize.Line(name), Role: sanitize.Line(n.Role()), Phase: c.Phase(name), Cordoned: n.Unschedulable,
-			RebootReq: c.RebootRequired(name), Lock: holds[name], StillCordoned: c.StillCordoned(name)}
+			Lock: holds[name], StillCordoned: c.StillCordoned(name)}
+		r.RebootReq, r.RebootKnown = c.RebootRequired(name)
 		if tr := c.Track(name); tr != nil && !tr.SinceUnknown {
 			// A node first seen in its phase with no evidence of when it
 			// entered it shows no time rather than a made-up "0s".

@@ -275,9 +275,9 @@ func cellOS(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 
 func cellReboot(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 	switch {
-	case r.RebootReq == nil:
+	case !r.RebootKnown:
 		return fit(p, pctx.Muted, "?", w)
-	case *r.RebootReq:
+	case r.RebootReq:
 		return fit(p, pctx.Warning, "yes", w)
 	}
 	return fit(p, pctx.Muted, "no", w)
