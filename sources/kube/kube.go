@@ -234,6 +234,10 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		for _, p := range s.parts {
 			s.wg.Go(func() { s.listOnce(ctx, p) })
 		}
+		// The pods of cordoned nodes and kured's blocking pods come from
+		// narrow watches started as the lists are handed over; their
+		// source settles once those delivered their first list.
+		s.pods.start(ctx, s.parts...)
 		return s, nil
 	}
 	for _, p := range s.parts {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -174,5 +175,29 @@ func TestOnceKuredNotFound(t *testing.T) {
 	r, _ = start(t, fake.NewClientset(node("a", true, nil)), Options{Once: true, KuredDaemonSet: "ops/kured"})
 	if h := r.Source(model.SourceKured); h.Status != model.StatusError || !strings.Contains(h.Message, "ops/kured not found") {
 		t.Errorf("kured named but absent: %+v", h)
+	}
+}
+
+// TestOnceReadsPodsOfCordonedNodes: a one-shot read settles the pods source
+// too (it waited for the sync timeout when only the listed parts settled),
+// with the pods of the nodes cordoned at the time.
+func TestOnceReadsPodsOfCordonedNodes(t *testing.T) {
+	cs := fake.NewClientset(
+		cordoned(node("w-1", true, nil)), node("w-2", true, nil),
+		pod("shop", "web-0", "w-1", corev1.PodRunning, map[string]string{"app": "web"}, "StatefulSet/web"),
+	)
+	r, s := start(t, cs, Options{Once: true})
+	r.Read(func(c *model.Cluster) {
+		if pods, known := c.NodePods("w-1"); !known || len(pods) != 1 {
+			t.Errorf("w-1 pods %v known %v", pods, known)
+		}
+	})
+	if h := r.Source(model.SourcePods); h.Status != model.StatusOK {
+		t.Errorf("pods: %+v", h)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.WaitForSync(ctx); err != nil {
+		t.Errorf("WaitForSync: %v", err)
 	}
 }
