@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -153,7 +154,7 @@ func clientFor(world []model.Event, objs ...runtime.Object) *fake.Clientset {
 		}
 		objs = append(objs, an)
 	}
-	return fake.NewClientset(objs...)
+	return newFakeClientset(objs...)
 }
 
 // deleteNode deletes a node from the fake cluster and tells the agent, as
@@ -292,7 +293,7 @@ func TestAgentDryRunWritesNothing(t *testing.T) {
 	cfg := testConfig()
 	cfg.DryRun = true
 	world := fleetlockWorld(time.Now())
-	client := fake.NewClientset(fleetLease(testZincatiID))
+	client := newFakeClientset(fleetLease(testZincatiID))
 	h := startAgent(t, cfg, client, world)
 	h.sink(model.NodeDeleted{Name: "n1"})
 	hb := h.waitFor(t, "a dry-run reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDryRun) })
@@ -330,7 +331,7 @@ func TestAgentNotLeaderDoesNotAct(t *testing.T) {
 }
 
 func TestAgentNodeListForbiddenIsUnknown(t *testing.T) {
-	client := fake.NewClientset(fleetLease(testZincatiID))
+	client := newFakeClientset(fleetLease(testZincatiID))
 	client.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", nil)
 	})
@@ -376,7 +377,7 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 		cfg.ReleaseOrphaned = enabled
 		cfg.OrphanGrace = time.Minute
 		cfg.DryRun = true
-		h := startAgent(t, cfg, fake.NewClientset(), kuredEvents())
+		h := startAgent(t, cfg, newFakeClientset(), kuredEvents())
 		if enabled {
 			h.waitFor(t, "orphaned released (dry run)", func(hb heartbeat) bool { return lockWith(hb, model.VerdictOrphaned, model.OutcomeDryRun) })
 		} else {
@@ -448,7 +449,7 @@ func TestAgentPolicies(t *testing.T) {
 			cfg := testConfig()
 			cfg.DryRun = true
 			tc.set(&cfg)
-			h := startAgent(t, cfg, fake.NewClientset(), tc.world())
+			h := startAgent(t, cfg, newFakeClientset(), tc.world())
 			hb := h.waitFor(t, tc.name, func(hb heartbeat) bool { return lockWith(hb, tc.verdict, tc.outcome) })
 			if !strings.Contains(hb.Locks[0].Message, tc.message) {
 				t.Errorf("message %q lacks %q", hb.Locks[0].Message, tc.message)
@@ -462,7 +463,7 @@ func TestAgentNeverActsOnAmbiguous(t *testing.T) {
 	world := fleetlockWorld(now)
 	// A second node with n1's machine id: the holder maps to both.
 	world = append(world, model.NodeUpserted{Node: readyNode("n1-twin", testMachineID, now.Add(-3*time.Hour))})
-	client := fake.NewClientset(fleetLease(testZincatiID))
+	client := newFakeClientset(fleetLease(testZincatiID))
 	h := startAgent(t, testConfig(), client, world)
 	n := 0
 	hb := h.waitFor(t, "three iterations skipping the ambiguous lock", func(hb heartbeat) bool {
@@ -506,4 +507,12 @@ func TestAgentReadyzFollowsStaleSource(t *testing.T) {
 	ready(false, "nodes stale (no word from the API server for 16s")
 	h.sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: time.Now()}})
 	ready(true, "ok")
+}
+
+// newFakeClientset is fake.NewClientset naming generateName objects (the
+// actions' Events) as the API server does.
+func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objs...)
+	fakekube.GenerateNames(&cs.Fake)
+	return cs
 }

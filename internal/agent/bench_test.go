@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes/fake"
-
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -18,7 +16,7 @@ import (
 func benchAgent(b *testing.B, n int) *Agent {
 	b.Helper()
 	cfg := testConfig()
-	client := fake.NewClientset()
+	client := newFakeClientset()
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	a := New(&Agent{Config: cfg, Log: logger, Identity: "bench", Client: client,
 		Engine: lock.New(lock.Options{Unattended: true}),

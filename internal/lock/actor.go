@@ -301,8 +301,10 @@ func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventT
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", name, time.Now().UnixNano()),
-			Namespace: ns,
+			// The API server names it (name.<random>): no two actions
+			// in the same instant collide, whatever the clock says.
+			GenerateName: name + ".",
+			Namespace:    ns,
 		},
 		InvolvedObject: corev1.ObjectReference{
 			APIVersion: ap.APIVersion, Kind: ap.Kind, Name: name,

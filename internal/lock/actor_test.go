@@ -55,7 +55,7 @@ func ghostPlan(t *testing.T, ann string) Plan {
 func TestActorReapKuredSingle(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	var logs bytes.Buffer
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 	r := a.Do(context.Background(), p, DoOptions{})
@@ -71,6 +71,10 @@ func TestActorReapKuredSingle(t *testing.T) {
 		!strings.Contains(evs.Items[0].Message, "alice") || !strings.Contains(evs.Items[0].Message, "ghost") {
 		t.Fatalf("events %+v", evs.Items)
 	}
+	// The API server names the Event: the actor sends a generateName only.
+	if ev := evs.Items[0]; ev.GenerateName != "kured." || !strings.HasPrefix(ev.Name, "kured.") {
+		t.Fatalf("event named %q (generateName %q), want one the server names from \"kured.\"", ev.Name, ev.GenerateName)
+	}
 	for _, want := range []string{`"who":"alice"`, `"outcome":"done"`, `"verdict":"ghost"`, `"holder":"n9"`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log %s lacks %s", logs.String(), want)
@@ -81,7 +85,7 @@ func TestActorReapKuredSingle(t *testing.T) {
 func TestActorDryRunMakesNoCall(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", DryRun: true, Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeDryRun || r.Write != p.Write || !strings.Contains(r.Message, p.Write.String()) {
@@ -96,7 +100,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
 	// The object moved on (resourceVersion 101) since it was judged at 100.
-	cs := fake.NewClientset(withNodes(p, ds(ann, "101"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "101"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "100 → 101") || !strings.Contains(r.Message, "nothing changed") {
@@ -109,14 +113,14 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	// A different UID (deleted and re-created) is a conflict too.
 	obj := ds(ann, "100")
 	obj.UID = "other"
-	cs = fake.NewClientset(withNodes(p, obj)...)
+	cs = newFakeClientset(withNodes(p, obj)...)
 	a.Client = cs
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "replaced") {
 		t.Fatalf("uid change: %+v", r)
 	}
 
 	// A 409 from the server: conflict, one update attempt, no retry, no Event.
-	cs = fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs = newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	cs.PrependReactor("update", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
@@ -132,7 +136,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 func TestActorForbidden(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	cs.PrependReactor("update", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
@@ -159,7 +163,7 @@ func TestActorRefusalAndOverride(t *testing.T) {
 		return p
 	}
 	p := mk(Options{})
-	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, GateOtherNodes) {
 		t.Fatalf("refused plan: %+v", r)
@@ -191,7 +195,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	if err != nil || !p.Allowed {
 		t.Fatalf("plan %+v %v", p, err)
 	}
-	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
+	cs := newFakeClientset(withNodes(p, lease(zid1, "200"))...)
 	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("result %+v", r)
@@ -206,7 +210,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 	}
 	// A holder that changed at the same resourceVersion (cannot happen on a
 	// real server, but the actor still checks) is a conflict.
-	cs = fake.NewClientset(withNodes(p, lease("someone-else", "200"))...)
+	cs = newFakeClientset(withNodes(p, lease("someone-else", "200"))...)
 	a.Client = cs
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeConflict {
 		t.Fatalf("changed holder: %+v", r)

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -347,6 +348,7 @@ func (w *world) wantEvent(ns, name, reason string) {
 
 func fakeWorld(t *testing.T, label string) *world {
 	cs := fake.NewClientset()
+	fakekube.GenerateNames(&cs.Fake)
 	return &world{t: t, cs: cs, ns: "reboot-coordination", ctx: context.Background(), label: label,
 		coordinator: func(string) kubernetes.Interface { return cs }}
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes/fake"
-
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -43,7 +41,7 @@ func TestUnregisteredKindIsAnError(t *testing.T) {
 	// A write naming an unregistered kind is never applied to any object.
 	p.Write = Write{Ref: ref, Op: OpClearHolder, UID: "u", ResourceVersion: "1"}
 	p.Allowed = true
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `unknown lock kind "nosuch"`) || len(cs.Actions()) != 0 {
 		t.Fatalf("do: %+v, %d API calls", r, len(cs.Actions()))

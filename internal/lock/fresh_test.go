@@ -74,7 +74,7 @@ func TestActorRefusesWhenFreshNodeListDiffers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := fake.NewClientset(tc.objs...)
+			cs := newFakeClientset(tc.objs...)
 			a := &Actor{Client: cs, Who: "alice"}
 			r := a.Do(context.Background(), p, DoOptions{})
 			if r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, "reap refused: fresh-data: the node list read now differs") ||
@@ -100,7 +100,7 @@ func TestActorRefusesWhenFreshNodeListDiffers(t *testing.T) {
 func TestActorRefusesWhenNodeListCannotBeReadFresh(t *testing.T) {
 	ann := single(ent("n9", at(0), 0))
 	p := ghostPlan(t, ann)
-	cs := fake.NewClientset(withNodes(p, ds(ann, "100"))...)
+	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	cs.PrependReactor("list", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, context.DeadlineExceeded
 	})

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -159,4 +163,12 @@ func statusFor(ss []model.LockStatus, ref model.LockRef, holder string) (model.L
 		}
 	}
 	return model.LockStatus{}, fmt.Errorf("no status for %s holder %q in %v", ref, holder, ss)
+}
+
+// newFakeClientset is fake.NewClientset naming generateName objects (the
+// actions' Events) as the API server does.
+func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objs...)
+	fakekube.GenerateNames(&cs.Fake)
+	return cs
 }

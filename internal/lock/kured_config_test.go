@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -99,7 +98,7 @@ func TestKuredCustomAnnotation(t *testing.T) {
 	if err != nil || !p.Allowed || p.Write.Key != key || !strings.Contains(p.Write.String(), key) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
-	cs := fake.NewClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
+	cs := newFakeClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
 		Annotations: map[string]string{key: v, KuredAnnotation: "untouched", "other": "kept"}}})...)
 	if r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)

@@ -54,12 +54,12 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 		if kspec(obj).Present {
 			ann[KuredAnnotation] = kspec(obj).Value
 		}
-		cs = fake.NewClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
+		cs = newFakeClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
 			UID: typesUID(uid), ResourceVersion: rv, Annotations: ann}})...)
 	case model.LockFleetlock:
 		resource = "leases"
 		h, tr := fspec(obj).Holder, fspec(obj).LeaseTransitions
-		cs = fake.NewClientset(withNodes(p, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
+		cs = newFakeClientset(withNodes(p, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
 			UID: typesUID(uid), ResourceVersion: rv}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &h, LeaseTransitions: &tr}})...)
 	}
 	updates := 0

@@ -57,7 +57,7 @@ func TestUncordonPlanAndDo(t *testing.T) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 	mk := func(boot string, cordon bool) *fake.Clientset {
-		return fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", ResourceVersion: "77"},
+		return newFakeClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", ResourceVersion: "77"},
 			Spec: corev1.NodeSpec{Unschedulable: cordon}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: boot}}})
 	}
 	cs := mk("n1-b2", true)
@@ -118,7 +118,7 @@ func TestFleetlockReleaseUncordons(t *testing.T) {
 		t.Fatalf("keep cordoned: %+v", k)
 	}
 	// The cluster as judged: n1 cordoned after its reboot (boot n1-b2), n2.
-	cs := fake.NewClientset(withNodes(p, lease(zid1, "200"))...)
+	cs := newFakeClientset(withNodes(p, lease(zid1, "200"))...)
 	r := (&Actor{Client: cs, Who: "bob"}).Do(context.Background(), p, DoOptions{})
 	if !r.Complete() || r.Uncordon.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)

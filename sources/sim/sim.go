@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -154,6 +155,7 @@ func New(cfg Config) (*Sim, error) {
 	s.Dynamic = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
 		map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"})
 	s.Client.PrependReactor("*", "*", s.versioned(s.Client.Tracker()))
+	fakekube.GenerateNames(&s.Client.Fake) // the actions' Events
 	s.Dynamic.PrependReactor("*", "*", s.versioned(s.Dynamic.Tracker()))
 	seed := s.seed
 	switch cfg.Scenario {
