@@ -244,14 +244,14 @@ func New(o Options) *Model {
 // Init starts waiting for events, the tick and the background query; with
 // --bell it rings for critical items already present.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tick(), m.bell()}
+	cmds := []tea.Cmd{tick()}
 	if m.opts.Events != nil {
 		cmds = append(cmds, waitEvents(m.opts.Events))
 	}
 	if !m.themeChosen {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	return batch(cmds...)
+	return tea.Batch(append(cmds, m.bell())...) // the bell last: see Update
 }
 
 func tick() tea.Cmd {
@@ -285,39 +285,26 @@ func waitEvents(ch <-chan model.Event) tea.Cmd {
 	}
 }
 
-// Update applies one message. It never blocks and does no I/O: the bell is
-// a command the program runs.
+// Update applies one message. It never blocks and does no I/O. When a new
+// critical item calls for the bell, the bell's command comes last in the
+// returned batch.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := m.update(msg)
 	if b := m.bell(); b != nil {
-		return m, batch(cmd, b)
+		return m, tea.Batch(cmd, b)
 	}
 	return m, cmd
 }
 
-// batch is tea.Batch, kept in one function (never inlined) so that its
-// closure is recognisable: tests walk command trees through it without
-// running the commands that block.
-//
-//go:noinline
-func batch(cmds ...tea.Cmd) tea.Cmd {
-	var valid []tea.Cmd
-	for _, c := range cmds {
-		if c != nil {
-			valid = append(valid, c)
-		}
-	}
-	switch len(valid) {
-	case 0:
-		return nil
-	case 1:
-		return valid[0]
-	}
-	return func() tea.Msg { return tea.BatchMsg(valid) }
-}
+// bellMsg asks the root model to ring the terminal's bell.
+type bellMsg struct{}
 
-// bellCmd writes BEL to the terminal through the program's output.
-var bellCmd = tea.Raw("\a")
+// ringBell is the bell's command: an ordinary message, which the root model
+// (Model alone, or Multi) turns into BEL on the program's output.
+func ringBell() tea.Msg { return bellMsg{} }
+
+// bellOut writes BEL to the terminal through the program's output.
+func bellOut() tea.Cmd { return tea.Raw("\a") }
 
 // bell returns the bell command when --bell is on and a new critical item
 // appeared since the last call, else nil.
@@ -328,7 +315,7 @@ func (m *Model) bell() tea.Cmd {
 		return nil
 	}
 	m.rang++
-	return bellCmd
+	return ringBell
 }
 
 // takeBell reports (once) whether a new critical item appeared.
@@ -371,6 +358,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.wall = m.opts.WallClock()
 	m.ctx.Now = m.now
 	switch msg := msg.(type) {
+	case bellMsg:
+		return m, bellOut()
 	case tea.WindowSizeMsg:
 		m.ctx.Width, m.ctx.Height = msg.Width, msg.Height
 		m.ctx.Help.SetWidth(msg.Width)

@@ -99,8 +99,7 @@ func (mm *Multi) Init() tea.Cmd {
 	if len(mm.kids) > 0 && !mm.kids[0].themeChosen {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	cmds = append(cmds, mm.bell())
-	return batch(cmds...)
+	return tea.Batch(append(cmds, mm.bell())...) // the bell last: see Model.Update
 }
 
 // waitCluster waits for cluster i's next events.
@@ -168,7 +167,7 @@ func (mm *Multi) bell() tea.Cmd {
 		return nil
 	}
 	mm.rang++
-	return bellCmd
+	return ringBell
 }
 
 // Update routes one message: sizes and colours to every cluster, events and
@@ -178,7 +177,7 @@ func (mm *Multi) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := mm.update(msg)
 	mm.syncTheme()
 	if b := mm.bell(); b != nil {
-		return mm, batch(cmd, b)
+		return mm, tea.Batch(cmd, b)
 	}
 	return mm, cmd
 }
@@ -186,6 +185,8 @@ func (mm *Multi) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (mm *Multi) update(msg tea.Msg) tea.Cmd {
 	mm.wall = mm.opts.WallClock()
 	switch msg := msg.(type) {
+	case bellMsg:
+		return bellOut()
 	case tea.WindowSizeMsg:
 		mm.ctx.Width, mm.ctx.Height = msg.Width, msg.Height
 		mm.ctx.Help.SetWidth(msg.Width)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -255,41 +254,64 @@ func TestMultiSizes(t *testing.T) {
 	}
 }
 
-// bellMsgs runs a command the way the program does as far as batches go
-// (without running the other commands, which block) and counts BELs.
-func bellMsgs(cmd tea.Cmd) int {
-	if cmd == nil {
-		return 0
+// bellCounter counts the bells a model's commands carry. The model counts
+// each bell it asks for (rang); Init and Update put the bell's command last,
+// so for each counted bell the command is checked to end with it. Only the
+// bell's command and tea.Batch's run here: the others block (the tick, event
+// waits).
+type bellCounter struct {
+	rang *int
+	seen int
+}
+
+func (b *bellCounter) bells(t *testing.T, cmd tea.Cmd) int {
+	t.Helper()
+	n := *b.rang - b.seen
+	b.seen = *b.rang
+	if n > 0 && !endsWithBell(cmd) {
+		t.Fatalf("the model counted %d bell(s) its command does not carry", n)
 	}
-	n := 0
-	var walk func(c tea.Cmd)
-	walk = func(c tea.Cmd) {
-		if c == nil {
-			return
-		}
-		// Only the bell and batches are safe to run here.
-		if isBell(c) {
-			if raw, ok := c().(tea.RawMsg); ok && raw.Msg == "\a" {
-				n++
-			}
-			return
-		}
-		if b, ok := batchOf(c); ok {
-			for _, x := range b {
-				walk(x)
-			}
-		}
-	}
-	walk(cmd)
 	return n
+}
+
+func endsWithBell(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	switch msg := cmd().(type) {
+	case bellMsg:
+		return true
+	case tea.BatchMsg:
+		return len(msg) > 0 && endsWithBell(msg[len(msg)-1])
+	}
+	return false
+}
+
+// TestBellIsAMessage: the bell travels as an ordinary message, which the
+// root (a dashboard alone, or the cluster list) writes out as BEL.
+func TestBellIsAMessage(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{Bell: true})
+	m.Init() // rings for the fixture's critical items: nothing is due after it
+	mf := newMultiFixture(Options{Bell: true})
+	for name, update := range map[string]func(tea.Msg) (tea.Model, tea.Cmd){"dashboard": m.Update, "cluster list": mf.m.Update} {
+		_, cmd := update(ringBell())
+		if cmd == nil {
+			t.Fatalf("%s: no command for the bell message", name)
+		}
+		if raw, ok := cmd().(tea.RawMsg); !ok || raw.Msg != "\a" {
+			t.Fatalf("%s: the bell message gave %#v, want BEL", name, cmd())
+		}
+	}
 }
 
 func TestBellSingle(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		f := newFixture()
 		m := f.model(Options{Bell: on})
+		bc := &bellCounter{rang: &m.rang}
 		// The fixture starts with two critical items (ghost lease, w-09 down).
-		init := bellMsgs(m.Init())
+		init := bc.bells(t, m.Init())
 		size(m, 100, 30)
 		want := map[bool]int{true: 1, false: 0}[on]
 		if init != want || m.rang != want {
@@ -298,25 +320,25 @@ func TestBellSingle(t *testing.T) {
 		// Time passes: the items' texts change (ages), they are not new.
 		f.clock.Add(2 * time.Minute)
 		_, cmd := m.Update(tickMsg(f.clock.Now()))
-		if bellMsgs(cmd) != 0 || m.rang != want {
+		if bc.bells(t, cmd) != 0 || m.rang != want {
 			t.Fatalf("bell=%v: the tick rang again", on)
 		}
 		// A new critical item: kured's lock turns ghost.
 		_, cmd = m.Update(eventsMsg{lockTo("gone-node", "900")})
-		if got := bellMsgs(cmd); got != want || m.rang != 2*want {
+		if got := bc.bells(t, cmd); got != want || m.rang != 2*want {
 			t.Fatalf("bell=%v: %d bells for the new ghost; want %d", on, got, want)
 		}
 		// Nothing new: an unrelated event and ticks stay quiet.
 		_, cmd = m.Update(eventsMsg{model.VolumeDeleted{Namespace: "longhorn-system", Name: "pvc-03"}})
 		f.clock.Add(time.Minute)
 		_, cmd2 := m.Update(tickMsg(f.clock.Now()))
-		if bellMsgs(cmd)+bellMsgs(cmd2) != 0 || m.rang != 2*want {
+		if bc.bells(t, cmd)+bc.bells(t, cmd2) != 0 || m.rang != 2*want {
 			t.Fatalf("bell=%v: rang without a new item", on)
 		}
 		// The item goes, then comes back: new again.
 		m.Update(eventsMsg{lockTo("w-03", "901")})
 		_, cmd = m.Update(eventsMsg{lockTo("gone-node", "902")})
-		if got := bellMsgs(cmd); got != want || m.rang != 3*want {
+		if got := bc.bells(t, cmd); got != want || m.rang != 3*want {
 			t.Fatalf("bell=%v: %d bells when the ghost came back; want %d", on, got, want)
 		}
 	}
@@ -325,9 +347,10 @@ func TestBellSingle(t *testing.T) {
 func TestBellMulti(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		mf := newMultiFixture(Options{Bell: on})
+		bc := &bellCounter{rang: &mf.m.rang}
 		want := map[bool]int{true: 1, false: 0}[on]
 		// Both fixtures start with critical items: one bell, not two.
-		if got := bellMsgs(mf.init); got != want || mf.m.rang != want {
+		if got := bc.bells(t, mf.init); got != want || mf.m.rang != want {
 			t.Fatalf("bell=%v: %d bells at start; want %d", on, got, want)
 		}
 		for _, k := range mf.m.kids {
@@ -337,39 +360,23 @@ func TestBellMulti(t *testing.T) {
 		}
 		mf.clock.Add(time.Minute)
 		_, cmd := mf.m.Update(tickMsg(mf.clock.Now()))
-		if bellMsgs(cmd) != 0 {
+		if bc.bells(t, cmd) != 0 {
 			t.Fatalf("bell=%v: the tick rang", on)
 		}
 		// A hidden cluster (the list is on screen) gets a new ghost.
-		if got := bellMsgs(mf.deliver(t, 1, lockTo("gone-node", "900"))); got != want || mf.m.rang != 2*want {
+		if got := bc.bells(t, mf.deliver(t, 1, lockTo("gone-node", "900"))); got != want || mf.m.rang != 2*want {
 			t.Fatalf("bell=%v: %d bells for a new ghost in a hidden cluster; want %d", on, got, want)
 		}
 		// Inside prod-eu-1, the other one's stays known: no bell.
 		mf.press("enter")
-		if got := bellMsgs(mf.deliver(t, 1, model.VolumeDeleted{Namespace: "longhorn-system", Name: "pvc-03"})); got != 0 {
+		if got := bc.bells(t, mf.deliver(t, 1, model.VolumeDeleted{Namespace: "longhorn-system", Name: "pvc-03"})); got != 0 {
 			t.Fatalf("bell=%v: rang for nothing new", on)
 		}
-		if got := bellMsgs(mf.deliver(t, 0, lockTo("gone-node", "900"))); got != want || mf.m.rang != 3*want {
+		if got := bc.bells(t, mf.deliver(t, 0, lockTo("gone-node", "900"))); got != want || mf.m.rang != 3*want {
 			t.Fatalf("bell=%v: %d bells for a new ghost in the cluster on screen; want %d", on, got, want)
 		}
 	}
 }
-
-// isBell and batchOf recognise commands by their code (tea.Raw's closure,
-// tea.Batch's closure) so a test can walk a command tree without running
-// the commands that block (tick, event waits).
-func isBell(c tea.Cmd) bool { return codeOf(c) == codeOf(bellCmd) }
-
-func batchOf(c tea.Cmd) (tea.BatchMsg, bool) {
-	nop := func() tea.Msg { return nil }
-	if codeOf(c) != codeOf(batch(nop, nop)) {
-		return nil, false
-	}
-	b, ok := c().(tea.BatchMsg)
-	return b, ok
-}
-
-func codeOf(c tea.Cmd) uintptr { return reflect.ValueOf(c).Pointer() }
 
 func TestMultiFooterNamesTheMostUrgent(t *testing.T) {
 	mf := newMultiFixture(Options{})
