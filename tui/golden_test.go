@@ -9,6 +9,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
 	"github.com/rebootwatch/rebootwatch/themes"
+	"github.com/rebootwatch/rebootwatch/tui/detail"
+	"github.com/rebootwatch/rebootwatch/tui/header"
+	"github.com/rebootwatch/rebootwatch/tui/locks"
+	"github.com/rebootwatch/rebootwatch/tui/longhorn"
 )
 
 // golden compares got with testdata/<name>.golden (rewritten with -update).
@@ -23,11 +27,15 @@ var goldenSizes = []struct {
 	w, h int
 }{{"small", 60, 15}, {"medium", 100, 30}, {"large", 200, 60}}
 
-// TestGoldenScreens renders the fixture at three sizes and two themes,
-// driven through Update (size, theme key), and in a few states.
+// TestGoldenScreens renders the fixture at three sizes (dark) and the
+// medium one in the light theme, driven through Update (size, theme key).
+// The panels' styling in both themes is in TestGoldenPanels' files.
 func TestGoldenScreens(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, th := range []string{themes.NameDark, themes.NameLight} {
+			if th == themes.NameLight && sz.name != "medium" {
+				continue
+			}
 			t.Run(sz.name+"-"+th, func(t *testing.T) {
 				f := newFixture()
 				m := f.model(Options{Demo: true})
@@ -80,5 +88,41 @@ func assertScreen(t *testing.T, s string, w, h int) {
 		if got := ansi.StringWidth(l); got != w {
 			t.Fatalf("line %d is %d cells wide; want %d: %q", i+1, got, w, ansi.Strip(l))
 		}
+	}
+}
+
+// TestGoldenPanels renders each panel on its own (header, locks, Longhorn,
+// a node's and a lock's detail) in the dark and light themes, so a change
+// in one panel shows in its own golden files; the whole-screen goldens keep
+// the layout at three sizes (dark) and one light screen.
+func TestGoldenPanels(t *testing.T) {
+	for _, th := range []string{themes.NameDark, themes.NameLight} {
+		t.Run(th, func(t *testing.T) {
+			f := newFixture()
+			m := f.model(Options{})
+			size(m, 100, 30)
+			if th == themes.NameLight {
+				press(m, "t")
+			}
+			if m.Theme() != th {
+				t.Fatalf("theme = %s; want %s", m.Theme(), th)
+			}
+			g := m.geometry()
+			p := m.ctx.P
+			panel := func(name string, lines []string) {
+				t.Helper()
+				if len(lines) == 0 {
+					t.Fatalf("panel %s rendered nothing", name)
+				}
+				golden(t, "panel-"+name+"-"+th, strings.Join(lines, "\n")+"\n")
+			}
+			panel("header", header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
+				Sources: m.derived.sources, Attention: m.derived.attention}, 100, g.headerH))
+			sts := m.c.LockStatuses()
+			panel("locks", locks.Render(m.ctx, p, sts, 0, 60, len(sts)+1))
+			panel("longhorn", longhorn.Render(p, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, 38, 8))
+			panel("detail-node", detail.Lines(m.ctx, m.c, "w-03"))
+			panel("detail-lock", detail.LockLines(m.ctx, sts[0], 80))
+		})
 	}
 }
