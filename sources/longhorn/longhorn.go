@@ -9,9 +9,10 @@
 // apiserver and the dynamic fake client of sources/sim.
 //
 // With Options.Once (a one-shot report: --snapshot) there is no informer: the
-// volumes are listed once, in pages, and when Options.REST is given (a real
-// apiserver) each page's JSON is decoded straight into small structs holding
-// only what the model reads (once.go), never into unstructured maps.
+// volumes are listed once (one streamed request; pages if asked), and when
+// Options.REST is given (a real apiserver) the JSON is decoded as it streams
+// straight into small structs holding only what the model reads (once.go),
+// never into unstructured maps.
 //
 // It must only read, and never hand out pointers into its cache.
 package longhorn
@@ -72,7 +73,7 @@ type Options struct {
 	// (NewREST): the list is decoded into small structs. Without it Once
 	// lists through Client (unstructured; the demo's fake client).
 	REST rest.Interface
-	// PageSize is the page size of Once's list (default ListPageSize).
+	// PageSize pages Once's list when > 0 (default ListPageSize: one request).
 	PageSize int64
 }
 

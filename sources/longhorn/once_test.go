@@ -178,3 +178,22 @@ func TestOnceDynamic(t *testing.T) {
 		}
 	})
 }
+
+// TestOnceRESTOneRequestByDefault: by default the volumes come in one
+// streamed request, without a limit (continue pages of a custom resource
+// cost the apiserver twice the CPU).
+func TestOnceRESTOneRequestByDefault(t *testing.T) {
+	api := &fakeLonghornAPI{}
+	for i := range 3 {
+		api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%d", i), "healthy", 3, "w-1"))
+	}
+	r, _ := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true})
+	r.Read(func(c *model.Cluster) {
+		if c.VolumeCount() != 3 {
+			t.Errorf("%d volumes", c.VolumeCount())
+		}
+	})
+	if want := []string{"/apis/longhorn.io/v1beta2/volumes?"}; !reflect.DeepEqual(api.calls, want) {
+		t.Errorf("calls %q, want %q", api.calls, want)
+	}
+}
