@@ -13,26 +13,37 @@ GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint testcluster helm screenshots clean
+.PHONY: all deps build plugin demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint testcluster helm screenshots clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/rebootwatch ./cmd/rebootwatch
 	$(GO) build -o $(BIN)/rebootwatch-agent ./cmd/rebootwatch-agent
+	$(GO) build -o $(BIN)/kubectl-rebootwatch ./cmd/kubectl-rebootwatch
+
+# plugin builds the kubectl plugin: put bin/kubectl-rebootwatch on the PATH
+# and `kubectl rebootwatch` runs it (deploy/krew holds the krew manifest).
+plugin:
+	$(GO) build -o $(BIN)/kubectl-rebootwatch ./cmd/kubectl-rebootwatch
 
 demo: build
 	$(BIN)/rebootwatch --demo
 
-# kube-apiserver and etcd for the integration tests, built once from the
-# pinned module in hack/testcluster and cached in bin/.
-testcluster: $(BIN)/kube-apiserver $(BIN)/etcd
+# kube-apiserver and etcd for the integration tests, and kubectl for the
+# plugin's test, built once from the pinned module in hack/testcluster and
+# cached in bin/.
+testcluster: $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl
 
 $(BIN)/kube-apiserver: hack/testcluster/go.mod
 	cd hack/testcluster && $(GO) build -o $(BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 
 $(BIN)/etcd: hack/testcluster/go.mod
 	cd hack/testcluster && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
+
+# Written under a temporary name and moved once built: bin/ may be shared.
+$(BIN)/kubectl: hack/testcluster/go.mod
+	cd hack/testcluster && $(GO) build -o $(BIN)/.kubectl.tmp k8s.io/kubernetes/cmd/kubectl && mv $(BIN)/.kubectl.tmp $(BIN)/kubectl
 
 # helm for the chart tests (helm lint, helm template), built once from the
 # pinned module in hack/helm and cached in bin/ (about 310 CPU-seconds cold).

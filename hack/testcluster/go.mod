@@ -1,6 +1,7 @@
 // Module testcluster pins the versions of kube-apiserver and etcd that the
-// integration tests run against. It holds no code of its own: `make
-// testcluster` builds k8s.io/kubernetes/cmd/kube-apiserver and
+// integration tests run against, and of the kubectl that runs the plugin's
+// test. It holds no code of its own: `make testcluster` builds
+// k8s.io/kubernetes/cmd/kube-apiserver, k8s.io/kubernetes/cmd/kubectl and
 // go.etcd.io/etcd/server/v3 from this module into bin/. It is kept apart
 // from the main module so k8s.io/kubernetes never enters the product's
 // dependency graph.

@@ -242,3 +242,17 @@ func TestFlagValidation(t *testing.T) {
 		}
 	}
 }
+
+// As the kubectl plugin, help, examples and hints name the command as its
+// user typed it.
+func TestPluginNamesItselfKubectlRebootwatch(t *testing.T) {
+	env, out, _ := testEnv(demoStart)
+	if code := execute(context.Background(), []string{"--help"}, env, execOptions{displayName: PluginName}); code != ExitOK ||
+		!strings.Contains(out.String(), "kubectl rebootwatch [flags]") || !strings.Contains(out.String(), "  kubectl rebootwatch --demo") ||
+		strings.Contains(out.String(), "\n  rebootwatch ") {
+		t.Fatalf("plugin --help: exit %d\n%s", code, out)
+	}
+	env, _, errb := testEnv(demoStart)
+	code := execute(context.Background(), []string{"watch", "--nope"}, env, execOptions{displayName: PluginName})
+	checkErrorLines(t, []string{"watch", "--nope"}, code, errb.String(), "unknown flag: --nope", true, "kubectl rebootwatch watch")
+}

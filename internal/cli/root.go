@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -74,6 +75,15 @@ func (r *runner) newRoot(displayName string) *cobra.Command {
 	if displayName != "" {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: displayName}
 	}
+	defer func() {
+		if displayName == "" {
+			return
+		}
+		// The examples name the command as the plugin's user types it.
+		for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+			c.Example = strings.ReplaceAll(c.Example, "  rebootwatch ", "  "+displayName+" ")
+		}
+	}()
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(flagError)
