@@ -111,9 +111,15 @@ func (f *Fixture) Grow(ctx context.Context, nodes, volumes int) error {
 			return false
 		}
 	}
-	for i := f.nodes; i < nodes && send(job{true, i}); i++ {
+	for i := f.nodes; i < nodes; i++ {
+		if !send(job{true, i}) {
+			break
+		}
 	}
-	for i := f.volumes; i < volumes && send(job{false, i}); i++ {
+	for i := f.volumes; i < volumes; i++ {
+		if !send(job{false, i}) {
+			break
+		}
 	}
 	close(jobs)
 	wg.Wait()

@@ -95,7 +95,9 @@ func TestOncePages(t *testing.T) {
 				}
 				start := 0
 				if lo.Continue != "" {
-					fmt.Sscan(lo.Continue, &start)
+					if _, err := fmt.Sscan(lo.Continue, &start); err != nil {
+						return true, nil, apierrors.NewBadRequest("bad continue token " + lo.Continue)
+					}
 				}
 				all := &corev1.NodeList{}
 				for _, o := range nodes {
