@@ -60,6 +60,9 @@ type Blocker struct {
 	Node string `json:"node,omitempty"`
 	// Reason is one sentence for humans.
 	Reason string `json:"reason"`
+	// Short is the few words a table cell shows ("lock: worker-1
+	// (orphaned)", "window: opens in 3h12m", "PDB shop/web").
+	Short string `json:"-"`
 	// Evidence is what the reason rests on.
 	Evidence []Evidence `json:"evidence"`
 	// Action is the rebootwatch action that clears it, if there is one

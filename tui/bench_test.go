@@ -7,16 +7,18 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // bigCluster is n nodes mid-upgrade: a tenth done, one draining, the rest
-// pending, with a kured lock, a ghost lease and 500 volumes.
+// pending, with a kured lock, a ghost lease and 500 volumes; the lock
+// engine's blockers step names what each pending node waits for.
 func bigCluster(n int) (*model.Cluster, *clock) {
 	ck := &clock{now: t0}
 	j := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
 	c := model.NewCluster("big", model.Options{})
-	c.Judge = j.Judge
+	c.Judge, c.Explain = j.Judge, lock.New(lock.Options{}).Explain
 	var evs model.Batch
 	req := map[string]bool{}
 	for i := 0; i < n; i++ {

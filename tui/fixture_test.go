@@ -185,7 +185,7 @@ func newFixture() *fixture {
 	f := &fixture{clock: &clock{now: t0}, judge: &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}, actions: &fakeActions{
 		result: lock.Result{Outcome: model.OutcomeDone, Message: "released"}}}
 	c := model.NewCluster("prod-eu-1", model.Options{})
-	c.Judge = f.judge.Judge
+	c.Judge, c.Explain = f.judge.Judge, lock.New(lock.Options{}).Explain
 	f.c = c
 	now := t0.Add(-2 * time.Hour)
 	at := func(d time.Duration) time.Time { return now.Add(d) }

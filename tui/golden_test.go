@@ -121,8 +121,33 @@ func TestGoldenPanels(t *testing.T) {
 			sts := m.c.LockStatuses()
 			panel("locks", locks.Render(m.ctx, p, sts, 0, 60, len(sts)+1))
 			panel("longhorn", longhorn.Render(p, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, 38, 8))
-			panel("detail-node", detail.Lines(m.ctx, m.c, "w-03"))
+			panel("detail-node", detail.Lines(m.ctx, m.c, "w-03", 98))
 			panel("detail-lock", detail.LockLines(m.ctx, sts[0], 80))
 		})
 	}
+}
+
+// TestGoldenBlocked: once w-03 has drained for longer than the bound, the
+// header's attention line leads with the fleet's blocker (its drain), the
+// nodes table says what each node waits for, and the node detail lists
+// every blocker with its evidence.
+func TestGoldenBlocked(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 120, 40)
+	f.clock.Add(10 * time.Minute)
+	m.Update(tickMsg(f.clock.Now()))
+	got := m.View().Content
+	assertScreen(t, got, 120, 40)
+	plain := ansi.Strip(got)
+	if lines := strings.Split(plain, "\n"); !strings.HasPrefix(lines[2], "■ w-03 has been draining for 17m; cannot tell why the drain is slow") {
+		t.Fatalf("the attention line does not lead with the fleet's blocker:\n%s", plain)
+	}
+	golden(t, "state-blocked", got)
+	press(m, "enter")
+	got = m.View().Content
+	if !strings.Contains(ansi.Strip(got), "Waiting for") {
+		t.Fatalf("node detail lists no blocker:\n%s", ansi.Strip(got))
+	}
+	golden(t, "state-blocked-detail", got)
 }

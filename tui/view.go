@@ -30,6 +30,7 @@ const (
 type derived struct {
 	fleet     model.Fleet
 	attention []model.Attention
+	blocker   *model.FleetBlocker
 	vsum      *model.VolumeSummary
 	lhUnread  string
 	vols      map[string]*model.Volume
@@ -40,6 +41,7 @@ func (m *Model) refresh() {
 	d := &m.derived
 	d.fleet = m.c.Fleet(m.now)
 	d.attention = m.c.Attention(m.now)
+	d.blocker = m.c.FleetBlocker()
 	d.vsum = m.c.VolumeSummary()
 	d.lhUnread, _ = m.c.LonghornUnread()
 	d.vols = make(map[string]*model.Volume, m.c.VolumeCount())
@@ -151,7 +153,7 @@ func (m *Model) Render() string {
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
-		Sources: m.derived.sources, Attention: m.derived.attention, StreamClosed: m.streamClosed, Back: m.inList}, w, g.headerH)...)
+		Sources: m.derived.sources, Attention: m.derived.attention, Blocker: m.derived.blocker, StreamClosed: m.streamClosed, Back: m.inList}, w, g.headerH)...)
 	switch m.mode {
 	case modeHelp:
 		lines = append(lines, m.helpBox(w, g.bodyH)...)
@@ -333,7 +335,7 @@ func (m *Model) detailLines(w int) []string {
 		}
 		return detail.LockLines(m.ctx, sts[i], w-2)
 	}
-	return detail.Lines(m.ctx, m.c, m.detailNode)
+	return detail.Lines(m.ctx, m.c, m.detailNode, w-2)
 }
 
 func (m *Model) footer(w int) string {

@@ -213,8 +213,8 @@ func TestBlockerKinds(t *testing.T) {
 			if b.Action != tc.action || b.Stalls != tc.stalls || b.Node != tc.node {
 				t.Errorf("action %q stalls %v node %q, want %q %v %q", b.Action, b.Stalls, b.Node, tc.action, tc.stalls, tc.node)
 			}
-			if len(b.Evidence) == 0 || b.Clears == "" {
-				t.Errorf("no evidence or no way to clear it: %+v", b)
+			if len(b.Evidence) == 0 || b.Clears == "" || b.Short == "" {
+				t.Errorf("no evidence, no way to clear it or no short form: %+v", b)
 			}
 			switch {
 			case tc.stalls && (bs.Fleet == nil || bs.Fleet.Reason != b.Reason):

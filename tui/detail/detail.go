@@ -34,8 +34,8 @@ func Stamp(t, now time.Time) string {
 }
 
 // Lines returns the detail of one node as lines (not fitted; the caller
-// boxes, scrolls and fits them).
-func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
+// boxes, scrolls and fits them; long blocker reasons wrap at width).
+func Lines(ctx *pctx.Context, c *model.Cluster, name string, width int) []string {
 	p := ctx.P
 	now := ctx.Now
 	n, ok := c.Node(name)
@@ -83,6 +83,11 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 		kv("reboot needed", p.Paint(pctx.Muted, "unknown (no kured_reboot_required)"))
 	}
 	kv("machine id", x(n.MachineID))
+
+	if bs := c.NodeBlockers(name); len(bs) > 0 {
+		section("Waiting for")
+		out = append(out, blockerLines(ctx, bs, width)...)
+	}
 
 	section("Cycle")
 	if t == nil || len(t.Spans) == 0 {
@@ -185,6 +190,53 @@ func Lines(ctx *pctx.Context, c *model.Cluster, name string) []string {
 	}
 	if count == 0 {
 		out = append(out, p.Paint(pctx.Muted, "none attached"))
+	}
+	return out
+}
+
+// blockerLines lists every blocker of a node, first first: its kind, the
+// reason, what clears it and the evidence, wrapped at width.
+func blockerLines(ctx *pctx.Context, bs []model.Blocker, width int) []string {
+	p := ctx.P
+	var out []string
+	ww := max(width-19, 20)
+	kv := func(k, v string) {
+		for i, l := range wrap(v, ww) {
+			if i > 0 {
+				k = ""
+			}
+			out = append(out, p.Paint(pctx.Muted, pctx.Fit(k, 17)+" ")+l)
+		}
+	}
+	for i, b := range bs {
+		if i > 0 {
+			out = append(out, "")
+		}
+		role := pctx.Warning
+		if !b.Stalls {
+			role = pctx.Muted
+		}
+		mark := fmt.Sprintf("%d. ", i+1)
+		out = append(out, p.Paint(role, mark+string(b.Kind)))
+		kv("  why", x(b.Reason))
+		if b.Clears != "" {
+			kv("  clears", x(b.Clears))
+		}
+		if !b.Until.IsZero() {
+			kv("  until", Stamp(b.Until, ctx.Now)+" (in "+model.HumanDuration(b.Until.Sub(ctx.Now))+")")
+		}
+		for _, e := range b.Evidence {
+			k := "  " + x(e.Key)
+			if pctx.Width(k) > 17 {
+				// A long key (a PodDisruptionBudget's name) gets its own
+				// line rather than being cut.
+				for _, l := range wrap(k, max(width-2, 20)) {
+					out = append(out, p.Paint(pctx.Muted, l))
+				}
+				k = ""
+			}
+			kv(k, x(e.Value))
+		}
 	}
 	return out
 }

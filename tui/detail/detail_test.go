@@ -3,6 +3,7 @@ package detail
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -36,6 +37,49 @@ func TestLockLinesWrapInsideTheBox(t *testing.T) {
 		for _, want := range []string{"Ready and still cordoned by its coordinator for 31m", "a release from here also uncordons it"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("width %d: %q not all shown", width, want)
+			}
+		}
+	}
+}
+
+// TestNodeDetailListsEveryBlocker: every blocker of the node, first first,
+// with what clears it and all its evidence, wrapped inside the box.
+func TestNodeDetailListsEveryBlocker(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	c := model.NewCluster("t", model.Options{})
+	c.Apply(model.NodeUpserted{Node: model.Node{Name: "w3", Conditions: []model.Condition{{Type: "Ready", Status: "True"}}}}, ctx.Now)
+	win := model.Blocker{Kind: model.BlockerWindow, Node: "w3", Stalls: true,
+		Reason:   "w3 waits for kured's reboot window (su 22:00–04:00 Europe/Berlin), which opens Sun 22:00 Europe/Berlin, in 9h",
+		Clears:   "wait: it opens Sun 22:00 Europe/Berlin, in 9h",
+		Evidence: []model.Evidence{{Key: "kured --reboot-days", Value: "su (arg)"}, {Key: "now", Value: "Sun 13:00 CET"}}}
+	pdb := model.Blocker{Kind: model.BlockerLock, Node: "w3", Reason: "w3 waits for the kured lock, held by w1 for 2m (draining), held",
+		Clears: "wait for w1 to finish its cycle", Evidence: []model.Evidence{{Key: "verdict", Value: "held: holder w1 is in a normal reboot cycle and has been for a while now, nothing to do"}}}
+	c.Explain = func(*model.Cluster, time.Time) model.Blockers {
+		return model.Blockers{Nodes: map[string][]model.Blocker{"w3": {win, pdb}}}
+	}
+	c.Recompute(ctx.Now)
+	for _, width := range []int{60, 116} {
+		lines := Lines(ctx, c, "w3", width)
+		var words []string
+		in := false
+		for _, l := range lines {
+			s := ansi.Strip(l)
+			in = in || s == "Waiting for"
+			if s == "Cycle" {
+				break
+			}
+			if w := pctx.Width(l); in && w > width-1 {
+				t.Errorf("width %d: a line is %d wide: %q", width, w, s)
+			}
+			if in {
+				words = append(words, strings.Fields(s)...)
+			}
+		}
+		all := strings.Join(words, " ")
+		for _, want := range []string{"1. reboot-window", "which opens Sun 22:00 Europe/Berlin, in 9h", "clears wait: it opens",
+			"kured --reboot-days su (arg)", "now Sun 13:00 CET", "2. lock-held", "held by w1 for 2m (draining), held", "nothing to do"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("width %d: %q not shown in %q", width, want, all)
 			}
 		}
 	}

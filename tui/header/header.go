@@ -20,6 +20,8 @@ type Data struct {
 	Fleet        model.Fleet
 	Sources      []model.SourceHealth
 	Attention    []model.Attention
+	// Blocker is what stops the fleet now: the attention line leads with it.
+	Blocker      *model.FleetBlocker
 	StreamClosed bool
 	// Back says the dashboard is one cluster of a cluster list (esc goes
 	// back to it).
@@ -66,7 +68,7 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	}
 	lines := []string{line1, progress(ctx, d.Fleet, w)}
 	if h >= 3 {
-		lines = append(lines, attention(ctx, d.Attention))
+		lines = append(lines, attention(ctx, d.Attention, d.Blocker))
 	}
 	return pctx.Lines(lines, w, h)
 }
@@ -171,21 +173,43 @@ func progress(ctx *pctx.Context, f model.Fleet, w int) string {
 	return line + p.Paint(pctx.Muted, " · target") + p.Paint(pctx.Accent, target)
 }
 
-func attention(ctx *pctx.Context, items []model.Attention) string {
+// attention is the header's third line: the fleet's blocker first (what
+// stops progress now, with how many other nodes are blocked), then the most
+// urgent attention item. A blocker of the fleet as a whole (reboot-required
+// unknown: nothing to do as far as can be told) follows the attention item
+// instead: it stops no node.
+func attention(ctx *pctx.Context, items []model.Attention, b *model.FleetBlocker) string {
 	p := ctx.P
+	var blocked string
+	if b != nil {
+		blocked = p.Paint(pctx.Warning, "■ "+sanitize.Short(b.Reason, 300))
+		if b.Others > 0 {
+			blocked += p.Paint(pctx.Muted, fmt.Sprintf(" (+%d more blocked)", b.Others))
+		}
+	}
+	var s string
 	if len(items) == 0 {
-		return p.Paint(pctx.OK, "✓ nothing needs attention")
+		s = p.Paint(pctx.OK, "✓ nothing needs attention")
+	} else {
+		a := items[0]
+		role, mark := pctx.Warning, "! "
+		if a.Severity == model.SeverityCritical {
+			role, mark = pctx.Critical, "✗ "
+		}
+		s = p.Paint(role, mark+sanitize.Short(a.Message, 300))
+		if len(items) > 1 {
+			s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
+		}
 	}
-	a := items[0]
-	role, mark := pctx.Warning, "! "
-	if a.Severity == model.SeverityCritical {
-		role, mark = pctx.Critical, "✗ "
+	switch {
+	case b == nil:
+		return s
+	case b.Node == "":
+		return s + p.Paint(pctx.Muted, " · ") + blocked
+	case len(items) == 0:
+		return blocked
 	}
-	s := p.Paint(role, mark+sanitize.Short(a.Message, 300))
-	if len(items) > 1 {
-		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
-	}
-	return s
+	return blocked + p.Paint(pctx.Muted, " · ") + s
 }
 
 // Age is "updated Ns ago" for a source's last sync.

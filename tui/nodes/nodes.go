@@ -35,6 +35,13 @@ type Row struct {
 	lower                  string // label, phase and role, lower case, for the filter
 	// StillCordoned: done, but its coordinator left it cordoned.
 	StillCordoned bool
+	// Wait is what the node waits for first (its first blocker's short
+	// form, sanitised), "" when nothing; WaitKind its kind; WaitStalls
+	// false for plain queueing; WaitMore how many other blockers it has.
+	Wait       string
+	WaitKind   model.BlockerKind
+	WaitStalls bool
+	WaitMore   int
 }
 
 // SortMode orders the rows.
@@ -122,6 +129,9 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		r.Upgraded = c.Upgraded(n, target)
 		r.OSFrom, r.OSTo = osLabels(n, c.TargetFor(n), r.Upgraded)
 		r.OSFrom, r.OSTo = sanitize.Short(r.OSFrom, maxOS), sanitize.Short(r.OSTo, maxOS)
+		if bs := c.NodeBlockers(name); len(bs) > 0 {
+			r.Wait, r.WaitKind, r.WaitStalls, r.WaitMore = sanitize.Short(bs[0].Short, maxOS), bs[0].Kind, bs[0].Stalls, len(bs)-1
+		}
 		r.lower = strings.ToLower(r.label + " " + string(r.Phase) + " " + r.Role)
 		t.all = append(t.all, r)
 	}

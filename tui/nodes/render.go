@@ -22,11 +22,24 @@ func layout(width int) []column {
 	name := column{title: "NAME", flex: 3, min: 10, max: 32, cell: cellName}
 	var cols []column
 	switch {
-	case width >= 110:
+	case width >= 130:
 		cols = []column{name,
 			{title: "ROLE", w: 13, cell: cellRole},
 			{title: "PROGRESS", w: 9, cell: cellStepper},
 			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "WAITING FOR", flex: 3, min: 14, max: 40, cell: cellWait},
+			{title: "READY", w: 8, cell: cellReady},
+			{title: "SCHED", w: 8, cell: cellSched},
+			{title: "OS", flex: 4, min: 12, cell: cellOS},
+			{title: "REBOOT", w: 6, cell: cellReboot},
+			{title: "LOCK", w: 9, cell: cellLock},
+		}
+	case width >= 110:
+		cols = []column{name,
+			{title: "ROLE", w: 13, cell: cellRole},
+			{title: "STEP", w: 5, cell: cellStepperShort},
+			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "WAITING FOR", w: 14, cell: cellWait},
 			{title: "READY", w: 8, cell: cellReady},
 			{title: "SCHED", w: 8, cell: cellSched},
 			{title: "OS", flex: 4, min: 12, cell: cellOS},
@@ -35,9 +48,9 @@ func layout(width int) []column {
 		}
 	case width >= 80:
 		cols = []column{name,
-			{title: "ROLE", w: 13, cell: cellRole},
 			{title: "STEP", w: 5, cell: cellStepperShort},
 			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "WAITING FOR", w: 13, cell: cellWait},
 			{title: "READY", w: 8, cell: cellReady},
 			{title: "SCHED", w: 8, cell: cellSched},
 			{title: "REBOOT", w: 6, cell: cellReboot},
@@ -46,7 +59,8 @@ func layout(width int) []column {
 	default:
 		cols = []column{name,
 			{title: "STEP", w: 5, cell: cellStepperShort},
-			{title: "PHASE", w: 16, cell: cellPhase},
+			{title: "PHASE", w: 14, cell: cellPhase},
+			{title: "WAIT", w: 5, cell: cellWaitTag},
 			{title: "READY", w: 8, cell: cellReady},
 			{title: "SCHED", w: 5, cell: cellSchedShort},
 			{title: "LOCK", w: 5, cell: cellLockShort},
@@ -230,6 +244,48 @@ func cellPhase(p pctx.Painter, r *Row, now time.Time, w int) (string, string) {
 	}
 	s = pctx.Trunc(s, w)
 	return s, p.Phase(r.Phase, s)
+}
+
+// cellWait shows what the node waits for first, with "+N" when it waits
+// for more; plain queueing (a lock held by a node in a normal cycle) is
+// muted, a stall is a warning.
+func cellWait(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+	if r.Wait == "" {
+		return "", ""
+	}
+	more := ""
+	if r.WaitMore > 0 {
+		more = " +" + strconv.Itoa(r.WaitMore)
+	}
+	s := pctx.Trunc(r.Wait, max(w-pctx.Width(more), 1)) + more
+	s = pctx.Trunc(s, w)
+	return s, p.Paint(waitRole(r), s)
+}
+
+// waitTags are the condensed "waiting for" of the smallest layout.
+var waitTags = map[model.BlockerKind]string{
+	model.BlockerCordon: "cord", model.BlockerSlowReboot: "slow", model.BlockerDrain: "drain",
+	model.BlockerReleaseDelay: "delay", model.BlockerWindow: "win", model.BlockerAlert: "alert",
+	model.BlockerPod: "pod", model.BlockerLock: "lock", model.BlockerLonghorn: "lh", model.BlockerUnknown: "?",
+}
+
+func cellWaitTag(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+	if r.Wait == "" {
+		return "", ""
+	}
+	tag, ok := waitTags[r.WaitKind]
+	if !ok {
+		tag = "?"
+	}
+	s := pctx.Trunc(tag, w)
+	return s, p.Paint(waitRole(r), s)
+}
+
+func waitRole(r *Row) pctx.Role {
+	if r.WaitStalls {
+		return pctx.Warning
+	}
+	return pctx.Muted
 }
 
 func cellReady(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
