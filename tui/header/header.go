@@ -16,10 +16,10 @@ import (
 
 // Data is what the header shows.
 type Data struct {
-	Context      string
-	Fleet        model.Fleet
-	Sources      []model.SourceHealth
-	Attention    []model.Attention
+	Context   string
+	Fleet     model.Fleet
+	Sources   []model.SourceHealth
+	Attention []model.Attention
 	// Blocker is what stops the fleet now: the attention line leads with it.
 	Blocker      *model.FleetBlocker
 	StreamClosed bool
