@@ -60,6 +60,22 @@ func (t *Theme) Verdict(v model.Verdict) color.Color {
 	return t.Muted
 }
 
+// Tone returns the colour of a tone (model.Tone): the role colours OK,
+// Info, Warning and Critical, else Muted.
+func (t *Theme) Tone(x model.Tone) color.Color {
+	switch x {
+	case model.ToneOK:
+		return t.OK
+	case model.ToneInfo:
+		return t.Info
+	case model.ToneWarning:
+		return t.Warning
+	case model.ToneCritical:
+		return t.Critical
+	}
+	return t.Muted
+}
+
 // clone returns a deep copy of t.
 func (t *Theme) clone() *Theme {
 	c := *t

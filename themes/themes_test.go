@@ -176,3 +176,15 @@ func TestExampleFile(t *testing.T) {
 		t.Fatalf("example theme = %+v", th)
 	}
 }
+
+func TestToneColours(t *testing.T) {
+	for _, name := range Names() {
+		th, _ := Builtin(name)
+		for tone, want := range map[model.Tone]any{model.ToneOK: th.OK, model.ToneInfo: th.Info,
+			model.ToneWarning: th.Warning, model.ToneCritical: th.Critical, model.ToneMuted: th.Muted} {
+			if got := th.Tone(tone); got != want {
+				t.Errorf("%s: tone %d is %v, want %v", name, tone, got, want)
+			}
+		}
+	}
+}

@@ -3,5 +3,7 @@
 // with phase and progress, Longhorn volumes and the attention list.
 //
 // It is a pure function of a model.Cluster and a time: it must not read the
-// clock, the environment or the terminal. The caller says whether to colour.
+// clock, the environment or the terminal. The caller says whether to colour;
+// the colours are the theme's, for the tone of each verdict, phase and
+// source status (model.Tone).
 package report

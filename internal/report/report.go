@@ -10,32 +10,32 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
 )
 
 // Options control rendering.
 type Options struct {
-	// Color enables ANSI colours (a terminal without NO_COLOR).
+	// Color enables colours (a terminal without NO_COLOR).
 	Color bool
+	// Theme gives the colours; nil means themes.Dark().
+	Theme *themes.Theme
 }
 
 type palette struct {
-	on                                     bool
-	bold, dim, ok, warn, crit, info, title lipgloss.Style
+	on          bool
+	t           *themes.Theme
+	bold, title lipgloss.Style
 }
 
-func newPalette(on bool) palette {
-	p := palette{on: on}
-	if !on {
-		return p
+func newPalette(o Options) palette {
+	if !o.Color {
+		return palette{}
 	}
-	p.bold = lipgloss.NewStyle().Bold(true)
-	p.dim = lipgloss.NewStyle().Faint(true)
-	p.ok = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
-	p.warn = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
-	p.crit = lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
-	p.info = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
-	p.title = lipgloss.NewStyle().Bold(true).Underline(true)
-	return p
+	t := o.Theme
+	if t == nil {
+		t = themes.Dark()
+	}
+	return palette{on: true, t: t, bold: lipgloss.NewStyle().Bold(true), title: lipgloss.NewStyle().Bold(true).Underline(true)}
 }
 
 func (p palette) r(st lipgloss.Style, s string) string {
@@ -45,48 +45,23 @@ func (p palette) r(st lipgloss.Style, s string) string {
 	return st.Render(s)
 }
 
-// VerdictTone says how alarming a verdict is: ok, warn or crit.
-func verdictStyle(p palette, v model.Verdict) lipgloss.Style {
-	switch {
-	case v.NeedsAttention():
-		return p.crit
-	case v == model.VerdictUnknown:
-		return p.warn
-	case v == model.VerdictHeld:
-		return p.info
+// tone is the style of a tone in the theme: muted is faint, critical bold.
+func (p palette) tone(x model.Tone) lipgloss.Style {
+	if !p.on {
+		return lipgloss.NewStyle()
 	}
-	return p.ok
-}
-
-func phaseStyle(p palette, ph model.Phase) lipgloss.Style {
-	switch ph {
-	case model.PhaseDown:
-		return p.crit
-	case model.PhaseUnknown:
-		return p.warn
-	case model.PhaseDraining, model.PhaseRebooting, model.PhaseRecovering:
-		return p.info
-	case model.PhaseDone:
-		return p.ok
+	switch x {
+	case model.ToneMuted:
+		return lipgloss.NewStyle().Faint(true)
+	case model.ToneCritical:
+		return lipgloss.NewStyle().Foreground(p.t.Tone(x)).Bold(true)
 	}
-	return p.dim
-}
-
-func statusStyle(p palette, s model.SourceStatus) lipgloss.Style {
-	switch s {
-	case model.StatusOK:
-		return p.ok
-	case model.StatusError, model.StatusForbidden:
-		return p.crit
-	case model.StatusStale:
-		return p.warn
-	}
-	return p.dim
+	return lipgloss.NewStyle().Foreground(p.t.Tone(x))
 }
 
 // Text writes the report of c at now.
 func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
-	p := newPalette(o.Color)
+	p := newPalette(o)
 	snap := c.Snapshot(now)
 	var b strings.Builder
 
@@ -94,7 +69,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	fmt.Fprintln(&b, summary(p, snap))
 	var srcs []string
 	for _, s := range snap.Sources {
-		txt := string(s.Name) + " " + p.r(statusStyle(p, s.Status), string(s.Status))
+		txt := string(s.Name) + " " + p.r(p.tone(s.Status.Tone()), string(s.Status))
 		srcs = append(srcs, txt)
 	}
 	if len(srcs) > 0 {
@@ -133,7 +108,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				act = "—"
 			}
 			t.add([]cell{{s: string(l.Kind)}, {s: l.Namespace + "/" + l.Name}, {s: holder}, {s: held},
-				{s: string(l.Verdict), st: verdictStyle(p, l.Verdict)}, {s: act}, {s: l.Reason, last: true}})
+				{s: string(l.Verdict), st: p.tone(l.Verdict.Tone())}, {s: act}, {s: l.Reason, last: true}})
 		}
 		t.write(&b, p)
 	}
@@ -152,14 +127,14 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				inPhase = model.HumanDuration(now.Sub(tr.Since))
 			}
 			ready := "Ready"
-			rst := p.ok
+			rst := p.ok()
 			if !n.Ready {
-				ready, rst = "NotReady", p.crit
+				ready, rst = "NotReady", p.crit()
 			}
 			sched := "yes"
-			sst := p.dim
+			sst := p.dim()
 			if !n.Schedulable {
-				sched, sst = "cordoned", p.warn
+				sched, sst = "cordoned", p.warn()
 			}
 			reboot := "?"
 			if n.RebootRequired != nil {
@@ -174,7 +149,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				to := c.TargetFor(node) // its own OS family's target
 				os += " → " + x(shortOS(to.Image, to.Kernel), maxName/2)
 			}
-			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: phaseStyle(p, n.Phase)},
+			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: p.tone(n.Phase.Tone())},
 				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: rst}, {s: sched, st: sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
 		}
 		t.write(&b, p)
@@ -182,13 +157,13 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 
 	b.WriteString("\n" + p.r(p.title, "VOLUMES") + "\n")
 	if why, unread := c.LonghornUnread(); unread {
-		b.WriteString("  " + p.r(p.warn, "volumes unknown: "+x(why, 300)) + " (the volume gate fails)\n")
+		b.WriteString("  " + p.r(p.warn(), "volumes unknown: "+x(why, 300)) + " (the volume gate fails)\n")
 	} else if v := snap.Volumes; v == nil {
 		b.WriteString("  Longhorn not installed: no volume gate\n")
 	} else {
 		line := fmt.Sprintf("  %d total · %s healthy · %s degraded · %s faulted · %d unknown", v.Total,
-			p.r(p.ok, fmt.Sprint(v.Healthy)), p.r(tone(p, v.Degraded, p.warn), fmt.Sprint(v.Degraded)),
-			p.r(tone(p, v.Faulted, p.crit), fmt.Sprint(v.Faulted)), v.Unknown)
+			p.r(p.ok(), fmt.Sprint(v.Healthy)), p.r(ifAny(p, v.Degraded, p.warn()), fmt.Sprint(v.Degraded)),
+			p.r(ifAny(p, v.Faulted, p.crit()), fmt.Sprint(v.Faulted)), v.Unknown)
 		b.WriteString(line + "\n")
 		if len(v.NotHealthy) > 0 {
 			names := make([]string, 0, len(v.NotHealthy))
@@ -203,12 +178,12 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 
 	b.WriteString("\n" + p.r(p.title, "ATTENTION") + "\n")
 	if len(snap.Attention) == 0 {
-		b.WriteString("  " + p.r(p.ok, "nothing needs attention") + "\n")
+		b.WriteString("  " + p.r(p.ok(), "nothing needs attention") + "\n")
 	}
 	for _, a := range snap.Attention {
-		mark, st := "!", p.warn
+		mark, st := "!", p.warn()
 		if a.Severity == model.SeverityCritical {
-			mark, st = "✗", p.crit
+			mark, st = "✗", p.crit()
 		}
 		fmt.Fprintf(&b, "  %s %s\n", p.r(st, mark+" "+string(a.Severity)), x(a.Message, maxText))
 	}
@@ -227,7 +202,7 @@ func blocked(b *strings.Builder, p palette, snap model.Snapshot) {
 		if *f.Others > 0 {
 			line += fmt.Sprintf(" (and %d other %s blocked)", *f.Others, plural(*f.Others, "node", "nodes"))
 		}
-		fmt.Fprintf(b, "  %s %s\n", p.r(p.warn, "■"), line)
+		fmt.Fprintf(b, "  %s %s\n", p.r(p.warn(), "■"), line)
 		if f.Clears != "" {
 			fmt.Fprintf(b, "    clears: %s\n", x(f.Clears, maxText))
 		}
@@ -236,17 +211,17 @@ func blocked(b *strings.Builder, p palette, snap model.Snapshot) {
 		}
 		fb = fb[1:]
 	} else {
-		b.WriteString("  " + p.r(p.ok, "nothing stops the fleet") + "\n")
+		b.WriteString("  " + p.r(p.ok(), "nothing stops the fleet") + "\n")
 	}
 	for _, g := range fb {
-		fmt.Fprintf(b, "  %s %s\n", p.r(p.dim, "·"), x(g.Reason, maxText))
+		fmt.Fprintf(b, "  %s %s\n", p.r(p.dim(), "·"), x(g.Reason, maxText))
 	}
 	t := table{head: []string{"NODE", "BLOCKER", "CLEARS", "REASON"}}
 	for _, n := range snap.Nodes {
 		for _, bl := range n.Blockers {
-			st := p.warn
+			st := p.warn()
 			if !bl.Stalls {
-				st = p.dim
+				st = p.dim()
 			}
 			t.add([]cell{{s: n.Name}, {s: string(bl.Kind), st: st}, {s: bl.Clears}, {s: bl.Reason, last: true}})
 		}
@@ -263,12 +238,19 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func tone(p palette, n int, st lipgloss.Style) lipgloss.Style {
+// ifAny is st when n > 0, else the muted tone.
+func ifAny(p palette, n int, st lipgloss.Style) lipgloss.Style {
 	if n > 0 {
 		return st
 	}
-	return p.dim
+	return p.dim()
 }
+
+func (p palette) dim() lipgloss.Style  { return p.tone(model.ToneMuted) }
+func (p palette) ok() lipgloss.Style   { return p.tone(model.ToneOK) }
+func (p palette) warn() lipgloss.Style { return p.tone(model.ToneWarning) }
+func (p palette) crit() lipgloss.Style { return p.tone(model.ToneCritical) }
+func (p palette) info() lipgloss.Style { return p.tone(model.ToneInfo) }
 
 func summary(p palette, s model.Snapshot) string {
 	f := s.Fleet
@@ -381,9 +363,9 @@ func (t *table) write(b *strings.Builder, p palette) {
 	b.WriteString("  ")
 	for i, h := range t.head {
 		if i == len(t.head)-1 {
-			b.WriteString(p.r(p.dim, h))
+			b.WriteString(p.r(p.dim(), h))
 		} else {
-			b.WriteString(p.r(p.dim, pad(h, w[i])) + "  ")
+			b.WriteString(p.r(p.dim(), pad(h, w[i])) + "  ")
 		}
 	}
 	b.WriteString("\n")

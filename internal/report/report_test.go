@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
 )
 
 var now = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
@@ -47,6 +48,20 @@ func TestColourMarksVerdictsAndSteppers(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "\x1b[") || !strings.Contains(out, "0123456789ab… (no node)") || !strings.Contains(out, "47d") {
 		t.Fatalf("coloured report:\n%s", out)
+	}
+	// The colours are the theme's: the ghost verdict in its critical colour
+	// (dark by default, light when asked).
+	for _, tc := range []struct {
+		theme *themes.Theme
+		sgr   string
+	}{{nil, "38;2;224;108;117"}, {themes.Light(), "38;2;207;34;46"}} {
+		b.Reset()
+		if err := Text(&b, c, now, Options{Color: true, Theme: tc.theme}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.sgr) {
+			t.Fatalf("report lacks the theme's critical colour %s:\n%q", tc.sgr, b.String())
+		}
 	}
 	steps := map[model.Phase]string{model.PhasePending: "●○○○○", model.PhaseRecovering: "●●●●○", model.PhaseDone: "●●●●●",
 		model.PhaseDown: "✗ down", model.PhaseIdle: "· idle", model.PhaseUnknown: "? ?"}

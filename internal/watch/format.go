@@ -10,6 +10,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
 )
 
 // TimeFormat is the timestamp of text and JSON lines (UTC).
@@ -39,18 +40,25 @@ type Styles struct {
 	time, ctx, kind, warn, crit, ok, sum lipgloss.Style
 }
 
-// NewStyles returns the styles for a terminal (color) or plain output.
+// NewStyles returns the styles for a terminal (color: the dark theme's
+// colours) or plain output.
 func NewStyles(color bool) Styles {
 	if !color {
 		return Styles{}
 	}
+	return ThemeStyles(themes.Dark())
+}
+
+// ThemeStyles colours text lines with t's colours for their tones.
+func ThemeStyles(t *themes.Theme) Styles {
+	fg := func(x model.Tone) lipgloss.Style { return lipgloss.NewStyle().Foreground(t.Tone(x)) }
 	return Styles{on: true,
 		time: lipgloss.NewStyle().Faint(true),
-		ctx:  lipgloss.NewStyle().Foreground(lipgloss.Color("5")),
-		kind: lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
-		warn: lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
-		crit: lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
-		ok:   lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		ctx:  lipgloss.NewStyle().Foreground(t.Accent),
+		kind: fg(model.ToneInfo),
+		warn: fg(model.ToneWarning),
+		crit: fg(model.ToneCritical).Bold(true),
+		ok:   fg(model.ToneOK),
 		sum:  lipgloss.NewStyle().Bold(true),
 	}
 }
@@ -89,11 +97,11 @@ func (l Line) Text(s Styles) string {
 	// Messages embed holders, node names, OS images and API errors: the
 	// text form sanitises them here, its one boundary (JSON escapes itself).
 	msg := sanitize.Short(l.Message, maxMessage)
-	switch l.Severity {
-	case model.SeverityCritical:
+	switch l.Severity.Tone() {
+	case model.ToneCritical:
 		mark = "✗"
 		kind, msg = s.r(s.crit, kind), s.r(s.crit, msg)
-	case model.SeverityWarning:
+	case model.ToneWarning:
 		mark = "!"
 		kind, msg = s.r(s.warn, kind), s.r(s.warn, msg)
 	default:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/themes"
 )
 
 // golden compares got with testdata/name (rewritten with -update).
@@ -358,6 +359,13 @@ func TestColourOnlyWhenAsked(t *testing.T) {
 	}
 	if col := l.Text(NewStyles(true)); !strings.Contains(col, "\x1b[") {
 		t.Fatalf("coloured line has no escapes: %q", col)
+	}
+	// The colours are the theme's: critical in the dark theme's, or light's.
+	if col := l.Text(NewStyles(true)); !strings.Contains(col, "38;2;224;108;117") {
+		t.Fatalf("critical line not in the dark theme's critical colour: %q", col)
+	}
+	if col := l.Text(ThemeStyles(themes.Light())); !strings.Contains(col, "38;2;207;34;46") {
+		t.Fatalf("critical line not in the light theme's critical colour: %q", col)
 	}
 }
 
