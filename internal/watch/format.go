@@ -26,12 +26,15 @@ type jsonLine struct {
 	Severity model.Severity `json:"severity"`
 	Message  string         `json:"message"`
 	Progress *Progress      `json:"progress,omitempty"`
+	// Blocker and Nodes are set on blocker lines (additive).
+	Blocker model.BlockerKind `json:"blocker,omitempty"`
+	Nodes   []string          `json:"nodes,omitempty"`
 }
 
 // JSON renders the line as one JSON object (no newline).
 func (l Line) JSON() ([]byte, error) {
 	return json.Marshal(jsonLine{Time: l.Time.UTC().Format(TimeFormat), Context: l.Context, Kind: l.Kind,
-		Seq: l.Seq, Node: l.Node, Severity: l.Severity, Message: l.Message, Progress: l.Progress})
+		Seq: l.Seq, Node: l.Node, Severity: l.Severity, Message: l.Message, Progress: l.Progress, Blocker: l.Blocker, Nodes: l.Nodes})
 }
 
 // Styles colour text lines; the zero value is plain.

@@ -20,6 +20,7 @@ const (
 	KindDone    Kind = "done"    // --until-done reached
 	KindStall   Kind = "stall"   // --stall-after fired
 	KindCluster Kind = "cluster" // a cluster could not be opened or read
+	KindBlocker Kind = "blocker" // a blocker appeared or cleared
 )
 
 // Line is one line of the watch stream.
@@ -35,6 +36,10 @@ type Line struct {
 	Message  string
 	// Progress is set on start and summary lines.
 	Progress *Progress
+	// Blocker is the kind of blocker a blocker line is about; Nodes the
+	// nodes it appeared on or cleared from (several when grouped).
+	Blocker model.BlockerKind
+	Nodes   []string
 	// Prefix says whether the text form shows the context.
 	Prefix bool
 }
@@ -98,7 +103,23 @@ type Watcher struct {
 	lastWhat     string
 	needed       map[string]bool
 	finished     bool
+	// blocked are the stalling blockers seen at the last Step, by node and
+	// kind (and lock): a line when one appears or clears.
+	blocked map[blockerKey]bool
 }
+
+// blockerKey names one blocker across Steps: its reason changes (times in
+// it), what it is about does not.
+type blockerKey struct {
+	node string
+	kind model.BlockerKind
+	lock string
+}
+
+// groupAbove is how many nodes gaining or losing the same kind of blocker
+// in one Step get a line each; more share one line (a reboot window that
+// closes on 4,500 pending nodes is one line).
+const groupAbove = 3
 
 // New returns a watcher.
 func New(o Options) *Watcher {
@@ -151,6 +172,7 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		}
 	}
 	w.track(c)
+	out = append(out, w.blockers(c, now)...)
 
 	if w.opts.SummaryEvery > 0 && !first && now.Sub(w.lastSummary) >= w.opts.SummaryEvery {
 		w.lastSummary = now
@@ -173,6 +195,13 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 			oc.Stalled = true
 			oc.Reason = fmt.Sprintf("nothing progressed for %s (last progress at %s: %s)",
 				model.HumanDuration(idle), w.lastProgress.UTC().Format(time.RFC3339), w.lastWhat)
+			if b := c.FleetBlocker(); b != nil {
+				// Name what stops the fleet, so the exit says why.
+				oc.Reason += "; blocked by " + string(b.Kind) + ": " + b.Reason
+				if b.Others > 0 {
+					oc.Reason += fmt.Sprintf(" (and %d other node(s) blocked)", b.Others)
+				}
+			}
 		}
 		if oc.Stalled {
 			w.finished = true
@@ -185,6 +214,139 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		}
 	}
 	return out, oc
+}
+
+// blockers returns a line for every stalling blocker that appeared or
+// cleared since the last Step (those of the first Step appear), grouped by
+// kind when more than groupAbove nodes share it. A node whose first
+// blocker is plain queueing (a lock held by a node in a normal cycle) is
+// not blocked: none of its blockers makes a line.
+func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
+	cur := map[blockerKey]bool{}
+	reasons := map[blockerKey]string{}
+	bs := c.Blockers()
+	add := func(b model.Blocker) {
+		if !b.Stalls {
+			return
+		}
+		k := blockerKey{node: b.Node, kind: b.Kind}
+		if b.Lock != nil {
+			k.lock = b.Lock.String()
+		}
+		if !cur[k] {
+			cur[k], reasons[k] = true, b.Reason
+		}
+	}
+	for _, n := range c.NodeNames() {
+		nb := bs.Nodes[n]
+		if len(nb) == 0 || !nb[0].Stalls {
+			// Not blocked: it queues behind a node in a normal cycle
+			// (what follows, a Longhorn degraded by that drain, say, is
+			// expected until its turn).
+			continue
+		}
+		for _, b := range nb {
+			add(b)
+		}
+	}
+	for _, b := range bs.General {
+		add(b)
+	}
+	var appeared, cleared []blockerKey
+	for k := range cur {
+		if !w.blocked[k] {
+			appeared = append(appeared, k)
+		}
+	}
+	for k := range w.blocked {
+		if !cur[k] {
+			cleared = append(cleared, k)
+		}
+	}
+	w.blocked = cur
+	var out []Line
+	for _, g := range groupKeys(appeared) {
+		if k := g[0]; len(g) > groupAbove {
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityWarning, Blocker: k.kind, Nodes: nodesOf(g),
+				Message: fmt.Sprintf("%s blocks %d nodes (%s): %s", k.kind, len(g), list(nodesOf(g), groupAbove), reasons[k])}))
+			continue
+		}
+		for _, k := range g {
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Node: k.node, Severity: model.SeverityWarning, Blocker: k.kind,
+				Nodes: nodesOf([]blockerKey{k}), Message: "blocked: " + reasons[k]}))
+		}
+	}
+	for _, g := range groupKeys(cleared) {
+		if k := g[0]; len(g) > groupAbove {
+			msg := fmt.Sprintf("%s cleared on %d nodes (%s)", k.kind, len(g), list(nodesOf(g), groupAbove))
+			if k.lock != "" {
+				msg += " (" + k.lock + ")"
+			}
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityInfo, Blocker: k.kind, Nodes: nodesOf(g), Message: msg}))
+			continue
+		}
+		for _, k := range g {
+			msg := fmt.Sprintf("cleared: %s no longer waits for %s", k.node, k.kind)
+			if k.node == "" {
+				msg = fmt.Sprintf("cleared: %s (fleet-wide)", k.kind)
+			}
+			if k.lock != "" {
+				msg += " (" + k.lock + ")"
+			}
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Node: k.node, Severity: model.SeverityInfo, Blocker: k.kind,
+				Nodes: nodesOf([]blockerKey{k}), Message: msg}))
+		}
+	}
+	return out
+}
+
+// groupKeys groups blocker keys by kind and lock, in precedence order, each
+// group sorted by node.
+func groupKeys(ks []blockerKey) [][]blockerKey {
+	type gk struct {
+		kind model.BlockerKind
+		lock string
+	}
+	by := map[gk][]blockerKey{}
+	var order []gk
+	for _, k := range ks {
+		g := gk{k.kind, k.lock}
+		if _, ok := by[g]; !ok {
+			order = append(order, g)
+		}
+		by[g] = append(by[g], k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if ri, rj := order[i].kind.Rank(), order[j].kind.Rank(); ri != rj {
+			return ri < rj
+		}
+		return order[i].lock < order[j].lock
+	})
+	out := make([][]blockerKey, 0, len(order))
+	for _, g := range order {
+		l := by[g]
+		sort.Slice(l, func(i, j int) bool { return l[i].node < l[j].node })
+		out = append(out, l)
+	}
+	return out
+}
+
+func nodesOf(g []blockerKey) []string {
+	var out []string
+	for _, k := range g {
+		if k.node != "" {
+			out = append(out, k.node)
+		}
+	}
+	return out
+}
+
+// list names up to n items, then how many more.
+func list(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
 }
 
 // Summary returns a summary line now, whatever the period (the caller's

@@ -393,3 +393,110 @@ func TestOrderedWithinAnInstant(t *testing.T) {
 		t.Fatal("ordered changed its input")
 	}
 }
+
+// TestStallNamesTheBlocker: --stall-after's reason names what stops the
+// fleet (the blockers step's fleet blocker), and watch said so when it
+// appeared.
+func TestStallNamesTheBlocker(t *testing.T) {
+	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1", "n2")
+	eng := lock.New(lock.Options{OrphanGrace: 2 * time.Minute, DrainBound: 3 * time.Minute})
+	f.c.Judge, f.c.Explain = eng.Judge, eng.Explain
+	f.step(0)
+	f.step(time.Minute, f.take("n1"), f.node("n1", func(n *model.Node) { n.Unschedulable = true }))
+	for i := 0; i < 5; i++ {
+		f.step(time.Minute)
+	}
+	if !f.last.Stalled {
+		t.Fatalf("not stalled:\n%s", texts(f.lines))
+	}
+	want := "nothing progressed for 5m (last progress at 2026-11-29T02:01:00Z: n1 pending → draining); blocked by drain: n1 has been draining for 5m; cannot tell why the drain is slow"
+	if !strings.HasPrefix(f.last.Reason, want) {
+		t.Fatalf("reason %q, want it to start %q", f.last.Reason, want)
+	}
+	var appeared bool
+	for _, l := range f.lines {
+		if l.Kind == KindBlocker && l.Node == "n1" && l.Blocker == model.BlockerDrain && strings.HasPrefix(l.Message, "blocked: n1 has been draining for 4m") {
+			appeared = true
+		}
+		if l.Kind == KindBlocker && l.Node == "n2" {
+			t.Fatalf("n2 only queues behind n1's normal cycle, no blocker line: %+v", l)
+		}
+	}
+	if !appeared {
+		t.Fatalf("no line when n1's drain blocker appeared:\n%s", texts(f.lines))
+	}
+}
+
+// TestBlockerLines: a line when a stalling blocker appears and when it
+// clears, one per node up to three, one for the group above; queueing
+// makes no line; JSON carries the kind and the nodes.
+func TestBlockerLines(t *testing.T) {
+	names := []string{"n1", "n2", "n3", "n4", "n5"}
+	f := newFleet(t, Options{}, names...)
+	blocked := map[string]bool{}
+	queued := false
+	f.c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+		out := model.Blockers{Nodes: map[string][]model.Blocker{}}
+		for _, n := range names {
+			if blocked[n] {
+				out.Nodes[n] = []model.Blocker{{Kind: model.BlockerWindow, Node: n, Stalls: true,
+					Reason: n + " waits for kured's reboot window (su 22:00–04:00 UTC), which opens Sun 22:00 UTC, in " + model.HumanDuration(time.Hour-now.Sub(t0))}}
+			} else if queued {
+				// Queued behind a normal cycle: what follows (Longhorn
+				// degraded by that drain) is no line either.
+				out.Nodes[n] = []model.Blocker{{Kind: model.BlockerLock, Node: n, Reason: n + " waits for the kured lock, held by n0, held"},
+					{Kind: model.BlockerLonghorn, Node: n, Stalls: true, Reason: "Longhorn is not ready"}}
+			}
+		}
+		return out
+	}
+	kindLines := func(ls []Line) []Line {
+		var out []Line
+		for _, l := range ls {
+			if l.Kind == KindBlocker {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	blocked["n1"] = true
+	ls := kindLines(f.step(0))
+	if len(ls) != 1 || ls[0].Node != "n1" || ls[0].Severity != model.SeverityWarning || ls[0].Blocker != model.BlockerWindow ||
+		ls[0].Message != "blocked: n1 waits for kured's reboot window (su 22:00–04:00 UTC), which opens Sun 22:00 UTC, in 1h" {
+		t.Fatalf("first step: %+v", ls)
+	}
+	if ls := kindLines(f.step(time.Minute)); len(ls) != 0 {
+		t.Fatalf("the same blocker (its reason's time changed) makes no new line: %+v", ls)
+	}
+	for _, n := range names {
+		blocked[n] = true
+	}
+	ls = kindLines(f.step(time.Minute))
+	if len(ls) != 1 || ls[0].Node != "" || len(ls[0].Nodes) != 4 ||
+		!strings.HasPrefix(ls[0].Message, "reboot-window blocks 4 nodes (n2, n3, n4 and 1 more): n2 waits for kured's reboot window") {
+		t.Fatalf("four nodes gaining it: %+v", ls)
+	}
+	b, err := ls[0].JSON()
+	if err != nil || !strings.Contains(string(b), `"kind":"blocker"`) || !strings.Contains(string(b), `"blocker":"reboot-window"`) ||
+		!strings.Contains(string(b), `"nodes":["n2","n3","n4","n5"]`) {
+		t.Fatalf("json %s %v", b, err)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		blocked[n] = false
+	}
+	queued = true
+	ls = kindLines(f.step(time.Minute))
+	if len(ls) != 2 || ls[0].Message != "cleared: n1 no longer waits for reboot-window" || ls[1].Node != "n2" || ls[0].Severity != model.SeverityInfo {
+		t.Fatalf("two cleared, queueing silent: %+v", ls)
+	}
+	for _, n := range names {
+		blocked[n] = false
+	}
+	ls = kindLines(f.step(time.Minute))
+	if len(ls) != 3 {
+		t.Fatalf("three cleared: %+v", ls)
+	}
+	if txt := ls[0].Text(Styles{}); !strings.Contains(txt, " blocker cleared: n3 no longer waits for reboot-window") {
+		t.Fatalf("text %q", txt)
+	}
+}
