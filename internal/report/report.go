@@ -250,7 +250,6 @@ func (p palette) dim() lipgloss.Style  { return p.tone(model.ToneMuted) }
 func (p palette) ok() lipgloss.Style   { return p.tone(model.ToneOK) }
 func (p palette) warn() lipgloss.Style { return p.tone(model.ToneWarning) }
 func (p palette) crit() lipgloss.Style { return p.tone(model.ToneCritical) }
-func (p palette) info() lipgloss.Style { return p.tone(model.ToneInfo) }
 
 func summary(p palette, s model.Snapshot) string {
 	f := s.Fleet
