@@ -281,10 +281,14 @@ type Metrics struct {
 	// Requests is apiserver_request_total summed by "VERB resource"
 	// (non-resource requests are "VERB (non-resource)").
 	Requests map[string]float64
-	// Listed is the objects LIST requests returned (from etcd or the watch
-	// cache: apiserver_storage_list_returned_objects_total), by resource:
+	// Listed is the objects LIST requests returned, from etcd or the watch
+	// cache (apiserver_storage_list_returned_objects_total), by resource:
 	// a limit=1 probe adds one, a relist of 5,000 nodes 5,000.
 	Listed map[string]float64
+	// OpenWatches is the watches open now, by resource
+	// (apiserver_longrunning_requests{verb="WATCH"}): a WATCH is counted in
+	// Requests only once it ends.
+	OpenWatches map[string]float64
 }
 
 // Scrape reads the apiserver's /metrics.
@@ -295,7 +299,7 @@ func Scrape(ctx context.Context, cs kubernetes.Interface) (Metrics, error) {
 	if err != nil {
 		return Metrics{}, fmt.Errorf("apiserver /metrics: %w", err)
 	}
-	m := Metrics{Requests: map[string]float64{}, Listed: map[string]float64{}}
+	m := Metrics{Requests: map[string]float64{}, Listed: map[string]float64{}, OpenWatches: map[string]float64{}}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -310,8 +314,14 @@ func Scrape(ctx context.Context, cs kubernetes.Interface) (Metrics, error) {
 				res = "(non-resource)"
 			}
 			m.Requests[verb+" "+res] += v
-		case "apiserver_storage_list_returned_objects_total", "apiserver_cache_list_returned_objects_total":
+		case "apiserver_storage_list_returned_objects_total":
+			// (Its watch-cache twin, apiserver_cache_list_returned_objects_total,
+			// counts the same lists again.)
 			m.Listed[label(labels, "resource")] += v
+		case "apiserver_longrunning_requests":
+			if label(labels, "verb") == "WATCH" {
+				m.OpenWatches[label(labels, "resource")] += v
+			}
 		}
 	}
 	return m, sc.Err()
@@ -366,13 +376,14 @@ type Count struct {
 }
 
 // Ours says whether a "VERB resource" key is a request rebootwatch makes for
-// its picture (nodes, kured's DaemonSet, Leases, Longhorn volumes, events),
+// its picture (nodes, kured's DaemonSet, Leases, Longhorn volumes,
+// PodDisruptionBudgets, pods, events),
 // as opposed to the apiserver's own background traffic and the benchmark's
 // /metrics scrapes.
 func Ours(key string) bool {
 	_, res, _ := strings.Cut(key, " ")
 	switch res {
-	case "nodes", "daemonsets", "leases", "volumes", "events":
+	case "nodes", "daemonsets", "leases", "volumes", "poddisruptionbudgets", "pods", "events":
 		return true
 	}
 	return false
