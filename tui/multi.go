@@ -395,10 +395,7 @@ func (mm *Multi) urgent() string {
 	if first == nil {
 		return p.Paint(pctx.OK, "✓ nothing needs attention in any cluster")
 	}
-	role, mark := pctx.Warning, "! "
-	if first.Severity == model.SeverityCritical {
-		role, mark = pctx.Critical, "✗ "
-	}
+	role, mark := pctx.ToneRole(first.Severity.Tone()), pctx.Mark(first.Severity)
 	s := p.Paint(role, mark) + p.Paint(pctx.Accent, firstCtx) + p.Paint(role, ": "+first.Message)
 	if total > 1 {
 		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", total-1)) + s

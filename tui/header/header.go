@@ -192,11 +192,7 @@ func attention(ctx *pctx.Context, items []model.Attention, b *model.FleetBlocker
 		s = p.Paint(pctx.OK, "✓ nothing needs attention")
 	} else {
 		a := items[0]
-		role, mark := pctx.Warning, "! "
-		if a.Severity == model.SeverityCritical {
-			role, mark = pctx.Critical, "✗ "
-		}
-		s = p.Paint(role, mark+sanitize.Short(a.Message, 300))
+		s = p.Paint(pctx.ToneRole(a.Severity.Tone()), pctx.Mark(a.Severity)+sanitize.Short(a.Message, 300))
 		if len(items) > 1 {
 			s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
 		}

@@ -28,6 +28,31 @@ const (
 	nRoles
 )
 
+// ToneRole is the role of a tone (model.Tone): the roles the theme colours
+// OK, Info, Warning and Critical, else Muted.
+func ToneRole(t model.Tone) Role {
+	switch t {
+	case model.ToneOK:
+		return OK
+	case model.ToneInfo:
+		return Info
+	case model.ToneWarning:
+		return Warning
+	case model.ToneCritical:
+		return Critical
+	}
+	return Muted
+}
+
+// Mark is the glyph that leads an attention item of a severity: "✗ " when
+// critical, "! " otherwise.
+func Mark(s model.Severity) string {
+	if s == model.SeverityCritical {
+		return "✗ "
+	}
+	return "! "
+}
+
 // Reset ends any painted run.
 const Reset = ansi.ResetStyle
 
