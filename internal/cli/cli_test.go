@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -255,4 +256,33 @@ func TestPluginNamesItselfKubectlRebootwatch(t *testing.T) {
 	env, _, errb := testEnv(demoStart)
 	code := execute(context.Background(), []string{"watch", "--nope"}, env, execOptions{displayName: PluginName})
 	checkErrorLines(t, []string{"watch", "--nope"}, code, errb.String(), "unknown flag: --nope", true, "kubectl rebootwatch watch")
+}
+
+// README's flag reference is the one the command tree renders: a flag or
+// command added, removed or reworded without `go run ./hack/gendocs` fails
+// here.
+func TestReadmeFlagReference(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := ReplaceReference(string(b), Reference())
+	if !ok {
+		t.Fatal("README.md has no generated flag reference markers")
+	}
+	if want != string(b) {
+		t.Fatal("README.md's flag reference is stale: run `go run ./hack/gendocs`")
+	}
+	// Every command and every flag of the tree is in it.
+	ref := Reference()
+	for _, name := range []string{"watch", "release", "reap", "uncordon", "version", "completion"} {
+		if !strings.Contains(ref, "#### `rebootwatch "+name) {
+			t.Errorf("reference lacks %s", name)
+		}
+	}
+	for _, flag := range []string{"--kubeconfig", "--context", "--as-group", "--token", "--server", "--snapshot", "--until-done", "--keep-cordoned", "--node"} {
+		if !strings.Contains(ref, flag) {
+			t.Errorf("reference lacks %s", flag)
+		}
+	}
 }
