@@ -120,6 +120,9 @@ type node struct {
 	// times of the next steps of the current cycle
 	cordonAt, downAt, upAt, uncordonAt, releaseAt time.Time
 	rebuildAt                                     time.Time
+	// unblockAt is set while a PodDisruptionBudget holds the node's drain:
+	// when the budget lets the last pod go (pods.go).
+	unblockAt time.Time
 }
 
 type volume struct {
@@ -144,12 +147,17 @@ type Sim struct {
 	rv       atomic.Int64
 	lockedAt time.Time
 	fleet    map[string]*fleetState // fleetlock scenario only
+	// The kured scenario's second act (pods.go).
+	pods          map[string]*simPod // namespace/name
+	pdbs          []*simPDB
+	handReleaseAt time.Time
+	window        window // kured's reboot window
 }
 
 // New builds the demo cluster at cfg.Start.
 func New(cfg Config) (*Sim, error) {
 	cfg.defaults()
-	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), now: cfg.Start}
+	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), now: cfg.Start, window: windowFor(cfg.Start)}
 	s.Client = fake.NewSimpleClientset()
 	scheme := runtime.NewScheme()
 	s.Dynamic = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
@@ -281,7 +289,8 @@ func (s *Sim) seed() error {
 		}
 	}
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: KuredName, Namespace: KuredNamespace,
-		CreationTimestamp: metav1.NewTime(start.Add(-400 * 24 * time.Hour)), Labels: map[string]string{"app.kubernetes.io/name": "kured"}}}
+		CreationTimestamp: metav1.NewTime(start.Add(-400 * 24 * time.Hour)), Labels: map[string]string{"app.kubernetes.io/name": "kured"}},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: s.window.kuredPodSpec()}}}
 	if _, err := s.Client.AppsV1().DaemonSets(KuredNamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -305,7 +314,13 @@ func (s *Sim) seed() error {
 	// cp-2 took the lock 20 seconds before time zero and is being cordoned.
 	s.take(s.nodes[0], start.Add(-20*time.Second))
 	s.nextTry = start.Add(s.cfg.KuredPeriod)
-	return s.writeLock(ctx, s.nodes[0])
+	if err := s.writeLock(ctx, s.nodes[0]); err != nil {
+		return err
+	}
+	// The second act (pods.go): it draws nothing from the random source, so
+	// the first act is the same for a seed as it always was.
+	s.handReleaseAt = start.Add(HandReleaseAfter)
+	return s.seedWorkloads(ctx)
 }
 
 // seedVolumes creates the Longhorn volumes: replicas on three of the

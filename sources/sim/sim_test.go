@@ -112,7 +112,7 @@ func TestScenario(t *testing.T) {
 	}
 	var holders []string
 	sawDegraded, sawNotReady := false, false
-	for at := time.Duration(0); at <= 60*time.Minute; at += 5 * time.Second {
+	for at := time.Duration(0); at <= 35*time.Minute; at += 5 * time.Second {
 		if err := s.Step(start.Add(at)); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestScenario(t *testing.T) {
 		}
 	}
 	if got := strings.Join(holders, ","); got != "cp-2,cp-3,worker-1" {
-		t.Fatalf("lock holders over an hour: %s (want cp-2,cp-3,worker-1: the orphan stalls the fleet)", got)
+		t.Fatalf("lock holders over 35 minutes: %s (want cp-2,cp-3,worker-1: the orphan stalls the fleet)", got)
 	}
 	if !sawDegraded || !sawNotReady {
 		t.Fatalf("degraded volumes seen %v, cp-3 NotReady seen %v", sawDegraded, sawNotReady)
@@ -152,7 +152,7 @@ func TestScenario(t *testing.T) {
 	if _, err := s.Client.AppsV1().DaemonSets(KuredNamespace).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Step(start.Add(62 * time.Minute)); err != nil {
+	if err := s.Step(start.Add(37 * time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if holder() != "worker-2" {

@@ -65,12 +65,17 @@ func (s *Sim) next() (time.Time, func(context.Context) error) {
 		return best, act
 	}
 	consider(s.nextTry, s.kuredTry)
+	consider(s.handReleaseAt, s.handRelease)
 	for _, n := range s.nodes {
 		n := n
 		switch n.st {
 		case stHolding:
 			consider(n.cordonAt, func(ctx context.Context) error { return s.cordon(ctx, n) })
 		case stCordoned:
+			if !n.unblockAt.IsZero() {
+				consider(n.unblockAt, func(ctx context.Context) error { return s.unblock(ctx, n) })
+				break
+			}
 			consider(n.downAt, func(ctx context.Context) error { return s.down(ctx, n) })
 		case stDown:
 			consider(n.upAt, func(ctx context.Context) error { return s.up(ctx, n) })
@@ -105,6 +110,9 @@ func (s *Sim) kuredTry(ctx context.Context) error {
 	}
 	if v := ds.Annotations[KuredLockKey]; v != "" {
 		return nil
+	}
+	if !s.window.contains(s.now) {
+		return nil // kured only reboots within its window
 	}
 	for _, n := range s.nodes {
 		if n.needsReboot && n.st == stIdle {
@@ -141,19 +149,38 @@ func (s *Sim) cordon(ctx context.Context, n *node) error {
 			}
 		}
 	}
-	return s.writeNode(ctx, n)
+	if err := s.writeNode(ctx, n); err != nil {
+		return err
+	}
+	// kured drains right after the cordon; a budget may hold a pod.
+	if s.pods != nil {
+		blocked, err := s.drain(ctx, n)
+		if err != nil {
+			return err
+		}
+		if blocked {
+			n.unblockAt = s.now.Add(PDBStuckFor)
+		}
+	}
+	return nil
 }
 
 func (s *Sim) down(ctx context.Context, n *node) error {
 	n.st, n.ready, n.readySince = stDown, false, s.now
-	return s.writeNode(ctx, n)
+	if err := s.writeNode(ctx, n); err != nil {
+		return err
+	}
+	return s.writePodsOf(ctx, n)
 }
 
 func (s *Sim) up(ctx context.Context, n *node) error {
 	n.st, n.ready, n.readySince = stUp, true, s.now
 	n.bootID = s.uuid()
 	n.image, n.kernel, n.needsReboot = NewImage, NewKernel, false
-	return s.writeNode(ctx, n)
+	if err := s.writeNode(ctx, n); err != nil {
+		return err
+	}
+	return s.writePodsOf(ctx, n)
 }
 
 func (s *Sim) uncordon(ctx context.Context, n *node) error {
