@@ -12,6 +12,10 @@
 // for: a fleetlock Lease held since weeks by a Zincati id that matches no
 // node (a ghost), and a worker that comes back healthy and never releases
 // the kured lock (orphaned), which stalls the fleet until someone releases it.
+// The kured scenario then plays a second act (pods.go) for "why is it
+// stuck?": the orphan's lock is removed by hand at 40 minutes, the next
+// node's drain is held by a PodDisruptionBudget that allows no disruption,
+// and kured's reboot window (its DaemonSet's args) closes meanwhile.
 //
 // It must not read the wall clock or sleep in Step: time is what the caller
 // passes, so tests are deterministic. Only Run ticks in real time.
