@@ -427,6 +427,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		"durationMs", a.Clock().Sub(start).Milliseconds(),
 		"nodes", a.cluster.NodeCount(), "volumes", a.cluster.VolumeCount(),
 		"sources", sources, "locks", reports, "healthy", healthy,
+		"alertGate", alertGate(a.cluster),
 	}
 	if apiErr != "" {
 		attrs = append(attrs, "apiError", apiErr)
@@ -439,6 +440,18 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		level = slog.LevelWarn
 	}
 	a.Log.Log(ctx, level, "heartbeat", attrs...)
+}
+
+// alertGate says in the heartbeat whether a blocking-alert filter decides
+// (and whose), or that none is configured and the gate passes every action.
+func alertGate(c *model.Cluster) string {
+	if !c.AlertFilterSet() {
+		return "no blocking-alert filter configured: the gate passes every action"
+	}
+	if f := c.AlertFilterFrom(); f != "" {
+		return "filter: " + f
+	}
+	return "filter set"
 }
 
 // probe is the per-iteration freshness check: a one-item node list with the

@@ -59,6 +59,8 @@ type heartbeat struct {
 	APIError string         `json:"apiError"`
 	Locks    []LockReport   `json:"locks"`
 	Sources  []SourceReport `json:"sources"`
+	// AlertGate is the alert gate's decision: a filter, or none.
+	AlertGate string `json:"alertGate"`
 }
 
 func heartbeats(t *testing.T, log string) []heartbeat {
@@ -271,12 +273,16 @@ func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
 	cfg.Interval = time.Hour
 	h := startAgent(t, cfg, client, fleetlockWorld(now))
 
-	h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
+	hb := h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
+	// No Prometheus source: the heartbeat says the alert gate passes everything.
+	if !strings.HasPrefix(hb.AlertGate, "no blocking-alert filter configured") {
+		t.Errorf("heartbeat alertGate %q, want the visible 'no filter' decision", hb.AlertGate)
+	}
 	if got := h.holder(t); got != testZincatiID {
 		t.Fatalf("a held lock was touched: holder %q", got)
 	}
 	h.deleteNode(t, "n1")
-	hb := h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
+	hb = h.waitFor(t, "the ghost was reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	if hb.Trigger != "event" {
 		t.Errorf("reaped on trigger %q, want the node-delete event", hb.Trigger)
 	}

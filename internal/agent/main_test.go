@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestRunExitCodes(t *testing.T) {
+func TestMainExitCodes(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("KUBERNETES_SERVICE_PORT", "")
@@ -28,12 +28,28 @@ func TestRunExitCodes(t *testing.T) {
 		{"empty kubeconfig", []string{"--kubeconfig=" + empty}, 1, "no cluster configuration"},
 	} {
 		var out, errOut bytes.Buffer
-		code := run(tc.args, &out, &errOut)
+		code := Main(tc.args, &out, &errOut)
 		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.want) {
 			t.Errorf("%s: exit %d, want %d; output %q %q, want %q", tc.name, code, tc.code, out.String(), errOut.String(), tc.want)
 		}
 		if strings.Contains(out.String()+errOut.String(), "localhost") {
 			t.Errorf("%s: mentions localhost: a silent fallback?", tc.name)
 		}
+	}
+}
+
+// The alert gate's configuration is a decision the startup log states.
+func TestAlertGateDecision(t *testing.T) {
+	c := Defaults()
+	if got := AlertGateDecision(c); !strings.HasPrefix(got, "off: no --prometheus-url") {
+		t.Fatalf("no Prometheus: %q", got)
+	}
+	c.PrometheusURL = "http://prometheus:9090"
+	if got := AlertGateDecision(c); !strings.HasPrefix(got, "off: no --prometheus-alerts") {
+		t.Fatalf("no filter: %q", got)
+	}
+	c.PrometheusAlerts = "^(RebootRequired|NodeDown)$"
+	if got := AlertGateDecision(c); !strings.HasPrefix(got, "on:") {
+		t.Fatalf("filter: %q", got)
 	}
 }

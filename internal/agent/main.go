@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/notify"
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+)
+
+// Main runs rebootwatch-agent with args (without the program name): the
+// agent's composition root (cmd/rebootwatch-agent only calls it). It returns
+// the exit code: 0 after a clean stop, 1 when the agent cannot start (no
+// cluster configuration, a port in use), 2 for bad flags.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr, os.Getenv, rest.InClusterConfig)
+}
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string, inCluster func() (*rest.Config, error)) int {
+	cfg, err := ParseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rebootwatch-agent:", err)
+		return 2
+	}
+	log := NewLogger(stdout, cfg.LogLevel)
+	klog.SetSlogLogger(log) // client-go's own lines become JSON too
+	fail := func(msg string, err error) int {
+		log.Error(msg, "error", err.Error())
+		fmt.Fprintf(stderr, "rebootwatch-agent: %s: %v\n", msg, err)
+		return 1
+	}
+
+	restCfg, origin, err := LoadRESTConfig(cfg, getenv, inCluster)
+	if err != nil {
+		return fail("cannot configure the Kubernetes client", err)
+	}
+	metrics := NewMetrics()
+	apiCfg := WithErrorCounting(restCfg, func(verb string) { metrics.APIErrors.WithLabelValues(verb).Inc() })
+	watchCfg := kubeclient.WatchConfig(apiCfg, cfg.RequestTimeout)
+	client, err := kubernetes.NewForConfig(apiCfg)
+	if err != nil {
+		return fail("cannot build the Kubernetes client", err)
+	}
+	watchClient, err := kubernetes.NewForConfig(watchCfg)
+	if err != nil {
+		return fail("cannot build the Kubernetes client", err)
+	}
+	dyn, err := dynamic.NewForConfig(watchCfg)
+	if err != nil {
+		return fail("cannot build the dynamic client", err)
+	}
+
+	// Notify URLs carry tokens: an invalid one is reported by position and
+	// service only, and the URLs are never logged.
+	notifier, err := notify.New(notify.Options{URLs: cfg.NotifyURLs, Timeout: cfg.RequestTimeout,
+		Registerer: metrics.Registry, Log: log, Prefix: "rebootwatch-agent:"})
+	if err != nil {
+		fmt.Fprintln(stderr, "rebootwatch-agent:", err)
+		return 2
+	}
+	notifier.SetBlockedAfter(cfg.NotifyBlockedAfter)
+
+	health := NewHealth(time.Now, cfg.Interval)
+	srv, err := Listen(cfg.HealthProbeBindAddress, cfg.MetricsBindAddress, health, metrics)
+	if err != nil {
+		return fail("cannot listen", err)
+	}
+
+	namespace := ResolveNamespace(cfg.LeaderElectionNamespace, getenv, os.ReadFile)
+	identity := Identity(getenv, randomSuffix())
+	a := New(&Agent{
+		Config:   cfg,
+		Log:      log,
+		Identity: identity,
+		Client:   client,
+		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
+		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
+			Logger: log, Timeout: cfg.RequestTimeout},
+		Sources: sourceStarters(cfg, watchClient, dyn, log),
+		Health:  health,
+		Metrics: metrics,
+		Notify:  notifier,
+	})
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log.Info("starting", "config", origin, "identity", identity, "leaderElect", cfg.LeaderElect,
+		"leaderLease", namespace+"/"+cfg.LeaderElectionID, "interval", cfg.Interval.String(),
+		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
+		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
+		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"prometheusURL", redactedURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
+		"alertGate", AlertGateDecision(cfg),
+		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
+		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
+
+	electionDone := make(chan struct{})
+	if cfg.LeaderElect {
+		go func() {
+			defer close(electionDone)
+			if err := RunLeaderElection(ctx, client, cfg, namespace, identity, a.SetLeader, log); err != nil {
+				log.Error("leader election cannot run", "error", err.Error())
+				stop()
+			}
+		}()
+	} else {
+		close(electionDone)
+	}
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- a.Run(ctx) }()
+	code := 0
+	select {
+	case err := <-runErr:
+		if err != nil {
+			code = fail("agent stopped", err)
+		}
+	case err := <-srv.Err():
+		code = fail("health/metrics server failed", err)
+	}
+	stop()
+	// Let leader election release the Lease so another replica takes over at once.
+	select {
+	case <-electionDone:
+	case <-time.After(cfg.RequestTimeout):
+		log.Warn("leader Lease not released in time; another replica takes over when it expires")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdownCtx)
+	log.Info("stopped", "identity", identity)
+	return code
+}
+
+// sourceStarters wires the informer sources to the agent.
+func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger) []Starter {
+	starters := []Starter{{
+		Name: "kube",
+		Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
+			return kube.Start(ctx, kube.Options{Client: client, FleetlockNamespace: cfg.FleetlockNamespace,
+				KuredDaemonSet: cfg.KuredDaemonSet, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
+		},
+	}, {
+		Name: "longhorn",
+		Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
+			return longhorn.Start(ctx, longhorn.Options{Client: dyn, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
+		},
+	}}
+	if cfg.PrometheusURL != "" {
+		// kured_reboot_required and the blocking alerts (the alert gate).
+		starters = append(starters, Starter{
+			Name: "prometheus",
+			Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
+				po := prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
+					BearerTokenFile: cfg.PrometheusTokenFile, RequestTimeout: cfg.RequestTimeout, Logger: log}
+				if cfg.PrometheusAlerts != "" {
+					po.FilterFrom = "--prometheus-alerts"
+				}
+				return prometheus.Start(ctx, po, sink)
+			},
+		})
+	}
+	return starters
+}
+
+// AlertGateDecision says, for the startup log, what the blocking-alert gate
+// will do with this configuration: without a filter it passes every action,
+// and that is a decision the operator should see, not a silent default.
+func AlertGateDecision(cfg Config) string {
+	switch {
+	case cfg.PrometheusURL == "":
+		return "off: no --prometheus-url, so no blocking-alert filter; the alert gate passes every action"
+	case cfg.PrometheusAlerts == "":
+		return "off: no --prometheus-alerts (Prometheus is read for kured_reboot_required only); the alert gate passes every action"
+	}
+	return "on: actions are refused while an alert matching --prometheus-alerts fires, or while Prometheus cannot answer"
+}
+
+// redactedURL hides a password in a URL for the log.
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
