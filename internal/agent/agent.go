@@ -303,6 +303,32 @@ func (a *Agent) fingerprint() string {
 	return b.String()
 }
 
+// BlockerReport is the fleet's blocker in the heartbeat: what stops the
+// fleet now (the blockers step's), null when nothing does.
+type BlockerReport struct {
+	Kind   model.BlockerKind `json:"kind"`
+	Node   string            `json:"node,omitempty"`
+	Reason string            `json:"reason"`
+	Clears string            `json:"clears,omitempty"`
+	Action model.Action      `json:"action,omitempty"`
+	Others int               `json:"others"`
+	// Stuck is true when it does not clear by itself; BlockedFor is how
+	// long the fleet has been stuck behind it with nothing progressing.
+	Stuck      bool   `json:"stuck"`
+	BlockedFor string `json:"blockedFor,omitempty"`
+}
+
+func blockerReport(b *model.FleetBlocker, blocked time.Duration) *BlockerReport {
+	if b == nil {
+		return nil
+	}
+	r := &BlockerReport{Kind: b.Kind, Node: b.Node, Reason: b.Reason, Clears: b.Clears, Action: b.Action, Others: b.Others, Stuck: notify.Stuck(b)}
+	if blocked > 0 {
+		r.BlockedFor = model.HumanDuration(blocked)
+	}
+	return r
+}
+
 // LockReport is one lock in the heartbeat.
 type LockReport struct {
 	Kind       model.LockKind `json:"kind"`
@@ -370,10 +396,14 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	// and only once every source delivered its first picture: a lock that
 	// looks like a ghost in half a picture is not told.
 	var blocked time.Duration
+	var blocker *model.FleetBlocker
 	if a.settled.Load() {
-		blocked = a.Notify.Judged(now, statuses, notify.Progress(a.cluster), leader)
+		// What stops the fleet, from a settled picture only (half a
+		// picture can look blocked).
+		blocker = a.cluster.FleetBlocker()
+		blocked = a.Notify.Judged(now, statuses, blocker, notify.Progress(a.cluster), leader)
 	}
-	a.Metrics.SetFleet(a.cluster.Fleet(now), blocked)
+	a.Metrics.SetFleet(a.cluster.Fleet(now), blocker, blocked)
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
 		r := LockReport{Kind: s.Kind, Lock: s.Namespace + "/" + s.Name, Holder: s.Holder, HolderNode: s.HolderNode(),
@@ -426,7 +456,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		"identity", a.Identity, "dryRun", a.Config.DryRun,
 		"durationMs", a.Clock().Sub(start).Milliseconds(),
 		"nodes", a.cluster.NodeCount(), "volumes", a.cluster.VolumeCount(),
-		"sources", sources, "locks", reports, "healthy", healthy,
+		"sources", sources, "locks", reports, "blocker", blockerReport(blocker, blocked), "healthy", healthy,
 		"alertGate", alertGate(a.cluster),
 	}
 	if apiErr != "" {

@@ -60,7 +60,8 @@ type heartbeat struct {
 	Locks    []LockReport   `json:"locks"`
 	Sources  []SourceReport `json:"sources"`
 	// AlertGate is the alert gate's decision: a filter, or none.
-	AlertGate string `json:"alertGate"`
+	AlertGate string         `json:"alertGate"`
+	Blocker   *BlockerReport `json:"blocker"`
 }
 
 func heartbeats(t *testing.T, log string) []heartbeat {
@@ -483,6 +484,34 @@ func TestAgentNeverActsOnAmbiguous(t *testing.T) {
 	}
 	if got := h.holder(t); got != testZincatiID {
 		t.Fatalf("acted on an ambiguous lock: holder %q", got)
+	}
+}
+
+// TestAgentNamesTheFleetBlocker: the heartbeat names what stops the fleet
+// (here a fleetlock Lease whose holder maps to two nodes: no node can take
+// it, and the agent never acts on it) and rebootwatch_fleet_blocked{kind}
+// says its kind, 0 for the others.
+func TestAgentNamesTheFleetBlocker(t *testing.T) {
+	now := time.Now()
+	world := fleetlockWorld(now)
+	world = append(world, model.NodeUpserted{Node: readyNode("n1-twin", testMachineID, now.Add(-3*time.Hour))})
+	h := startAgent(t, testConfig(), newFakeClientset(fleetLease(testZincatiID)), world)
+	hb := h.waitFor(t, "a heartbeat naming the blocker", func(hb heartbeat) bool { return hb.Blocker != nil })
+	b := hb.Blocker
+	if b.Kind != model.BlockerLock || b.Node != "" || !b.Stuck ||
+		!strings.HasPrefix(b.Reason, "no node can take the fleetlock lock default/fleetlock-default: held by "+testZincatiID) ||
+		!strings.Contains(b.Reason, "ambiguous") {
+		t.Fatalf("blocker %+v", b)
+	}
+	code, body := serve(h.agent.Metrics.Handler())
+	if code != 200 {
+		t.Fatalf("metrics %d", code)
+	}
+	for _, want := range []string{`rebootwatch_fleet_blocked{kind="lock-held"} 1`, `rebootwatch_fleet_blocked{kind="reboot-window"} 0`,
+		`rebootwatch_fleet_blocked{kind="drain"} 0`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }
 

@@ -110,7 +110,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 		c.NotifyURLs = append(c.NotifyURLs, v)
 		return nil
 	})
-	fs.DurationVar(&c.NotifyBlockedAfter, "notify-blocked-after", c.NotifyBlockedAfter, "notify when a lock has needed attention and no node progressed for this long (0: never)")
+	fs.DurationVar(&c.NotifyBlockedAfter, "notify-blocked-after", c.NotifyBlockedAfter, "notify when the fleet has been stuck behind its blocker (one that does not clear by itself) with no node progressing for this long (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

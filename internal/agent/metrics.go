@@ -27,6 +27,7 @@ type Metrics struct {
 	FleetNodes    *prometheus.GaugeVec // rebootwatch_fleet_nodes{phase}
 	FleetUpgraded prometheus.Gauge     // rebootwatch_fleet_upgraded_nodes
 	FleetBlocked  prometheus.Gauge     // rebootwatch_fleet_blocked_seconds
+	FleetBlocker  *prometheus.GaugeVec // rebootwatch_fleet_blocked{kind}
 }
 
 // AllVerdicts are the verdict label values, each exported 0 or 1 per lock.
@@ -75,14 +76,21 @@ func NewMetrics() *Metrics {
 		}),
 		FleetBlocked: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rebootwatch_fleet_blocked_seconds",
-			Help: "Seconds since a lock has needed attention (ghost, orphaned, expired, ambiguous) with no node phase or lock holder changing; 0 when not blocked.",
+			Help: "Seconds the fleet has been stuck: its blocker (rebootwatch_fleet_blocked) is one that does not clear by itself (not a closed reboot window, kured's release delay or reboot-required unknown) and no node phase or lock holder changed; 0 when not stuck.",
 		}),
+		FleetBlocker: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_fleet_blocked",
+			Help: "1 for the kind of blocker that stops the fleet now (the first waiting node's, or the fleet's as a whole), 0 for the other kinds; all 0 when nothing stops it.",
+		}, []string{"kind"}),
 	}
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
-		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked,
+		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{resultOK, resultDegraded, resultError} {
 		m.Iterations.WithLabelValues(r)
+	}
+	for _, k := range model.AllBlockerKinds {
+		m.FleetBlocker.WithLabelValues(string(k))
 	}
 	return m
 }
@@ -92,13 +100,20 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// SetFleet sets the fleet's progress and blocked time.
-func (m *Metrics) SetFleet(f model.Fleet, blocked time.Duration) {
+// SetFleet sets the fleet's progress, its blocker's kind and its blocked time.
+func (m *Metrics) SetFleet(f model.Fleet, b *model.FleetBlocker, blocked time.Duration) {
 	for _, p := range model.AllPhases {
 		m.FleetNodes.WithLabelValues(string(p)).Set(float64(f.Phases[p]))
 	}
 	m.FleetUpgraded.Set(float64(f.Upgraded))
 	m.FleetBlocked.Set(blocked.Seconds())
+	for _, k := range model.AllBlockerKinds {
+		v := 0.0
+		if b != nil && b.Kind == k {
+			v = 1
+		}
+		m.FleetBlocker.WithLabelValues(string(k)).Set(v)
+	}
 }
 
 // lockLabel is the lock label value: namespace/name. A kured multi-lock's

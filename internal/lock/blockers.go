@@ -744,9 +744,43 @@ func (x *explainer) cordoned(name string) []model.Blocker {
 
 // general: blockers of the fleet as a whole.
 func (x *explainer) general() []model.Blocker {
-	var out []model.Blocker
+	out := x.unseenWaiters()
 	if b, ok := x.unknownBlocker(); ok {
 		out = append(out, b)
+	}
+	return out
+}
+
+// unseenWaiters: a fleetlock Lease (any lock but kured's) whose holder
+// stalls — a ghost, an orphan, an expired or ambiguous holder. Zincati
+// decides on the node and publishes no reboot-required signal, so the nodes
+// waiting for the Lease are not seen: the block is the fleet's.
+func (x *explainer) unseenWaiters() []model.Blocker {
+	var out []model.Blocker
+	for _, l := range x.locks {
+		if l.ref.Kind == model.LockKured {
+			continue // kured's waiters are seen: pending nodes
+		}
+		for _, s := range l.entries {
+			if !lockStalls(s) {
+				continue
+			}
+			b, _ := x.lockBlocker(l, s, 1)
+			who := s.Holder
+			if n := s.HolderNode(); n != "" {
+				who = n
+			}
+			held := ""
+			if d, ok := s.HeldFor(x.now); ok {
+				held = " for " + model.HumanDuration(d)
+			}
+			b.Reason = fmt.Sprintf("no node can take the %s lock %s/%s: held by %s%s, %s", s.Kind, s.Namespace, s.Name, who, held, s.Verdict)
+			if b.Action != "" {
+				b.Reason += ": " + b.Clears
+			}
+			out = append(out, b)
+			break
+		}
 	}
 	return out
 }

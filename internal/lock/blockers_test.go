@@ -289,6 +289,21 @@ func TestBlockerPrecedence(t *testing.T) {
 			t.Fatalf("without kured: %+v", b)
 		}
 	})
+	t.Run("a fleetlock ghost blocks the fleet whose waiters are not seen", func(t *testing.T) {
+		c := explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, up(node("w3", machine(mid1))), lockEv(fleet(zid(t, mid2)))}})
+		f := c.FleetBlocker()
+		if f == nil || f.Kind != model.BlockerLock || f.Node != "" || !strings.HasPrefix(f.Reason, "no node can take the fleetlock lock default/fleetlock-default: held by "+zid(t, mid2)) ||
+			!strings.Contains(f.Reason, ", ghost") || f.Lock == nil || *f.Lock != fleetRef {
+			t.Fatalf("fleet %+v", f)
+		}
+		if len(c.Blockers().Nodes) != 0 {
+			t.Fatalf("no node is seen waiting: %+v", c.Blockers().Nodes)
+		}
+		c = explained(New(Options{}), step{now, []model.Event{nodesOK(), prom, up(node("w3", machine(mid1), cordoned())), lockEv(fleet(zid(t, mid1)))}})
+		if f := c.FleetBlocker(); f != nil {
+			t.Fatalf("a holder in a normal cycle blocks nothing: %+v", f)
+		}
+	})
 	t.Run("the longest pending node first", func(t *testing.T) {
 		c := explained(New(Options{}),
 			step{now.Add(-time.Hour), []model.Event{nodesOK(), prom, needReboot("w9"), up(node("w1")), up(node("w9")), lockEv(kuredWith("", window...))}},

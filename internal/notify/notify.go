@@ -3,7 +3,9 @@
 // --notify-url uses: slack://, teams://, generic+https://, …) when a lock
 // turns ghost, orphaned or expired, when the agent released or reaped a lock
 // (with the action's text), and when the fleet has been blocked longer than a
-// bound. It also measures that blocked time for the agent's metrics.
+// bound — stuck behind the blockers step's fleet blocker (model.Blocker) with
+// no node progressing; the message names it. It also measures that blocked
+// time for the agent's metrics.
 //
 // It must never block the agent's loop: messages go through a bounded queue
 // to one sender goroutine (a full queue drops the message and counts it),

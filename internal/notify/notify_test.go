@@ -220,7 +220,7 @@ func TestJudgedNotifiesTransitionsOnce(t *testing.T) {
 	}
 	total := 0
 	for i, s := range steps {
-		n.Judged(t0.Add(time.Duration(i)*time.Minute), s.statuses, "p", s.leader)
+		n.Judged(t0.Add(time.Duration(i)*time.Minute), s.statuses, nil, "p", s.leader)
 		total += s.want
 		if len(n.queue) != total {
 			t.Fatalf("step %d: %d messages queued, want %d", i, len(n.queue), total)
@@ -233,15 +233,19 @@ func TestJudgedNotifiesTransitionsOnce(t *testing.T) {
 	}
 }
 
-// TestJudgedBlocked: the fleet is blocked while a lock needs attention and
-// nothing progresses; progress restarts the count; the bound is told once
-// per blocked spell.
+// TestJudgedBlocked: the fleet is blocked while its blocker (the blockers
+// step's) is stuck — one that will not clear by itself — and nothing
+// progresses; progress restarts the count; the bound is told once per
+// blocked spell, naming the blocker.
 func TestJudgedBlocked(t *testing.T) {
 	n := NewWithTargets([]Target{{Service: "generic", Send: newRecorder().send}}, Options{Queue: 100})
 	n.SetBlockedAfter(30 * time.Minute)
 	t0 := time.Unix(1_800_000_000, 0)
 	ghost := []model.LockStatus{status("a", "h1", model.VerdictGhost)}
-	held := []model.LockStatus{status("a", "h1", model.VerdictHeld)}
+	stuck := &model.FleetBlocker{Blocker: model.Blocker{Kind: model.BlockerLock, Node: "w3", Stalls: true,
+		Reason: "w3 waits for the fleetlock lock, held by h1 for 2h, ghost: reap it", Clears: "reap it"}, Others: 2}
+	window := &model.FleetBlocker{Blocker: model.Blocker{Kind: model.BlockerWindow, Node: "w3", Stalls: true, Reason: "w3 waits for kured's reboot window", Until: t0.Add(5 * time.Hour)}}
+	unknown := &model.FleetBlocker{Blocker: model.Blocker{Kind: model.BlockerUnknown, Stalls: true, Reason: "reboot-required unknown"}}
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	check := func(got, want time.Duration) {
 		t.Helper()
@@ -249,32 +253,33 @@ func TestJudgedBlocked(t *testing.T) {
 			t.Fatalf("blocked %s, want %s", got, want)
 		}
 	}
-	check(n.Judged(at(0), held, "p1", true), 0)
-	check(n.Judged(at(5), held, "p1", true), 0)    // nothing needs attention: not blocked
-	check(n.Judged(at(10), ghost, "p1", false), 0) // attention starts now
-	check(n.Judged(at(25), ghost, "p1", true), 15*time.Minute)
-	check(n.Judged(at(30), ghost, "p2", true), 0) // a node moved
-	check(n.Judged(at(59), ghost, "p2", true), 29*time.Minute)
+	check(n.Judged(at(0), ghost, nil, "p1", true), 0)
+	check(n.Judged(at(5), ghost, window, "p1", true), 0)  // a closed window clears by itself
+	check(n.Judged(at(8), ghost, unknown, "p1", true), 0) // nothing to do as far as can be told
+	check(n.Judged(at(10), ghost, stuck, "p1", false), 0) // stuck from now
+	check(n.Judged(at(25), ghost, stuck, "p1", true), 15*time.Minute)
+	check(n.Judged(at(30), ghost, stuck, "p2", true), 0) // a node moved
+	check(n.Judged(at(59), ghost, stuck, "p2", true), 29*time.Minute)
 	blockedMsgs := 0
 	drain := func() {
 		for len(n.queue) > 0 {
 			if m := <-n.queue; strings.Contains(m, "no node has progressed for") {
 				blockedMsgs++
-				if !strings.Contains(m, "fleetlock default/a (ghost)") {
-					t.Errorf("blocked message %q does not name the lock", m)
+				if !strings.Contains(m, "no node has progressed for 30m: w3 waits for the fleetlock lock, held by h1 for 2h, ghost: reap it (and 2 other node(s) blocked). To clear it: reap it.") {
+					t.Errorf("blocked message %q does not name the blocker", m)
 				}
 			}
 		}
 	}
 	drain()
-	check(n.Judged(at(60), ghost, "p2", true), 30*time.Minute)
-	check(n.Judged(at(90), ghost, "p2", true), 60*time.Minute)
+	check(n.Judged(at(60), ghost, stuck, "p2", true), 30*time.Minute)
+	check(n.Judged(at(90), ghost, stuck, "p2", true), 60*time.Minute)
 	if drain(); blockedMsgs != 1 {
 		t.Fatalf("%d blocked messages, want 1", blockedMsgs)
 	}
-	check(n.Judged(at(91), held, "p2", true), 0)
-	check(n.Judged(at(92), ghost, "p2", true), 0)
-	check(n.Judged(at(122), ghost, "p2", true), 30*time.Minute)
+	check(n.Judged(at(91), ghost, nil, "p2", true), 0)
+	check(n.Judged(at(92), ghost, stuck, "p2", true), 0)
+	check(n.Judged(at(122), ghost, stuck, "p2", true), 30*time.Minute)
 	if drain(); blockedMsgs != 2 {
 		t.Fatalf("%d blocked messages after a second spell, want 2", blockedMsgs)
 	}

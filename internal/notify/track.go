@@ -12,17 +12,13 @@ import (
 // notified are the verdicts a lock turning into is worth a message.
 var notified = []model.Verdict{model.VerdictGhost, model.VerdictOrphaned, model.VerdictExpired}
 
-// needsAttention are the verdicts during which the fleet counts as blocked
-// when nothing progresses: no node can take a lock somebody must clear.
-var needsAttention = []model.Verdict{model.VerdictGhost, model.VerdictOrphaned, model.VerdictExpired, model.VerdictAmbiguous}
-
 // tracker remembers the last judgement, to notify transitions once, and
 // when the fleet last progressed.
 type tracker struct {
 	seen            map[string]model.Verdict // lock entry (ref + holder) -> last verdict
 	progress        string                   // fingerprint of node phases and lock holders
 	lastProgress    time.Time
-	attentionSince  time.Time // zero while no lock needs attention
+	blockedSince    time.Time // zero while nothing stops the fleet
 	blockedNotified bool
 }
 
@@ -43,24 +39,29 @@ func Progress(c *model.Cluster) string {
 	return b.String()
 }
 
-// Judged takes one judgement of the agent: statuses are the locks, progress
-// the fleet's fingerprint (Progress). It posts, when leader is true, one
-// message for each lock entry that has just turned ghost, orphaned or
-// expired, and one when the fleet has been blocked for the bound. Entries
-// are tracked whether or not this agent leads, so a new leader does not
-// repeat what the old one said. It returns how long the fleet has been
-// blocked: a lock needed attention and nothing progressed (0 when not
-// blocked).
-func (n *Notifier) Judged(now time.Time, statuses []model.LockStatus, progress string, leader bool) time.Duration {
+// Stuck says whether the fleet's blocker (the blockers step's) means the
+// fleet is stuck: something must be done, it will not clear by itself. A
+// closed reboot window or kured's release delay (they clear at a known
+// time) is not stuck, nor is "reboot-required unknown" (nothing to do as
+// far as can be told).
+func Stuck(b *model.FleetBlocker) bool {
+	return b != nil && b.Until.IsZero() && b.Kind != model.BlockerUnknown
+}
+
+// Judged takes one judgement of the agent: statuses are the locks, blocker
+// the fleet's blocker (model.Cluster.FleetBlocker), progress the fleet's
+// fingerprint (Progress). It posts, when leader is true, one message for
+// each lock entry that has just turned ghost, orphaned or expired, and one
+// when the fleet has been blocked for the bound. Entries are tracked
+// whether or not this agent leads, so a new leader does not repeat what the
+// old one said. It returns how long the fleet has been blocked: stuck (see
+// Stuck) with nothing progressing (0 when not blocked).
+func (n *Notifier) Judged(now time.Time, statuses []model.LockStatus, blocker *model.FleetBlocker, progress string, leader bool) time.Duration {
 	tr := &n.tracker
 	seen := map[string]model.Verdict{}
-	attention := false
 	for _, s := range statuses {
 		k := entryKey(s)
 		seen[k] = s.Verdict
-		if slices.Contains(needsAttention, s.Verdict) {
-			attention = true
-		}
 		if prev, ok := tr.seen[k]; (!ok || prev != s.Verdict) && slices.Contains(notified, s.Verdict) && leader {
 			n.Post(lockMessage(s, now))
 		}
@@ -70,15 +71,16 @@ func (n *Notifier) Judged(now time.Time, statuses []model.LockStatus, progress s
 	if progress != tr.progress || tr.lastProgress.IsZero() {
 		tr.progress, tr.lastProgress = progress, now
 	}
+	stuck := Stuck(blocker)
 	switch {
-	case !attention:
-		tr.attentionSince = time.Time{}
-	case tr.attentionSince.IsZero():
-		tr.attentionSince = now
+	case !stuck:
+		tr.blockedSince = time.Time{}
+	case tr.blockedSince.IsZero():
+		tr.blockedSince = now
 	}
 	var blocked time.Duration
-	if attention {
-		since := tr.attentionSince
+	if stuck {
+		since := tr.blockedSince
 		if tr.lastProgress.After(since) {
 			since = tr.lastProgress
 		}
@@ -89,7 +91,7 @@ func (n *Notifier) Judged(now time.Time, statuses []model.LockStatus, progress s
 	}
 	if n.blocking > 0 && blocked >= n.blocking && !tr.blockedNotified && leader {
 		tr.blockedNotified = true
-		n.Post(blockedMessage(statuses, blocked))
+		n.Post(blockedMessage(blocker, blocked))
 	}
 	return blocked
 }
@@ -112,15 +114,15 @@ func lockMessage(s model.LockStatus, now time.Time) string {
 	return msg
 }
 
-func blockedMessage(statuses []model.LockStatus, d time.Duration) string {
-	var locks []string
-	for _, s := range statuses {
-		if slices.Contains(needsAttention, s.Verdict) {
-			locks = append(locks, fmt.Sprintf("%s %s/%s (%s)", s.Kind, s.Namespace, s.Name, s.Verdict))
-		}
+func blockedMessage(b *model.FleetBlocker, d time.Duration) string {
+	msg := fmt.Sprintf("no node has progressed for %s: %s", model.HumanDuration(d), b.Reason)
+	if b.Others > 0 {
+		msg += fmt.Sprintf(" (and %d other node(s) blocked)", b.Others)
 	}
-	return fmt.Sprintf("no node has progressed for %s while %s needed attention. See rebootwatch --snapshot.",
-		model.HumanDuration(d), strings.Join(locks, ", "))
+	if b.Clears != "" {
+		msg += ". To clear it: " + b.Clears
+	}
+	return msg + ". See rebootwatch --snapshot."
 }
 
 // Acted posts the text of an action the agent performed (outcome done);
