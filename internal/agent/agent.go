@@ -186,6 +186,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	ticker := time.NewTicker(a.Config.Interval)
 	defer ticker.Stop()
 	a.iterate(ctx, "start")
+	wasSettled := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -195,10 +196,14 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.drain()
 			a.updateReady()
 			// React at once when the judgement changed (a node deleted
-			// makes its lock a ghost); otherwise wait for the interval.
-			if a.judgementChanged() {
+			// makes its lock a ghost), or when every source has just
+			// delivered its first picture (an action skipped for want of
+			// it is taken now); otherwise wait for the interval.
+			settled := a.settled.Load()
+			if a.judgementChanged() || (settled && !wasSettled) {
 				a.iterate(ctx, "event")
 			}
+			wasSettled = settled
 		case <-a.leaderCh:
 			a.iterate(ctx, "leader")
 		case <-ticker.C:

@@ -91,6 +91,8 @@ func heartbeats(t *testing.T, log string) []heartbeat {
 type testStarter struct {
 	initial []model.Event
 	sink    chan func(model.Event)
+	// release, when set, holds the source's first sync until closed.
+	release chan struct{}
 }
 
 type syncedSource struct{}
@@ -103,6 +105,9 @@ func (s *testStarter) starter() Starter {
 			sink(ev)
 		}
 		s.sink <- sink
+		if s.release != nil {
+			return gatedSource{release: s.release}, nil
+		}
 		return syncedSource{}, nil
 	}}
 }
@@ -187,9 +192,16 @@ type harness struct {
 
 func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event) *harness {
 	t.Helper()
+	return startAgentSyncing(t, cfg, client, initial, nil)
+}
+
+// startAgentSyncing is startAgent with a source whose first sync waits for
+// release to be closed (nil: synced at once).
+func startAgentSyncing(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event, release chan struct{}) *harness {
+	t.Helper()
 	logBuf := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logBuf, nil))
-	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1)}
+	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1), release: release}
 	a := New(&Agent{
 		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
 		Engine:  lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
@@ -293,6 +305,30 @@ func TestAgentReapsGhostOnNodeDelete(t *testing.T) {
 	evs, err := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(evs.Items) != 1 || evs.Items[0].Reason != lock.ReasonReaped {
 		t.Fatalf("events %v %v, want one %s", evs, err, lock.ReasonReaped)
+	}
+}
+
+// An action skipped because the sources had not all synced is taken as
+// soon as they have, not an --interval later (TestAgentReapsGhostOnNodeDelete
+// failed under load: the node's delete arrived before the sync, and with a
+// one-hour interval nothing judged again).
+func TestAgentActsOnceSourcesSync(t *testing.T) {
+	now := time.Now()
+	client := clientFor(fleetlockWorld(now), fleetLease(testZincatiID))
+	cfg := testConfig()
+	cfg.Interval = time.Hour
+	release := make(chan struct{})
+	h := startAgentSyncing(t, cfg, client, fleetlockWorld(now), release)
+	h.waitFor(t, "the lock is held by n1", func(hb heartbeat) bool { return lockWith(hb, model.VerdictHeld, "") })
+	h.deleteNode(t, "n1")
+	h.waitFor(t, "the ghost's reap skipped: not synced", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeSkipped) })
+	if got := h.holder(t); got != testZincatiID {
+		t.Fatalf("acted before the sources synced: holder %q", got)
+	}
+	close(release)
+	h.waitFor(t, "the ghost was reaped once synced", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
+	if got := h.holder(t); got != "" {
+		t.Fatalf("holder after reap %q, want empty", got)
 	}
 }
 
