@@ -257,6 +257,25 @@ expect "bell: cluster list opens" "2 of 2 need attention"
 if [ "$(bell_flag)" = 1 ]; then ok "--bell rings in the cluster list"; else ko "--bell rings in the cluster list (no bell flag)"; fi
 keys q
 
+# --- 10. why is it stuck: the kured demo's second act ----------------------
+# 60 minutes in, worker-2's drain is held by the PodDisruptionBudget
+# shop/postgres (minAvailable 2 of 2: no disruption allowed); 80 minutes in,
+# kured's reboot window (from its DaemonSet's args) is closed.
+start "--demo-at 60m"
+expect "blockers: the header leads with the PDB-blocked drain" "PodDisruptionBudget shop/postgres allows 0 disruptions"
+expect "blockers: the nodes table says what worker-2 waits for" "PDB shop/post"
+keys Enter
+expect "blockers: worker-2's detail names the pod the budget holds" "shop/postgres-1 still on it"
+expect "blockers: worker-2's detail says what clears it" "scale up the workload behind shop/postgres"
+esc
+keys q
+expect "blockers: q quits with status 0" "EXITED:0"
+start "--demo-at 80m"
+expect "blockers: a closed reboot window leads the header" "waits for kured's reboot window"
+expect "blockers: the window in its own time zone" "Europe/Berlin"
+expect "blockers: the pending nodes wait for the window" "window: opens"
+keys q
+
 # --- 9. a hostile holder: the screen keeps its layout, no title is set -----
 # The demo's ghost Lease is held by text that would set the terminal's
 # title, clear the screen, colour itself and forge lines if printed raw.
