@@ -7,8 +7,10 @@
 # Moments: a node draining while its Longhorn volumes are degraded; the
 # ghost fleetlock lease selected next to an orphaned kured lock; the confirm
 # dialog of the orphan's release (every gate passed, the exact write); a
-# reap refused by its gates; the light theme (these from --demo=kured); the
-# default demo's fleetlock incident and its release dialog. Output: screenshots/*.png
+# reap refused by its gates; the light theme; "why is it stuck?": a drain
+# held by a PodDisruptionBudget and worker-2's detail naming it (these from
+# --demo=kured); the default demo's fleetlock incident and its release
+# dialog. Output: screenshots/*.png
 # (KEEP_ANSI=1 keeps the captured .ans text next to them for review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +20,11 @@ OUT=${OUT:-$PWD/screenshots}
 # 7m30s: worker-1 drains, its Longhorn replicas are gone (10 volumes
 # degraded). 30m: worker-1 rebooted but never released kured's lock
 # (orphaned) and the fleetlock Lease is still held by a ghost.
+# 60m: after the orphan's lock was removed by hand at 40m, worker-2 drains
+# and PodDisruptionBudget shop/postgres (0 disruptions allowed) holds it.
 AT_DRAIN=${AT_DRAIN:-7m30s}
 AT_STALL=${AT_STALL:-30m}
+AT_PDB=${AT_PDB:-60m}
 command -v tmux >/dev/null || { echo "screenshots: tmux is required (apt-get install tmux)"; exit 1; }
 [ -x "$BIN" ] || { echo "screenshots: $BIN is not built (make build)"; exit 1; }
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || { echo "screenshots: install fonts-dejavu-core"; exit 1; }
@@ -64,6 +69,8 @@ shot ghost-lease 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark"
 shot confirm-dialog 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_STALL --theme dark" r @wait
 shot refused-by-gates 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_DRAIN --theme dark" Tab x @wait
 shot light-theme 160 44 "$LIGHT_BG" "$LIGHT_FG" "--demo-at $AT_DRAIN --theme light"
+shot pdb-blocked-drain 160 44 "$DARK_BG" "$DARK_FG" "--demo-at $AT_PDB --theme dark"
+shot pdb-blocked-detail 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_PDB --theme dark" Enter @wait
 # The default demo (make demo): fleetlock's ghost Lease and an orphaned,
 # still-cordoned holder; the release dialog shows the uncordon that goes with it.
 DEMO=--demo shot fleetlock-incident 160 44 "$DARK_BG" "$DARK_FG" "--theme dark" Tab
