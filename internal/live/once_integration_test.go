@@ -94,11 +94,13 @@ func TestOnceMatchesInformersRealCluster(t *testing.T) {
 	}
 	m := model.NewCluster("pages", model.Options{})
 	sink := sources.Serial(func(ev model.Event) { m.Apply(ev, time.Now()) })
-	ks, err := kube.Start(ctx, kube.Options{Client: cs, Once: true, PageSize: 2}, sink)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ks, err := kube.Start(sctx, kube.Options{Client: cs, Once: true, PageSize: 2}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := longhorn.Start(ctx, longhorn.Options{Client: tc.Dynamic(t), REST: lrest, Once: true, PageSize: 2}, sink)
+	ls, err := longhorn.Start(sctx, longhorn.Options{Client: tc.Dynamic(t), REST: lrest, Once: true, PageSize: 2}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +110,9 @@ func TestOnceMatchesInformersRealCluster(t *testing.T) {
 	if err := ls.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The pods source's probe runs until the context ends (as in a
+	// session, whose Close cancels it).
+	stop()
 	ks.Wait()
 	ls.Wait()
 	if m.NodeCount() != 7 || m.VolumeCount() != 9 {
