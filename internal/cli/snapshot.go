@@ -12,31 +12,32 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// runSnapshot prints one report and exits with the code it implies (DESIGN §7).
+// runSnapshot prints one report and exits with the code it implies (DESIGN
+// §7). One cluster is a list of one (internal/multi), as for watch: the
+// same open, read and close; only the output differs (one document, not an
+// array).
 func runSnapshot(ctx context.Context, env Env, c *Common) int {
 	if multi.Requested(c.Context, c.AllContexts) {
 		return runSnapshotMulti(ctx, env, c, nil)
 	}
-	s, err := live.Open(ctx, snapshotOptions(env, c))
-	if err != nil {
+	ms := multi.Open(ctx, snapshotOptions(env, c), []string{c.Context}, nil)
+	defer multi.Close(ms)
+	if err := ms[0].Err; err != nil {
 		if ctx.Err() != nil {
 			return interruptedNoReport(env)
 		}
 		return fail(env, err)
 	}
-	defer s.CloseWithin(live.ExitGrace)
-	sctx, cancel := context.WithTimeout(ctx, c.SyncTimeout)
-	defer cancel()
-	cl, syncErr := s.Collect(sctx)
+	r := multi.Collect(ctx, ms, c.SyncTimeout, env.Now)[0]
 	if ctx.Err() != nil {
 		// Ctrl-C or SIGTERM during the sync: a report of what little
 		// arrived ("0/0 upgraded") would read as a picture of the cluster.
 		return interruptedNoReport(env)
 	}
-	if syncErr != nil && c.Verbose {
-		say(env.Stderr, "rebootwatch: %v\n", syncErr)
+	if r.Err != nil && c.Verbose {
+		say(env.Stderr, "rebootwatch: %v\n", r.Err)
 	}
-	return writeSnapshot(env, c, cl, s.Clock())
+	return writeSnapshot(env, c, r.Cluster, r.Now)
 }
 
 // snapshotOptions are the session options of a one-shot report: the

@@ -123,11 +123,6 @@ func (mb *member) apply(ev model.Event) {
 	mb.c.Apply(ev, mb.clock())
 }
 
-type taggedEvent struct {
-	i  int
-	ev model.Event
-}
-
 // watchLoop runs the watch: opens every cluster, fans their events in and
 // prints their lines until the end condition or ctx ends.
 func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watchDeps) int {
@@ -173,35 +168,7 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 	// the others; then its events are fanned into one channel, tagged.
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
-	evs := make(chan taggedEvent, 256)
-	ready := make(chan collected, len(members))
-	for i, mb := range members {
-		if mb.m.Session == nil {
-			continue
-		}
-		go func(i int, s *live.Session) {
-			sctx, cancel := context.WithTimeout(fctx, c.SyncTimeout)
-			cl, err := s.Collect(sctx)
-			cancel()
-			select {
-			case ready <- collected{i, cl, err}:
-			case <-fctx.Done():
-				return
-			}
-			for {
-				select {
-				case ev := <-s.Events:
-					select {
-					case evs <- taggedEvent{i, ev}:
-					case <-fctx.Done():
-						return
-					}
-				case <-fctx.Done():
-					return
-				}
-			}
-		}(i, mb.m.Session)
-	}
+	ready, evs := multi.FanIn(fctx, opened, c.SyncTimeout)
 
 	// stepOne derives one collected cluster and prints its lines; end is
 	// true when it stalled.
@@ -274,18 +241,18 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 		case <-ctx.Done():
 			return exitOf(members)
 		case r := <-ready:
-			mb := members[r.i]
-			mb.c = r.c
+			mb := members[r.Index]
+			mb.c = r.Cluster
 			for _, ev := range mb.early {
 				mb.c.Apply(ev, mb.clock())
 			}
 			mb.early = nil
-			if r.err != nil && c.Verbose {
-				say(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.err)
+			if r.Err != nil && c.Verbose {
+				say(env.Stderr, "rebootwatch: %s: %v\n", mb.m.Context, r.Err)
 			}
 			if !mb.c.Readable() {
 				mb.readErr = true
-				mb.why = multi.Why(mb.c, syncErr(r.err, c.SyncTimeout))
+				mb.why = multi.Why(mb.c, syncErr(r.Err, c.SyncTimeout))
 				mb.said = mb.clock()
 				out.write(watch.Unreachable(mb.m.Context, several, mb.said, mb.why))
 				say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, mb.why)
@@ -297,7 +264,7 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 				return code
 			}
 		case te := <-evs:
-			members[te.i].apply(te.ev)
+			members[te.Index].apply(te.Event)
 		case f := <-deps.inspect:
 			drain(evs, members)
 			cs := make([]*model.Cluster, len(members))
@@ -351,18 +318,12 @@ func syncErr(err error, timeout time.Duration) error {
 	return fmt.Errorf("no answer within --sync-timeout %s", timeout)
 }
 
-type collected struct {
-	i   int
-	c   *model.Cluster
-	err error
-}
-
 // drain applies every event already waiting.
-func drain(evs chan taggedEvent, members []*member) {
+func drain(evs <-chan multi.Tagged, members []*member) {
 	for {
 		select {
 		case te := <-evs:
-			members[te.i].apply(te.ev)
+			members[te.Index].apply(te.Event)
 		default:
 			return
 		}

@@ -1,9 +1,12 @@
-// Package multi opens several clusters at once for `--context a,b,c` and
-// `--all-contexts`: it resolves the contexts of a kubeconfig, opens one
-// live.Session per context concurrently, collects their first pictures in
-// parallel (each bounded by the sync timeout) and reports a cluster that
+// Package multi opens one or several clusters for `--context a,b,c`,
+// `--all-contexts` — and a single cluster, which is a list of one for
+// --snapshot as for watch: it opens one live.Session per context
+// concurrently, collects their first pictures in parallel (each bounded by
+// the sync timeout; Collect for one-shot callers, FanIn for watch, which
+// then forwards every member's events tagged) and reports a cluster that
 // cannot be opened or read as unreachable without ever letting it block the
-// others. Exit codes of several clusters combine with Worst.
+// others. Exit codes of several clusters combine with Worst. The contexts
+// themselves are resolved by internal/kubeconfig.
 //
 // It must not render anything nor decide anything about locks or phases:
 // callers (snapshot, watch, the dashboard's cluster list) do that from the
@@ -149,6 +152,61 @@ func Collect(ctx context.Context, ms []*Member, syncTimeout time.Duration, now f
 	}
 	wg.Wait()
 	return out
+}
+
+// Ready is one member's first picture, as FanIn delivers it.
+type Ready struct {
+	// Index is the member's position.
+	Index   int
+	Cluster *model.Cluster
+	// Err is why the first sync was incomplete (see live.Session.Collect).
+	Err error
+}
+
+// Tagged is one member's event, as FanIn delivers it.
+type Tagged struct {
+	Index int
+	Event model.Event
+}
+
+// FanIn follows every opened member at once, for a long-running caller
+// (watch): each member's first picture is collected on its own goroutine
+// (bounded by syncTimeout), so a slow or unreachable cluster never holds up
+// the others, and sent on ready; from then on its events are forwarded,
+// tagged with its position and in order per member, on events. A member
+// that could not be opened sends nothing. Everything stops when ctx ends;
+// ready has room for every member, so a first picture is never lost.
+func FanIn(ctx context.Context, ms []*Member, syncTimeout time.Duration) (ready <-chan Ready, events <-chan Tagged) {
+	rd := make(chan Ready, len(ms))
+	evs := make(chan Tagged, 256)
+	for i, m := range ms {
+		if m.Session == nil {
+			continue
+		}
+		go func(i int, s *live.Session) {
+			sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+			cl, err := s.Collect(sctx)
+			cancel()
+			select {
+			case rd <- Ready{Index: i, Cluster: cl, Err: err}:
+			case <-ctx.Done():
+				return
+			}
+			for {
+				select {
+				case ev := <-s.Events:
+					select {
+					case evs <- Tagged{Index: i, Event: ev}:
+					case <-ctx.Done():
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(i, m.Session)
+	}
+	return rd, evs
 }
 
 // Unreachable returns the model of a cluster that could not be opened: its

@@ -76,3 +76,47 @@ func TestOpenAndCollectWithOneFailing(t *testing.T) {
 		t.Fatalf("the two demo clusters share a ghost holder: %v %v", l0, l2)
 	}
 }
+
+// FanIn delivers each opened member's first picture, tagged with its
+// position (none for a member that could not be opened), then its events.
+func TestFanIn(t *testing.T) {
+	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	base := live.Options{Demo: true, DemoSeed: 1, DemoSpeed: 600, DemoStart: start}
+	open := func(ctx context.Context, o live.Options) (*live.Session, error) {
+		if o.Context == "broken" {
+			return nil, errors.New("no server")
+		}
+		return live.Open(ctx, o)
+	}
+	ms := Open(context.Background(), base, []string{"east", "broken", "west"}, open)
+	defer Close(ms)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready, events := FanIn(ctx, ms, 30*time.Second)
+	guard := time.After(2 * time.Minute) // a hang guard, not a timing assertion
+	got := map[int]bool{}
+	for len(got) < 2 {
+		select {
+		case r := <-ready:
+			if r.Index == 1 || r.Cluster == nil || r.Cluster.NodeCount() != 7 || got[r.Index] {
+				t.Fatalf("ready %+v", r)
+			}
+			got[r.Index] = true
+		case <-guard:
+			t.Fatalf("first pictures: %v", got)
+		}
+	}
+	select {
+	case ev := <-events:
+		if ev.Index != 0 && ev.Index != 2 || ev.Event == nil {
+			t.Fatalf("event %+v", ev)
+		}
+	case <-guard:
+		t.Fatal("no event after the first pictures (the demo plays at 600x)")
+	}
+	select {
+	case r := <-ready:
+		t.Fatalf("a third first picture: %+v", r)
+	default:
+	}
+}
