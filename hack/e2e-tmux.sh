@@ -209,7 +209,8 @@ expect "condensed layout at 60x15" "STEP"
 "${T[@]}" resize-window -t e2e -x 50 -y 12 >/dev/null 2>&1
 expect "too small below 60x15" "terminal too small"
 "${T[@]}" resize-window -t e2e -x 120 -y 40 >/dev/null 2>&1
-expect "grows back" "PROGRESS"
+expect "grows back (the 120-column layout: ROLE and WAITING FOR)" "WAITING FOR"
+expect "grows back with ROLE" "ROLE"
 keys C-c
 expect "ctrl+c quits" "EXITED:0"
 
