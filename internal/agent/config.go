@@ -42,7 +42,7 @@ type Config struct {
 
 	LogLevel string // --log-level debug|info|warn|error
 
-	PrometheusURL       string // --prometheus-url: kured_reboot_required and the blocking alerts (empty: off)
+	PrometheusURL       string // --prometheus-url: kured_reboot_required and the blocking alerts (empty: kured's own, else off)
 	PrometheusAlerts    string // --prometheus-alerts: regexp of firing alerts that block reboots (kured's --alert-filter-regexp)
 	PrometheusTokenFile string // --prometheus-token-file: bearer token, re-read on every request
 
@@ -100,7 +100,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, "address of /metrics (may equal --health-probe-bind-address)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
-	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required and the blocking-alert gate (default: off)")
+	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required and the blocking-alert gate (default: kured's own, else off)")
 	fs.StringVar(&c.PrometheusAlerts, "prometheus-alerts", c.PrometheusAlerts, "regexp of firing alert names that block reboots (kured's --alert-filter-regexp); needs --prometheus-url")
 	fs.StringVar(&c.PrometheusTokenFile, "prometheus-token-file", c.PrometheusTokenFile, "file holding a bearer token for Prometheus (re-read on every request)")
 	fs.Func("notify-url", "shoutrrr URL to notify (repeatable), e.g. slack://…, generic+https://…: lock turned ghost/orphaned/expired, action taken, fleet blocked", func(v string) error {

@@ -69,3 +69,52 @@ func sourceStatus(hb heartbeat, name model.SourceName) model.SourceStatus {
 	}
 	return ""
 }
+
+// TestIntegrationKuredPrometheusIsTheDefault: without --prometheus-url the
+// agent starts the same sources as the dashboard (sources/set), so kured's
+// own --prometheus-url and --alert-filter-regexp, read from its DaemonSet,
+// are the alert gate's defaults with kured's semantics (the regexp names
+// alerts to ignore): DiskFull fires and is not ignored, so the ghost is not
+// reaped, and the refusal names it. Real apiserver, real Prometheus.
+func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
+	testprom.Binary(t)
+	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n  - alert: DiskFull\n    expr: vector(1)\n"})
+	c, bin, token := setup(t)
+	admin := c.Client(t)
+	now := time.Now()
+	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
+	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
+	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
+	createKured(t, admin, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ds, err := admin.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Spec.Template.Spec.Containers[0].Args = []string{"--prometheus-url=" + prom.URL, "--alert-filter-regexp=^Watchdog$"}
+	if _, err := admin.AppsV1().DaemonSets("kube-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc := writeKubeconfig(t, c.URL, token)
+
+	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s")
+	a.waitHeartbeat(t, "kured's Prometheus read and the lock held", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && hb.Leader && l.Verdict == model.VerdictHeld && sourceStatus(hb, model.SourcePrometheus) == model.StatusOK &&
+			strings.Contains(hb.AlertGate, "kured")
+	})
+	if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hb := a.waitHeartbeat(t, "the reap is refused by kured's alert filter", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeRefused
+	})
+	if l, _ := fleetlockLock(hb); !strings.Contains(l.Message, "DiskFull") || strings.Contains(l.Message, "Watchdog") {
+		t.Errorf("refusal %q: want DiskFull named and the ignored Watchdog not", l.Message)
+	}
+	if h := fleetHolder(t, admin); h != testZincatiID {
+		t.Fatalf("the ghost was reaped while a blocking alert fires: holder %q", h)
+	}
+}

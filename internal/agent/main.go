@@ -24,9 +24,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/model"
-	"github.com/rebootwatch/rebootwatch/sources/kube"
-	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+	sourceset "github.com/rebootwatch/rebootwatch/sources/set"
 )
 
 // Main runs rebootwatch-agent with args (without the program name): the
@@ -156,35 +155,22 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 	return code
 }
 
-// sourceStarters wires the informer sources to the agent.
+// sourceStarters wires the agent to the one list of sources a live session
+// starts too (sources/set): nodes, locks, PodDisruptionBudgets and pods,
+// Longhorn, and Prometheus (--prometheus-url, else kured's own).
 func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger) []Starter {
-	starters := []Starter{{
-		Name: "kube",
+	return []Starter{{
+		Name: "sources",
 		Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
-			return kube.Start(ctx, kube.Options{Client: client, FleetlockNamespace: cfg.FleetlockNamespace,
-				KuredDaemonSet: cfg.KuredDaemonSet, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
-		},
-	}, {
-		Name: "longhorn",
-		Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
-			return longhorn.Start(ctx, longhorn.Options{Client: dyn, RequestTimeout: cfg.RequestTimeout, Logger: log}, sink)
+			return sourceset.Start(ctx, sourceset.Options{
+				Client: client, Dynamic: dyn, RequestTimeout: cfg.RequestTimeout,
+				KuredDaemonSet: cfg.KuredDaemonSet, FleetlockNamespace: cfg.FleetlockNamespace,
+				Prometheus: prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
+					BearerTokenFile: cfg.PrometheusTokenFile},
+				Logger: log,
+			}, sink)
 		},
 	}}
-	if cfg.PrometheusURL != "" {
-		// kured_reboot_required and the blocking alerts (the alert gate).
-		starters = append(starters, Starter{
-			Name: "prometheus",
-			Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
-				po := prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
-					BearerTokenFile: cfg.PrometheusTokenFile, RequestTimeout: cfg.RequestTimeout, Logger: log}
-				if cfg.PrometheusAlerts != "" {
-					po.FilterFrom = "--prometheus-alerts"
-				}
-				return prometheus.Start(ctx, po, sink)
-			},
-		})
-	}
-	return starters
 }
 
 // AlertGateDecision says, for the startup log, what the blocking-alert gate
@@ -193,7 +179,7 @@ func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interfa
 func AlertGateDecision(cfg Config) string {
 	switch {
 	case cfg.PrometheusURL == "":
-		return "off: no --prometheus-url, so no blocking-alert filter; the alert gate passes every action"
+		return "kured's or off: no --prometheus-url, so kured's own (--prometheus-url and --alert-filter-regexp of its DaemonSet) is used once the DaemonSet is read; without those the alert gate passes every action"
 	case cfg.PrometheusAlerts == "":
 		return "off: no --prometheus-alerts (Prometheus is read for kured_reboot_required only); the alert gate passes every action"
 	}

@@ -41,7 +41,7 @@ func TestMainExitCodes(t *testing.T) {
 // The alert gate's configuration is a decision the startup log states.
 func TestAlertGateDecision(t *testing.T) {
 	c := Defaults()
-	if got := AlertGateDecision(c); !strings.HasPrefix(got, "off: no --prometheus-url") {
+	if got := AlertGateDecision(c); !strings.HasPrefix(got, "kured's or off: no --prometheus-url") {
 		t.Fatalf("no Prometheus: %q", got)
 	}
 	c.PrometheusURL = "http://prometheus:9090"

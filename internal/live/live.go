@@ -16,9 +16,9 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
-	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+	sourceset "github.com/rebootwatch/rebootwatch/sources/set"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
 
@@ -211,25 +211,26 @@ func (s *Session) sink(ctx context.Context) sources.Sink {
 
 func (s *Session) start(ctx context.Context) error {
 	sink := s.sink(ctx)
-	ks, err := kube.Start(ctx, kube.Options{
-		Client: s.Client, RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
-		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace, Once: s.opts.Once,
+	set, err := sourceset.Start(ctx, sourceset.Options{
+		Client: s.Client, Dynamic: s.Dynamic, LonghornREST: s.longhornREST,
+		RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
+		SyncTimeout: s.opts.SyncTimeout, Once: s.opts.Once,
+		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
+		Prometheus: prometheus.Options{
+			URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,
+			Interval: s.opts.PrometheusInterval, AlertFilter: s.opts.PrometheusAlerts,
+		},
+		// The demo's reboot-required signal stands in for Prometheus.
+		NoPrometheus: s.Demo,
 	}, sink)
 	if err != nil {
 		return err
 	}
-	s.waits = append(s.waits, ks.WaitForSync)
-	s.joins = append(s.joins, ks.Wait)
-	ls, err := longhorn.Start(ctx, longhorn.Options{Client: s.Dynamic, RequestTimeout: s.opts.RequestTimeout,
-		StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval, Once: s.opts.Once, REST: s.longhornREST}, sink)
-	if err != nil {
-		return err
-	}
-	s.waits = append(s.waits, ls.WaitForSync)
-	s.joins = append(s.joins, ls.Wait)
+	s.waits = append(s.waits, set.WaitForSync)
+	s.joins = append(s.joins, set.Wait)
 	if s.Demo {
-		// The demo's reboot-required signal stands in for Prometheus; its
-		// first value is there before the first sync completes.
+		// The demo's first reboot-required value is there before the first
+		// sync completes.
 		sink(sim.Health(s.Clock()))
 		sink(model.RebootRequiredSet{Values: s.Sim.RebootRequired()})
 		// The demo starts playing once the informers hold the first picture,
@@ -238,93 +239,13 @@ func (s *Session) start(ctx context.Context) error {
 		go func() {
 			defer s.wg.Done()
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_ = ks.WaitForSync(wctx)
-			_ = ls.WaitForSync(wctx)
+			_ = set.WaitForSync(wctx)
 			cancel()
 			s.Sim.Run(ctx, s.Clock, 250*time.Millisecond, sink)
 		}()
-		s.announceSync(ctx, sink)
-		return nil
 	}
-	po := prometheus.Options{
-		URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,
-		Interval: s.opts.PrometheusInterval, AlertFilter: s.opts.PrometheusAlerts, RequestTimeout: s.opts.RequestTimeout,
-	}
-	if s.opts.PrometheusURL == "" && s.opts.PrometheusAlerts == "" {
-		// The user gave no Prometheus: kured's own (--prometheus-url and its
-		// alert filter, from its DaemonSet) is the default, once read.
-		s.startKuredPrometheus(ctx, ks, po, sink)
-		s.announceSync(ctx, sink)
-		return nil
-	}
-	if s.opts.PrometheusAlerts != "" {
-		po.FilterFrom = "--prometheus-alerts"
-	}
-	ps, err := prometheus.Start(ctx, po, sink)
-	if err != nil {
-		return err
-	}
-	s.waits = append(s.waits, ps.WaitForSync)
-	s.joins = append(s.joins, ps.Wait)
 	s.announceSync(ctx, sink)
 	return nil
-}
-
-// startKuredPrometheus starts the Prometheus source once kured's DaemonSet
-// was read (bounded by the sync timeout): with kured's --prometheus-url and
-// its alert blocker's settings when kured has them (the gate then says the
-// filter is kured's), else disabled as without --prometheus-url. The first
-// sync waits for it, and Close joins it.
-func (s *Session) startKuredPrometheus(ctx context.Context, ks *kube.Source, po prometheus.Options, sink sources.Sink) {
-	var mu sync.Mutex
-	var ps *prometheus.Source
-	ready := make(chan struct{})
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(ready)
-		wctx, cancel := context.WithTimeout(ctx, s.opts.SyncTimeout)
-		_ = ks.WaitForSync(wctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if cfg, of := ks.KuredConfig(); cfg != nil && cfg.PrometheusURL != "" {
-			po.URL = cfg.PrometheusURL
-			po.KuredAlerts = &prometheus.KuredAlerts{Filter: cfg.AlertFilterRegexp, MatchOnly: cfg.AlertFilterMatchOnly, FiringOnly: cfg.AlertFiringOnly}
-			po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + of + ")"
-		}
-		p, err := prometheus.Start(ctx, po, sink)
-		if err != nil {
-			sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError,
-				Message: "kured's Prometheus settings: " + err.Error()}})
-			return
-		}
-		mu.Lock()
-		ps = p
-		mu.Unlock()
-	}()
-	started := func() *prometheus.Source {
-		mu.Lock()
-		defer mu.Unlock()
-		return ps
-	}
-	s.waits = append(s.waits, func(ctx context.Context) error {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if p := started(); p != nil {
-			return p.WaitForSync(ctx)
-		}
-		return nil
-	})
-	s.joins = append(s.joins, func() {
-		if p := started(); p != nil {
-			p.Wait()
-		}
-	})
 }
 
 // announceSync sends model.Synced once every source has delivered its

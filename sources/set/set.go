@@ -1,0 +1,188 @@
+// Package set is the one list of sources that feed a cluster's model,
+// started the same way by a live session (dashboard, --snapshot, watch) and
+// by rebootwatch-agent: nodes, locks, PodDisruptionBudgets and pods
+// (sources/kube), Longhorn's volumes (sources/longhorn) and Prometheus
+// (sources/prometheus) — the user's Prometheus when one is given, else
+// kured's own, read from kured's DaemonSet once it was listed.
+//
+// It only starts, waits for and joins sources. It must not interpret their
+// events (the owner's model does), hold a model, or render anything.
+package set
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
+	"github.com/rebootwatch/rebootwatch/sources/longhorn"
+	"github.com/rebootwatch/rebootwatch/sources/prometheus"
+)
+
+// Options configure every source of one cluster.
+type Options struct {
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	// LonghornREST is a JSON client for Longhorn's volumes, used by a
+	// one-shot read (nil: the dynamic client).
+	LonghornREST rest.Interface
+
+	RequestTimeout time.Duration
+	StaleAfter     time.Duration
+	ProbeInterval  time.Duration
+	// SyncTimeout bounds the wait for kured's DaemonSet before kured's own
+	// Prometheus settings are looked at (default 30s).
+	SyncTimeout time.Duration
+	// Once reads every source once, without informers (--snapshot).
+	Once bool
+
+	KuredDaemonSet     string
+	FleetlockNamespace string
+
+	// Prometheus is the user's Prometheus (URL, alert filter, token). With
+	// neither a URL nor an alert filter, kured's own --prometheus-url and
+	// alert settings are used once its DaemonSet was read; without those
+	// the source reports disabled.
+	Prometheus prometheus.Options
+	// NoPrometheus starts no Prometheus source (the demo stands in for it).
+	NoPrometheus bool
+
+	// Logger receives the sources' debug lines (default: discard).
+	Logger *slog.Logger
+}
+
+// Set is the running sources of one cluster.
+type Set struct {
+	Kube     *kube.Source
+	Longhorn *longhorn.Source
+
+	mu    sync.Mutex
+	prom  *prometheus.Source
+	ready chan struct{} // closed once the Prometheus source started or gave up
+	wg    sync.WaitGroup
+}
+
+// Start starts every source feeding sink and returns at once. An error
+// means a source could not be configured (a bad alert filter, say); sources
+// that already started stop with ctx.
+func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
+	if o.SyncTimeout <= 0 {
+		o.SyncTimeout = 30 * time.Second
+	}
+	s := &Set{ready: make(chan struct{})}
+	ks, err := kube.Start(ctx, kube.Options{
+		Client: o.Client, RequestTimeout: o.RequestTimeout, StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval,
+		KuredDaemonSet: o.KuredDaemonSet, FleetlockNamespace: o.FleetlockNamespace, Once: o.Once, Logger: o.Logger,
+	}, sink)
+	if err != nil {
+		return nil, err
+	}
+	s.Kube = ks
+	ls, err := longhorn.Start(ctx, longhorn.Options{Client: o.Dynamic, RequestTimeout: o.RequestTimeout,
+		StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval, Once: o.Once, REST: o.LonghornREST, Logger: o.Logger}, sink)
+	if err != nil {
+		return nil, err
+	}
+	s.Longhorn = ls
+	po := o.Prometheus
+	if po.RequestTimeout <= 0 {
+		po.RequestTimeout = o.RequestTimeout
+	}
+	if po.Logger == nil {
+		po.Logger = o.Logger
+	}
+	switch {
+	case o.NoPrometheus:
+		close(s.ready)
+	case po.URL == "" && po.AlertFilter == "":
+		// The user gave no Prometheus: kured's own is the default, once read.
+		s.wg.Add(1)
+		go s.startKuredPrometheus(ctx, po, o.SyncTimeout, sink)
+	default:
+		if po.AlertFilter != "" && po.FilterFrom == "" {
+			po.FilterFrom = "--prometheus-alerts"
+		}
+		p, err := prometheus.Start(ctx, po, sink)
+		if err != nil {
+			return nil, err
+		}
+		s.prom = p
+		close(s.ready)
+	}
+	return s, nil
+}
+
+// startKuredPrometheus starts the Prometheus source once kured's DaemonSet
+// was read (bounded by timeout): with kured's --prometheus-url and its alert
+// blocker's settings when kured has them (the gate then says the filter is
+// kured's), else disabled as without --prometheus-url.
+func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, timeout time.Duration, sink sources.Sink) {
+	defer s.wg.Done()
+	defer close(s.ready)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	_ = s.Kube.WaitForSync(wctx)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	if cfg, of := s.Kube.KuredConfig(); cfg != nil && cfg.PrometheusURL != "" {
+		po.URL = cfg.PrometheusURL
+		po.KuredAlerts = &prometheus.KuredAlerts{Filter: cfg.AlertFilterRegexp, MatchOnly: cfg.AlertFilterMatchOnly, FiringOnly: cfg.AlertFiringOnly}
+		po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + of + ")"
+	}
+	p, err := prometheus.Start(ctx, po, sink)
+	if err != nil {
+		sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError,
+			Message: "kured's Prometheus settings: " + err.Error()}})
+		return
+	}
+	s.mu.Lock()
+	s.prom = p
+	s.mu.Unlock()
+}
+
+func (s *Set) prometheus() *prometheus.Source {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prom
+}
+
+// WaitForSync waits until every source has delivered its first picture or
+// reported why it cannot, bounded by ctx.
+func (s *Set) WaitForSync(ctx context.Context) error {
+	var errs []error
+	for _, w := range []func(context.Context) error{s.Kube.WaitForSync, s.Longhorn.WaitForSync} {
+		if err := w(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	select {
+	case <-s.ready:
+		if p := s.prometheus(); p != nil {
+			if err := p.WaitForSync(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	case <-ctx.Done():
+		errs = append(errs, ctx.Err())
+	}
+	return errors.Join(errs...)
+}
+
+// Wait returns once every source's goroutines ended (after ctx is done).
+func (s *Set) Wait() {
+	s.Kube.Wait()
+	s.Longhorn.Wait()
+	s.wg.Wait()
+	if p := s.prometheus(); p != nil {
+		p.Wait()
+	}
+}
