@@ -8,40 +8,17 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubeconfigtest"
 )
 
-const twoClusters = `apiVersion: v1
-kind: Config
-clusters:
-- name: a
-  cluster: {server: "https://127.0.0.1:6443"}
-- name: b
-  cluster: {server: "https://127.0.0.2:6443"}
-contexts:
-- name: alpha
-  context: {cluster: a, user: u}
-- name: beta
-  context: {cluster: b, user: u}
-current-context: alpha
-users:
-- name: u
-  user: {token: t}
-- name: v
-  user: {token: other}
-`
+// The shared fixture, under the short names these tests use.
+const twoClusters = kubeconfigtest.TwoClusters
 
-func write(t *testing.T, dir, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, "config")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
-}
+var (
+	write = kubeconfigtest.Write
+	env   = kubeconfigtest.Env
+)
 
 func TestRESTConfigFollowsKubectlRules(t *testing.T) {
 	path := write(t, t.TempDir(), twoClusters)
