@@ -135,6 +135,23 @@ func mintToken(t *testing.T, cs kubernetes.Interface) string {
 }
 
 // writeKubeconfig writes a kubeconfig for server with the token.
+// heldLeaseCluster seeds the cluster most agent tests start from: nodes n1
+// (testMachineID, the fleetlock holder's machine) and n2, both up for 3h, a
+// fleetlock Lease held by n1's Zincati for 2h, and kured's DaemonSet without
+// a lock. It returns the admin client, the agent binary, a kubeconfig with
+// the deploy/ RBAC's token, and that token.
+func heldLeaseCluster(t *testing.T) (admin kubernetes.Interface, bin, kubeconfig, token string) {
+	t.Helper()
+	c, bin, token := setup(t)
+	admin = c.Client(t)
+	now := time.Now()
+	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
+	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
+	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
+	createKured(t, admin, "")
+	return admin, bin, writeKubeconfig(t, c.URL, token), token
+}
+
 func writeKubeconfig(t *testing.T, server, token string) string {
 	t.Helper()
 	return writeKubeconfigUser(t, server, fmt.Sprintf("{token: %q}", token))

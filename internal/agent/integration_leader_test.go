@@ -49,14 +49,7 @@ func leaderOf(t *testing.T, admin kubernetes.Interface, agents ...*agentProc) *a
 // acts. Killing the leader (SIGKILL: no release) hands over to the other
 // once the leader Lease expires, and the new leader acts.
 func TestIntegrationLeaderElection(t *testing.T) {
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
-	kc := writeKubeconfig(t, c.URL, token)
+	admin, bin, kc, token := heldLeaseCluster(t)
 	const leaseDuration = 6 * time.Second
 	args := []string{"--interval=2s", "--request-timeout=5s", "--leader-elect-lease-duration=" + leaseDuration.String(),
 		"--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"}

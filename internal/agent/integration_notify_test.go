@@ -62,18 +62,11 @@ func countContaining(msgs []string, s string) int {
 // notifications exactly once each, across many further iterations, and
 // the URL's token appears in no log line.
 func TestIntegrationNotifyGhostAndReapOnce(t *testing.T) {
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
+	admin, bin, kc, token := heldLeaseCluster(t)
 
 	hook := startWebhook(t)
 	const secret = "T0KEN-4f9a2c"
 	url := "generic+" + hook.srv.URL + "/hooks/" + secret
-	kc := writeKubeconfig(t, c.URL, token)
 	args := []string{"--interval=1s", "--request-timeout=10s", "--notify-url=" + url}
 	a := startAgentProc(t, bin, "agent-a", kc, args...)
 	b := startAgentProc(t, bin, "agent-b", kc, args...)
@@ -196,15 +189,9 @@ func ghostAlert(alerts []promAlert) (promAlert, bool) {
 // the lock's labels.
 func TestIntegrationGhostAlertFires(t *testing.T) {
 	testprom.Binary(t)
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
+	admin, bin, kc, _ := heldLeaseCluster(t)
 
-	a := startAgentProc(t, bin, "agent-a", writeKubeconfig(t, c.URL, token), "--interval=1s", "--request-timeout=10s", "--reap-ghost=false")
+	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s", "--reap-ghost=false")
 	a.waitHeartbeat(t, "n1 holds the lock", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && hb.Leader && l.Verdict == model.VerdictHeld

@@ -21,14 +21,7 @@ import (
 func TestIntegrationPrometheusAlertGate(t *testing.T) {
 	testprom.Binary(t)
 	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n"})
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
-	kc := writeKubeconfig(t, c.URL, token)
+	admin, bin, kc, _ := heldLeaseCluster(t)
 
 	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s",
 		"--prometheus-url="+prom.URL, "--prometheus-alerts=^Watchdog$")
@@ -79,13 +72,7 @@ func sourceStatus(hb heartbeat, name model.SourceName) model.SourceStatus {
 func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
 	testprom.Binary(t)
 	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n  - alert: DiskFull\n    expr: vector(1)\n"})
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
+	admin, bin, kc, _ := heldLeaseCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ds, err := admin.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
@@ -96,7 +83,6 @@ func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
 	if _, err := admin.AppsV1().DaemonSets("kube-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kc := writeKubeconfig(t, c.URL, token)
 
 	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s")
 	a.waitHeartbeat(t, "kured's Prometheus read and the lock held", func(hb heartbeat) bool {

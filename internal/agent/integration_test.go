@@ -51,15 +51,9 @@ func kuredLock(hb heartbeat) (LockReport, bool) {
 // the informer reports its holder's Node deleted (the interval is an hour,
 // so only the event can trigger it), records an Event, and logs no token.
 func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
-	c, bin, token := setup(t)
-	admin := c.Client(t)
-	now := time.Now()
-	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))
-	createNode(t, admin, "n2", "22222222222222222222222222222222", now.Add(-3*time.Hour))
-	createFleetLease(t, admin, testZincatiID, now.Add(-2*time.Hour))
-	createKured(t, admin, "")
+	admin, bin, kc, token := heldLeaseCluster(t)
 
-	a := startAgentProc(t, bin, "agent-a", writeKubeconfig(t, c.URL, token), "--interval=1h", "--request-timeout=10s")
+	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1h", "--request-timeout=10s")
 	a.waitHeartbeat(t, "the fleetlock lock is held by n1", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)
 		return ok && hb.Leader && l.Verdict == model.VerdictHeld && l.HolderNode == "n1"
