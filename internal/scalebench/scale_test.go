@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,14 @@ import (
 //
 // Each case's lines are also logged as a table (and appended to the file
 // REBOOTWATCH_BENCH_TABLE names, when set).
+//
+// Knobs for working on one part: REBOOTWATCH_BENCH_CASES=dashboard,agent
+// runs only those of snapshot, dashboard, agent and runbook (default all);
+// REBOOTWATCH_BENCH_SIZES=5000 measures only the sizes whose node count is
+// listed (the fixture still grows through the smaller ones);
+// REBOOTWATCH_BENCH_PROFILE=DIR writes a CPU profile and an allocation
+// profile of the dashboard's first run per size into DIR
+// (dashboard-NODES.cpu.pprof, dashboard-NODES.allocs.pprof).
 func BenchmarkScale(b *testing.B) {
 	if !testcluster.Integration() {
 		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
@@ -76,6 +85,8 @@ func BenchmarkScale(b *testing.B) {
 	}
 	runs := envInt(b, "REBOOTWATCH_BENCH_RUNS", 5)
 	steady := envDuration(b, "REBOOTWATCH_BENCH_STEADY", time.Minute)
+	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "snapshot", "dashboard", "agent", "runbook")
+	sizes := envSet(b, "REBOOTWATCH_BENCH_SIZES", "1000", "5000")
 
 	c := testcluster.Start(b)
 	c.InstallLonghornCRD(b)
@@ -91,6 +102,9 @@ func BenchmarkScale(b *testing.B) {
 
 	for _, k := range []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}} {
 		name := fmt.Sprintf("nodes=%d,volumes=%d", k.nodes, k.volumes)
+		if !sizes[strconv.Itoa(k.nodes)] {
+			continue
+		}
 		b.Run(name, func(b *testing.B) {
 			start := time.Now()
 			if err := fx.Grow(context.Background(), k.nodes, k.volumes); err != nil {
@@ -98,11 +112,15 @@ func BenchmarkScale(b *testing.B) {
 			}
 			b.Logf("seeded up to %d nodes and %d volumes in %s", k.nodes, k.volumes, time.Since(start).Round(time.Millisecond))
 			sc := scaleCase{name: name, nodes: k.nodes, volumes: k.volumes, runs: runs, steady: steady,
-				c: c, cs: cs, bins: bins, tab: tab}
-			b.Run("snapshot", sc.snapshot)
-			b.Run("dashboard", sc.dashboard)
-			b.Run("agent", sc.agent)
-			b.Run("runbook", sc.runbook)
+				c: c, cs: cs, bins: bins, tab: tab, profile: os.Getenv("REBOOTWATCH_BENCH_PROFILE")}
+			for _, r := range []struct {
+				name string
+				f    func(*testing.B)
+			}{{"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook}} {
+				if cases[r.name] {
+					b.Run(r.name, r.f)
+				}
+			}
 		})
 	}
 }
@@ -116,6 +134,7 @@ type scaleCase struct {
 	cs             kubernetes.Interface
 	bins           binaries
 	tab            *table
+	profile        string // directory for the dashboard's profiles, or ""
 }
 
 // snapshot runs `rebootwatch --snapshot -o json` runs times.
@@ -195,6 +214,10 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		debug.FreeOSMemory()
 		var ms0 runtime.MemStats
 		runtime.ReadMemStats(&ms0)
+		stopProfile := func() {}
+		if i == 0 && sc.profile != "" {
+			stopProfile = sc.startProfile(b, fmt.Sprintf("dashboard-%d", sc.nodes))
+		}
 		cpu0 := selfCPU()
 		t0 := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -215,6 +238,7 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		cl.Recompute(s.Clock())
 		wall = append(wall, time.Since(t0).Seconds())
 		cpu = append(cpu, selfCPU()-cpu0)
+		stopProfile()
 		if i == 0 {
 			firstReqs = delta(before, sc.requests(b))
 		}
@@ -248,6 +272,43 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 	sc.report(b, "dashboard", "retained heap MiB", heap)
 	sc.reportRequests(b, "dashboard", "requests to first picture (first run)", firstReqs, 1)
 	sc.reportRequests(b, "dashboard", "steady requests per minute", steadyRates, 1)
+}
+
+// startProfile starts a CPU profile and writes the allocation counts so far
+// (NAME.allocs-base.pprof); the returned stop ends the CPU profile and
+// writes the counts again (NAME.allocs.pprof): their difference (go tool
+// pprof -base) is what was allocated in between.
+func (sc *scaleCase) startProfile(b *testing.B, name string) (stop func()) {
+	if err := os.MkdirAll(sc.profile, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	base := filepath.Join(sc.profile, name)
+	writeHeap := func(path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	writeHeap(base + ".allocs-base.pprof")
+	cf, err := os.Create(base + ".cpu.pprof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cf); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		cf.Close()
+		runtime.GC() // the allocs profile is as of the last GC
+		writeHeap(base + ".allocs.pprof")
+		b.Logf("profiles: %s.cpu.pprof, %s.allocs.pprof (go tool pprof -sample_index=alloc_space -base %s.allocs-base.pprof %s.allocs.pprof)",
+			base, base, base, base)
+	}
 }
 
 // steadyWindow calls tick every second for the steady window and returns
@@ -700,6 +761,26 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s=%q: want a positive integer", name, v)
 	}
 	return n
+}
+
+// envSet reads a comma-separated subset of all (default: all of it).
+func envSet(b *testing.B, name string, all ...string) map[string]bool {
+	out := map[string]bool{}
+	v := os.Getenv(name)
+	if v == "" {
+		for _, a := range all {
+			out[a] = true
+		}
+		return out
+	}
+	for _, x := range strings.Split(v, ",") {
+		x = strings.TrimSpace(x)
+		if !slices.Contains(all, x) {
+			b.Fatalf("%s=%q: %q is not one of %s", name, v, x, strings.Join(all, ", "))
+		}
+		out[x] = true
+	}
+	return out
 }
 
 func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
