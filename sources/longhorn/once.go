@@ -1,9 +1,7 @@
 package longhorn
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,144 +158,163 @@ func (s *Source) getPage(ctx context.Context, cont string) ([]model.Volume, stri
 
 // DecodeVolumeList reads a VolumeList's JSON from r, item by item, and
 // returns the volumes as the model sees them and the list's continue token.
-// An object that is not a list (a Status, say) is an error.
+// It keeps only what the model reads of each item (volumeItem), in one pass
+// over the bytes (scan.go); fields of an unexpected type read as absent, as
+// VolumeToModel reads them. An object that is not a list (a Status, say) or
+// a document that is cut short or not JSON is an error.
 func DecodeVolumeList(r io.Reader) ([]model.Volume, string, error) {
-	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, "", err
-	}
-	var out []model.Volume
-	var cont, kind string
-	sawItems := false
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, "", fmt.Errorf("volume list: %w", err)
-		}
-		switch key {
-		case "items":
-			sawItems = true
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, "", fmt.Errorf("volume list: %w", err)
-			}
-			if tok == nil { // "items": null
-				continue
-			}
-			if d, ok := tok.(json.Delim); !ok || d != '[' {
-				return nil, "", fmt.Errorf("volume list: items is not an array")
-			}
-			for dec.More() {
-				var it volumeItem
-				if err := dec.Decode(&it); err != nil {
-					return nil, "", fmt.Errorf("volume list item: %w", err)
-				}
-				out = append(out, it.model())
-			}
-			if _, err := dec.Token(); err != nil { // ']'
-				return nil, "", fmt.Errorf("volume list: %w", err)
-			}
-		case "metadata":
-			var m struct {
-				Continue lenientString `json:"continue"`
-			}
-			if err := dec.Decode(&m); err != nil {
-				return nil, "", fmt.Errorf("volume list metadata: %w", err)
-			}
-			cont = string(m.Continue)
-		case "kind":
-			var k lenientString
-			if err := dec.Decode(&k); err != nil {
-				return nil, "", fmt.Errorf("volume list: %w", err)
-			}
-			kind = string(k)
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, "", fmt.Errorf("volume list: %w", err)
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil { // '}'
+	out, cont, err := decodeVolumeList(newScanner(r))
+	if err != nil {
 		return nil, "", fmt.Errorf("volume list: %w", err)
-	}
-	if !sawItems && kind != "VolumeList" {
-		return nil, "", fmt.Errorf("volume list: not a list (kind %q)", kind)
 	}
 	return out, cont, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+func decodeVolumeList(s *scanner) ([]model.Volume, string, error) {
+	c, err := s.next()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("volume list: empty response")
+		if ok, _ := s.atEnd(); ok && s.off == 0 && s.pos == 0 {
+			return nil, "", errors.New("empty response")
 		}
-		return fmt.Errorf("volume list: %w", err)
+		return nil, "", err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("volume list: want %q, got %v", want, tok)
+	if c != '{' {
+		return nil, "", fmt.Errorf("want an object, got %q", c)
 	}
-	return nil
+	var out []model.Volume
+	var cont, kind string
+	sawItems := false
+	err = s.fields(func(key []byte) error {
+		switch string(key) {
+		case "items":
+			sawItems = true
+			c, err := s.next()
+			if err != nil {
+				return err
+			}
+			switch c {
+			case 'n':
+				return s.skip() // "items": null
+			case '[':
+			default:
+				return errors.New("items is not an array")
+			}
+			s.pos++
+			if c, err := s.next(); err != nil || c == ']' {
+				s.pos++
+				return err
+			}
+			for {
+				var it volumeItem
+				if err := it.read(s); err != nil {
+					return fmt.Errorf("item %d: %w", len(out), err)
+				}
+				out = append(out, it.model())
+				more, err := s.more(']')
+				if err != nil || !more {
+					return err
+				}
+			}
+		case "metadata":
+			return s.fields(func(key []byte) error {
+				if string(key) != "continue" {
+					return s.skip()
+				}
+				v, err := s.lenientString()
+				cont = v
+				return err
+			})
+		case "kind":
+			v, err := s.lenientString()
+			kind = v
+			return err
+		}
+		return s.skip()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if end, err := s.atEnd(); err != nil || !end {
+		if err == nil {
+			err = errors.New("data after the list")
+		}
+		return nil, "", err
+	}
+	if !sawItems && kind != "VolumeList" {
+		return nil, "", fmt.Errorf("not a list (kind %q)", kind)
+	}
+	return out, cont, nil
 }
 
 // volumeItem is what the model reads of a Longhorn Volume. Fields of an
 // unexpected type read as absent (as unstructured.NestedString would), so
 // one odd object never makes the whole list unreadable.
 type volumeItem struct {
-	Metadata struct {
-		Name      lenientString `json:"name"`
-		Namespace lenientString `json:"namespace"`
-	} `json:"metadata"`
-	Spec struct {
-		NumberOfReplicas lenientInt `json:"numberOfReplicas"`
-	} `json:"spec"`
-	Status struct {
-		Robustness    lenientString `json:"robustness"`
-		State         lenientString `json:"state"`
-		CurrentNodeID lenientString `json:"currentNodeID"`
-		OwnerID       lenientString `json:"ownerID"`
-	} `json:"status"`
+	name, namespace                           string
+	replicas                                  int
+	robustness, state, currentNodeID, ownerID string
+}
+
+// read reads one item (null reads as an empty item, as encoding/json
+// decodes it; any other non-object is an error).
+func (it *volumeItem) read(s *scanner) error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	if c != '{' && c != 'n' {
+		return fmt.Errorf("not an object (%q)", c)
+	}
+	return s.fields(func(key []byte) error {
+		switch string(key) {
+		case "metadata":
+			return s.fields(func(key []byte) (err error) {
+				switch string(key) {
+				case "name":
+					it.name, err = s.lenientString()
+				case "namespace":
+					it.namespace, err = s.lenientString()
+				default:
+					err = s.skip()
+				}
+				return err
+			})
+		case "spec":
+			return s.fields(func(key []byte) (err error) {
+				if string(key) == "numberOfReplicas" {
+					it.replicas, err = s.lenientInt()
+					return err
+				}
+				return s.skip()
+			})
+		case "status":
+			return s.fields(func(key []byte) (err error) {
+				switch string(key) {
+				case "robustness":
+					it.robustness, err = s.lenientString()
+				case "state":
+					it.state, err = s.lenientString()
+				case "currentNodeID":
+					it.currentNodeID, err = s.lenientString()
+				case "ownerID":
+					it.ownerID, err = s.lenientString()
+				default:
+					err = s.skip()
+				}
+				return err
+			})
+		}
+		return s.skip()
+	})
 }
 
 // model converts as VolumeToModel does.
 func (it *volumeItem) model() model.Volume {
-	v := model.Volume{Namespace: string(it.Metadata.Namespace), Name: string(it.Metadata.Name),
-		Robustness: model.NormalRobustness(string(it.Status.Robustness)), State: string(it.Status.State),
-		Replicas: int(it.Spec.NumberOfReplicas), Node: string(it.Status.CurrentNodeID)}
+	v := model.Volume{Namespace: it.namespace, Name: it.name,
+		Robustness: model.NormalRobustness(it.robustness), State: it.state,
+		Replicas: it.replicas, Node: it.currentNodeID}
 	if v.Node == "" && v.State == "attached" {
-		v.Node = string(it.Status.OwnerID)
+		v.Node = it.ownerID
 	}
 	return v
-}
-
-// lenientString is a JSON string; any other JSON value reads as "".
-type lenientString string
-
-func (s *lenientString) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var v string
-		if err := json.Unmarshal(b, &v); err == nil {
-			*s = lenientString(v)
-		}
-	}
-	return nil
-}
-
-// lenientInt is a JSON number (truncated to an int); anything else reads as 0.
-type lenientInt int
-
-func (n *lenientInt) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
-		return nil
-	}
-	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-		*n = lenientInt(v)
-		return nil
-	}
-	if f, err := strconv.ParseFloat(string(b), 64); err == nil {
-		*n = lenientInt(int64(f))
-	}
-	return nil
 }
