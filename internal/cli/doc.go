@@ -2,8 +2,8 @@
 // plugin `kubectl rebootwatch`): a cobra command tree, one file per command
 // — root.go (the dashboard, and --snapshot), watch.go, release.go, reap.go,
 // uncordon.go, version.go, completion.go — whose persistent flags are
-// kubectl's cluster flags (k8s.io/cli-runtime, through
-// internal/kubeconfig) and rebootwatch's shared ones (flags.go). A command
+// kubectl's cluster flags (client-go's clientcmd flags, through
+// internal/kubeconfig/kubectlflags) and rebootwatch's shared ones (flags.go). A command
 // opens a cluster session (internal/live, internal/multi) and runs one mode,
 // mapping the outcome to an exit code (DESIGN §7, §9). Main(args, Env) is
 // the seam tests drive.

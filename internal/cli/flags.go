@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubectlflags"
@@ -24,9 +23,10 @@ type Common struct {
 	// Context is --context: one kubeconfig context, or a comma list that
 	// opens several clusters (our extension over kubectl's single context).
 	Context string
-	// Kube holds kubectl's other cluster flags (cli-runtime's ConfigFlags:
-	// --cluster, --user, --as, --as-group, --token, --server, …).
-	Kube               *genericclioptions.ConfigFlags
+	// Kube holds kubectl's other cluster flags (client-go's clientcmd
+	// override flags: --cluster, --user, --as, --as-group, --token,
+	// --server, …).
+	Kube               *kubectlflags.Flags
 	AllContexts        bool
 	RequestTimeout     time.Duration
 	KuredDaemonSet     string

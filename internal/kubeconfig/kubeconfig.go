@@ -1,13 +1,15 @@
 // Package kubeconfig is the one place where rebootwatch turns kubectl's
 // cluster flags and the environment into a client configuration: the CLI
 // (`rebootwatch`, the `kubectl rebootwatch` plugin) and the agent all load
-// through Loader. The CLI's flags are k8s.io/cli-runtime's ConfigFlags
-// (subpackage kubectlflags maps them to clientcmd overrides), so they are
-// spelled and mean what kubectl's do (--kubeconfig, --context, --cluster,
-// --user, --as, --as-group, --token, --server, …); the loading follows
+// through Loader. The CLI's flags are client-go's clientcmd override flags
+// (subpackage kubectlflags binds them and maps them to clientcmd
+// overrides), so they are spelled and mean what kubectl's do (--kubeconfig,
+// --context, --cluster, --user, --as, --as-group, --token, --server, …);
+// the loading follows
 // kubectl's rules: --kubeconfig, else $KUBECONFIG (a path list), else
-// ~/.kube/config. This package itself imports only client-go, so the agent,
-// which takes no kubectl flags, does not carry cli-runtime.
+// ~/.kube/config. This package imports only client-go (never
+// k8s.io/cli-runtime, whose kustomize and printers would nearly triple the
+// binaries).
 //
 // Two deliberate differences from kubectl: there is no silent fallback to a
 // default server (http://localhost:8080 or $KUBERNETES_MASTER) — without a
