@@ -57,6 +57,10 @@ import (
 //   - agent: `rebootwatch-agent` built from this tree, once: time to the
 //     first heartbeat with every node and volume, peak RSS, and over the
 //     steady window its RSS, CPU and requests per minute;
+//   - terminal: `rebootwatch` built from this tree, in a real terminal
+//     (a tmux pane): time to the first node row on the screen, to the full
+//     picture on the screen, peak RSS and CPU; and the same of k9s when
+//     REBOOTWATCH_BENCH_K9S names a k9s binary (see terminal_test.go);
 //   - runbook: the issue's six kubectl commands run one after another (when
 //     a kubectl is found: bin/kubectl, else $PATH), total wall time.
 //
@@ -69,10 +73,10 @@ import (
 // Each case's lines are also logged as a table (and appended to the file
 // REBOOTWATCH_BENCH_TABLE names, when set).
 //
-// Knobs for working on one part: REBOOTWATCH_BENCH_CASES=dashboard,agent
-// runs only those of snapshot, dashboard, agent and runbook (default all);
-// REBOOTWATCH_BENCH_SIZES=5000 measures only the sizes whose node count is
-// listed (the fixture still grows through the smaller ones);
+// Knobs for working on one part: REBOOTWATCH_BENCH_CASES=terminal,agent
+// runs only those of snapshot, dashboard, terminal, agent and runbook
+// (default all); REBOOTWATCH_BENCH_SIZES=5000 measures only the sizes whose
+// node count is listed (the fixture still grows through the smaller ones);
 // REBOOTWATCH_BENCH_PROFILE=DIR writes a CPU profile and an allocation
 // profile of the dashboard's first run per size into DIR
 // (dashboard-NODES.cpu.pprof, dashboard-NODES.allocs.pprof).
@@ -85,7 +89,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 	runs := envInt(b, "REBOOTWATCH_BENCH_RUNS", 5)
 	steady := envDuration(b, "REBOOTWATCH_BENCH_STEADY", time.Minute)
-	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "snapshot", "dashboard", "agent", "runbook")
+	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "snapshot", "dashboard", "terminal", "agent", "runbook")
 	sizes := envSet(b, "REBOOTWATCH_BENCH_SIZES", "1000", "5000")
 
 	c := testcluster.Start(b)
@@ -116,7 +120,7 @@ func BenchmarkScale(b *testing.B) {
 			for _, r := range []struct {
 				name string
 				f    func(*testing.B)
-			}{{"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook}} {
+			}{{"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"terminal", sc.terminal}, {"agent", sc.agent}, {"runbook", sc.runbook}} {
 				if cases[r.name] {
 					b.Run(r.name, r.f)
 				}
