@@ -230,7 +230,12 @@ func (m *Model) body(g geometry) []string {
 	if m.focus == focusLocks {
 		locksTitle = "Locks ▸"
 	}
-	if lnote == "" {
+	connecting := !m.c.Synced()
+	switch {
+	case lnote != "":
+	case connecting:
+		lnote = "connecting"
+	default:
 		lnote = fmt.Sprintf("%d", len(sts))
 	}
 	hp, hnote := m.panelState(model.SourceLonghorn)
@@ -269,6 +274,11 @@ func (m *Model) body(g geometry) []string {
 }
 
 func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int, showHeader bool) []string {
+	if len(sts) == 0 && !m.c.Synced() {
+		// Not judged yet (the model derives nothing before its sources'
+		// first picture): say so, not "no lock".
+		return locks.Connecting(p, w, h)
+	}
 	if showHeader {
 		return locks.Render(m.ctx, p, sts, sel, w, h)
 	}

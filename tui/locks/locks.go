@@ -64,6 +64,16 @@ func Held(s model.LockStatus, now time.Time) string {
 	return "?"
 }
 
+// Connecting returns exactly h lines of w cells for a cluster whose sources
+// have not all delivered their first picture: its locks are not judged yet
+// (an empty list then means "not known", never "no lock").
+func Connecting(p pctx.Painter, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	return pctx.Lines([]string{p.Paint(pctx.Warning, "? locks not judged yet: not every source has delivered its first picture")}, w, h)
+}
+
 // Render returns exactly h lines of w cells: a header and one line per lock.
 // selected is the highlighted lock (-1 for none).
 func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, selected int, w, h int) []string {

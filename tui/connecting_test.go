@@ -1,0 +1,48 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// While a live cluster is still connecting (AwaitSync, no Synced event
+// yet), the locks are not judged: the Locks panel must say so, not "no
+// reboot lock found" — at 1,000 nodes the dashboard showed that for
+// seconds, with kured's lock already read, until Longhorn's first list
+// arrived. Once synced, the lock is listed.
+func TestLocksPanelWhileConnecting(t *testing.T) {
+	now := t0
+	c := model.NewCluster("prod", model.Options{})
+	c.AwaitSync = true
+	f := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
+	c.Judge = f.Judge
+	ok := func(n model.SourceName) model.SourceChanged {
+		return model.SourceChanged{Health: model.SourceHealth{Name: n, Status: model.StatusOK, LastSync: now}}
+	}
+	kured := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+	c.Apply(model.Batch{ok(model.SourceNodes), ok(model.SourceKured), ok(model.SourceFleetlock),
+		model.NodeUpserted{Node: node("w-01", []string{"worker"}, false, "boot-a")},
+		model.LockUpserted{Lock: model.LockObject{LockRef: kured, UID: "ds-uid", ResourceVersion: "1",
+			Spec: &fixSpec{kind: model.LockKured, holder: "w-01", at: now.Add(-time.Minute)}}}}, now)
+	c.Recompute(now)
+	m := New(Options{Cluster: c, Clock: func() time.Time { return now }, WallClock: func() time.Time { return now }})
+	size(m, 160, 40)
+	s := screen(m)
+	if strings.Contains(s, "no reboot lock found") {
+		t.Fatalf("while connecting the Locks panel claims no lock was found:\n%s", s)
+	}
+	if !strings.Contains(s, "not judged yet") {
+		t.Fatalf("while connecting the Locks panel does not say the locks are not judged yet:\n%s", s)
+	}
+	if !strings.Contains(s, "w-01") {
+		t.Fatalf("the node row is not shown while connecting:\n%s", s)
+	}
+	m.Update(eventsMsg{model.Synced{}})
+	s = screen(m)
+	if strings.Contains(s, "not judged yet") || !strings.Contains(s, "kube-system/kured") {
+		t.Fatalf("once synced the Locks panel lists the lock:\n%s", s)
+	}
+}
