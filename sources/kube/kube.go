@@ -128,7 +128,10 @@ type part struct {
 	// probe is a cheap quorum read of the part's resource (limit=1).
 	probe func(context.Context) error
 	// list, transform and handler serve Once (no informer then).
-	list      func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	// listPage, when set, serves Once instead of list and transform: one
+	// page's objects, already transformed, and the continue token.
+	listPage  func(context.Context, metav1.ListOptions) ([]any, string, error)
 	transform cache.TransformFunc
 	handler   cache.ResourceEventHandler
 
@@ -190,6 +193,13 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			return cs.CoreV1().Nodes().Watch(ctx, lo)
 		})
 	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
+	if rc := nodeListREST(cs); o.Once && rc != nil {
+		// A real apiserver: pages are read straight into stripped Nodes
+		// (nodeproto.go), never decoded whole.
+		nodes.listPage = func(ctx context.Context, lo metav1.ListOptions) ([]any, string, error) {
+			return listNodesProto(ctx, rc, lo)
+		}
+	}
 	s.handle(nodes, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if n, ok := obj.(*corev1.Node); ok {
@@ -458,7 +468,7 @@ func (s *Source) listOnce(ctx context.Context, p *part) {
 	lo := metav1.ListOptions{Limit: limit}
 	for {
 		lctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-		list, err := p.list(lctx, lo)
+		page, next, err := s.listPage(lctx, p, lo)
 		cancel()
 		if apierrors.IsResourceExpired(err) && lo.Continue != "" {
 			// The continue token expired between pages: list again, whole.
@@ -469,23 +479,11 @@ func (s *Source) listOnce(ctx context.Context, p *part) {
 			s.onResult(p, "list", err)
 			return
 		}
-		err = meta.EachListItem(list, func(o runtime.Object) error {
-			t, err := p.transform(o)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, t)
-			return nil
-		})
-		if err != nil {
-			s.onResult(p, "list", err)
-			return
-		}
-		lm, err := meta.ListAccessor(list)
-		if err != nil || lm.GetContinue() == "" {
+		objs = append(objs, page...)
+		if next == "" {
 			break
 		}
-		lo.Continue = lm.GetContinue()
+		lo.Continue = next
 	}
 	if ctx.Err() != nil {
 		return
@@ -498,6 +496,35 @@ func (s *Source) listOnce(ctx context.Context, p *part) {
 	p.heard = s.opts.Clock()
 	p.mu.Unlock()
 	s.refresh(p)
+}
+
+// listPage lists one page of p's resource: its objects as p's transform
+// keeps them, and the continue token.
+func (s *Source) listPage(ctx context.Context, p *part, lo metav1.ListOptions) ([]any, string, error) {
+	if p.listPage != nil {
+		return p.listPage(ctx, lo)
+	}
+	list, err := p.list(ctx, lo)
+	if err != nil {
+		return nil, "", err
+	}
+	var objs []any
+	err = meta.EachListItem(list, func(o runtime.Object) error {
+		t, err := p.transform(o)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, t)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return objs, "", nil
+	}
+	return objs, lm.GetContinue(), nil
 }
 
 // WaitForSync waits until every informer has synced or reported why it

@@ -1,0 +1,152 @@
+package kube
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+)
+
+// nodeListProto encodes nodes as the apiserver sends a NodeList page in
+// protobuf (envelope, runtime.Unknown, NodeList).
+func nodeListProto(t testing.TB, cont string, nodes ...*corev1.Node) []byte {
+	t.Helper()
+	l := &corev1.NodeList{ListMeta: metav1.ListMeta{ResourceVersion: "42", Continue: cont}}
+	for _, n := range nodes {
+		l.Items = append(l.Items, *n)
+	}
+	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), corev1.SchemeGroupVersion)
+	var buf bytes.Buffer
+	if err := enc.Encode(l, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// generatedDecode is the path DecodeNodeList replaces: the generated
+// decoder into full Nodes, then TransformNode.
+func generatedDecode(t testing.TB, b []byte) ([]*corev1.Node, string) {
+	t.Helper()
+	obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(b, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := obj.(*corev1.NodeList)
+	var out []*corev1.Node
+	for i := range l.Items {
+		n, _ := TransformNode(&l.Items[i])
+		out = append(out, n.(*corev1.Node))
+	}
+	return out, l.Continue
+}
+
+// TestDecodeNodeListMatchesTransformNode: the protobuf reader keeps exactly
+// what TransformNode keeps of a page decoded whole: kubelet-sized nodes,
+// role labels old and new, kured's annotations among others, cordons,
+// deletion timestamps, nodes with nothing set.
+func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
+	odd := node("odd", false, map[string]string{"kubernetes.io/role": "infra", "node-role.kubernetes.io/gpu": "", "team": "x"})
+	odd.Spec.Unschedulable = true
+	odd.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}}
+	del := metav1.NewTime(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	odd.DeletionTimestamp = &del
+	odd.Annotations["weave.works/kured-most-recent-reboot-needed"] = "2026-11-30T07:00:00Z"
+	odd.CreationTimestamp = metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	nodes := []*corev1.Node{scalefixture.Node(0), scalefixture.Node(7), odd, node("plain", true, nil), {ObjectMeta: metav1.ObjectMeta{Name: "bare"}}}
+	b := nodeListProto(t, "next-page", nodes...)
+	want, wantCont := generatedDecode(t, b)
+	got, cont, err := DecodeNodeList(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cont != wantCont || cont != "next-page" {
+		t.Errorf("continue %q, want %q", cont, wantCont)
+	}
+	if !reflect.DeepEqual(got, want) {
+		for i := range max(len(got), len(want)) {
+			if i >= len(got) || i >= len(want) || !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("node %d:\ngot  %+v\nwant %+v", i, got[min(i, len(got)-1)], want[min(i, len(want)-1)])
+			}
+		}
+	}
+	if !got[2].Spec.Unschedulable || got[2].DeletionTimestamp == nil || len(got[2].Labels) != 2 || len(got[2].Annotations) != 2 ||
+		got[0].Status.NodeInfo.BootID != "boot-00000" || len(got[0].Status.Conditions) != 4 || got[0].Status.Images != nil {
+		t.Errorf("unexpected nodes: %+v\n%+v", got[2], got[0])
+	}
+}
+
+// TestDecodeNodeListRejects: a cut page is an error (never fewer nodes),
+// and so is anything but a protobuf NodeList.
+func TestDecodeNodeListRejects(t *testing.T) {
+	b := nodeListProto(t, "", scalefixture.Node(1), scalefixture.Node(2))
+	full, _, err := DecodeNodeList(b)
+	if err != nil || len(full) != 2 {
+		t.Fatal(len(full), err)
+	}
+	for i := range len(b) {
+		got, _, err := DecodeNodeList(b[:i])
+		// A cut after the NodeList's bytes only loses the envelope's
+		// trailing content type: still the whole list.
+		if err == nil && !reflect.DeepEqual(got, full) {
+			t.Fatalf("cut at %d of %d: no error and %d nodes", i, len(b), len(got))
+		}
+	}
+	pods := &corev1.PodList{Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "p"}}}}
+	var buf bytes.Buffer
+	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), corev1.SchemeGroupVersion)
+	if err := enc.Encode(pods, &buf); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{"pods": buf.Bytes(), "json": []byte(`{"kind":"NodeList","items":[]}`), "empty": nil,
+		"garbage": append([]byte("k8s\x00"), 0xff, 0xff, 0xff)} {
+		if _, _, err := DecodeNodeList(body); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// BenchmarkDecodeNodeList reads a page of 500 kubelet-sized nodes (3 MB
+// of protobuf, as the apiserver serves the scale benchmark's nodes).
+func BenchmarkDecodeNodeList(b *testing.B) {
+	var nodes []*corev1.Node
+	for i := range ListPageSize {
+		nodes = append(nodes, scalefixture.Node(i))
+	}
+	body := nodeListProto(b, "", nodes...)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.Run("generated+TransformNode", func(b *testing.B) {
+		s := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+		for b.Loop() {
+			obj, _, err := s.Decode(body, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := obj.(*corev1.NodeList)
+			out := make([]runtime.Object, 0, len(l.Items))
+			for i := range l.Items {
+				n, _ := TransformNode(&l.Items[i])
+				out = append(out, n.(*corev1.Node))
+			}
+			if len(out) != len(nodes) {
+				b.Fatal(len(out))
+			}
+		}
+	})
+	b.Run("DecodeNodeList", func(b *testing.B) {
+		for b.Loop() {
+			out, _, err := DecodeNodeList(body)
+			if err != nil || len(out) != len(nodes) {
+				b.Fatal(err, len(out))
+			}
+		}
+	})
+}
