@@ -38,8 +38,23 @@ func goroutineIDs() map[string]string {
 // wrapper that joined it (its deferred Done already ran) and the runtime's
 // exit path: such a goroutine was joined and is only finishing its last
 // instructions.
+//
+// client-go's reflector lists in a goroutine of its own that it never
+// joins: the reflector waits only for its signal (close(listCh)), the last
+// thing it does. Such a goroutine whose only frame is its own body (it is
+// inside no call: not listing) has signalled and is ending too.
 func exiting(stack string) bool {
-	for _, line := range strings.Split(stack, "\n")[1:] {
+	lines := strings.Split(stack, "\n")
+	if len(lines) >= 2 && strings.HasPrefix(lines[1], "k8s.io/client-go/tools/cache.(*Reflector).list.func1(") {
+		rest := lines[2:]
+		if len(rest) > 0 && strings.HasPrefix(rest[0], "\t") {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "created by ") {
+			return true
+		}
+	}
+	for _, line := range lines[1:] {
 		if line == "" || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "created by ") {
 			continue
 		}

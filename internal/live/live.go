@@ -190,10 +190,10 @@ func (s *Session) openReal() error {
 	if s.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	if s.opts.Once {
-		if s.longhornREST, err = longhorn.NewREST(cfg); err != nil {
-			return fmt.Errorf("kubernetes client: %w", err)
-		}
+	// Longhorn's volumes are decoded straight into small structs, for the
+	// informer and the one-shot read alike (sources/longhorn).
+	if s.longhornREST, err = longhorn.NewREST(cfg); err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -40,18 +41,38 @@ func createVolume(t testing.TB, dyn dynamic.Interface, ns, name, robustness, nod
 	}
 }
 
+// TestAgainstRealAPIServer runs the informer as the dashboard and the agent
+// do (typed: Longhorn's JSON decoded straight into small structs through
+// NewREST) and as the demo does (the dynamic client, unstructured objects
+// transformed), against a real apiserver: not installed, installed,
+// volumes in every robustness, a rebuild, a delete, uninstalled.
 func TestAgainstRealAPIServer(t *testing.T) {
+	for _, typed := range []bool{true, false} {
+		name := map[bool]string{true: "typed", false: "dynamic"}[typed]
+		t.Run(name, func(t *testing.T) { againstRealAPIServer(t, typed) })
+	}
+}
+
+func againstRealAPIServer(t *testing.T, typed bool) {
 	c := testcluster.Start(t)
 	dyn := c.Dynamic(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	opts := longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}
+	if typed {
+		rc, err := longhorn.NewREST(c.Admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.REST = rc
+	}
 
 	// The CRD is absent: not-installed, and the model has no Longhorn.
 	r := sourcetest.NewRecorder("it").WithTimeout(sourcetest.IntegrationTimeout)
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	src := sourcetest.StartWith(t, ctx, wctx, r, func(ctx context.Context, sink sources.Sink) (*longhorn.Source, error) {
-		return longhorn.Start(ctx, longhorn.Options{Client: dyn, RecheckInterval: 500 * time.Millisecond}, sink)
+		return longhorn.Start(ctx, opts, sink)
 	})
 	if h := src.Health(); h.Status != model.StatusNotInstalled {
 		t.Fatalf("CRD absent: %+v", h)
@@ -94,6 +115,15 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	}
 	r.Eventually(t, "rebuilt", func(c *model.Cluster) bool { return c.VolumeSummary().Healthy == 2 })
 
+	// A volume is deleted: the watch carries that too.
+	if err := ri.Delete(ctx, "pvc-faulted", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Eventually(t, "pvc-faulted gone", func(c *model.Cluster) bool {
+		s := c.VolumeSummary()
+		return s.Total == 3 && s.Faulted == 0
+	})
+
 	// Uninstalled: the source says so and the volumes are forgotten.
 	c.RemoveLonghornCRD(t)
 	r.Eventually(t, "not-installed again", func(c *model.Cluster) bool {
@@ -109,16 +139,24 @@ func TestForbiddenAgainstRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	src, err := longhorn.Start(ctx, longhorn.Options{Client: carol}, func(model.Event) {})
+	carolREST, err := longhorn.NewREST(c.UserConfig("carol"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.WaitForSync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if h := src.Health(); h.Status != model.StatusForbidden || h.Message != "cannot list volumes.longhorn.io (RBAC)" {
-		t.Fatalf("%+v", h)
+	for name, rc := range map[string]rest.Interface{"typed": carolREST, "dynamic": nil} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			src, err := longhorn.Start(ctx, longhorn.Options{Client: carol, REST: rc}, func(model.Event) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := src.WaitForSync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if h := src.Health(); h.Status != model.StatusForbidden || h.Message != "cannot list volumes.longhorn.io (RBAC)" {
+				t.Fatalf("%+v", h)
+			}
+		})
 	}
 }

@@ -1,7 +1,15 @@
-// Package longhorn is the Longhorn source: a dynamic informer on
+// Package longhorn is the Longhorn source: an informer on
 // volumes.longhorn.io/v1beta2 turned into model.VolumeUpserted/VolumeDeleted
 // (robustness, state, replicas, attached node) and the "longhorn" source
 // health.
+//
+// On a real apiserver (Options.REST) the informer's list and watch decode
+// the JSON straight into a small typed Volume (volume.go, decode.go,
+// typed.go): at 10,000 volumes, decoding them into unstructured maps was
+// most of the dashboard's CPU to its first picture. Without REST (the demo's
+// fake dynamic client) it watches through the dynamic client, and
+// TransformVolume turns each unstructured object into the same Volume
+// before it enters the cache.
 //
 // When the CRD is not served the source is `not-installed`: quietly, with one
 // cheap re-check every RecheckInterval (default 5m) rather than a retry storm,
@@ -9,10 +17,8 @@
 // apiserver and the dynamic fake client of sources/sim.
 //
 // With Options.Once (a one-shot report: --snapshot) there is no informer: the
-// volumes are listed once (one streamed request; pages if asked), and when
-// Options.REST is given (a real apiserver) the JSON is decoded as it streams
-// straight into small structs holding only what the model reads (once.go),
-// never into unstructured maps.
+// volumes are listed once (one streamed request; pages if asked), decoded
+// the same way as they stream (once.go).
 //
 // It must only read, and never hand out pointers into its cache.
 package longhorn
@@ -69,9 +75,10 @@ type Options struct {
 	// Once lists the volumes once instead of running an informer (a
 	// one-shot report); see once.go.
 	Once bool
-	// REST, for Once, is a client for longhorn.io/v1beta2 speaking JSON
-	// (NewREST): the list is decoded into small structs. Without it Once
-	// lists through Client (unstructured; the demo's fake client).
+	// REST is a client for longhorn.io/v1beta2 speaking JSON (NewREST):
+	// the informer's list and watch, and Once's list, decode into small
+	// structs through it. Without it (the demo's fake client) they go
+	// through Client as unstructured objects.
 	REST rest.Interface
 	// PageSize pages Once's list when > 0 (default ListPageSize: one request).
 	PageSize int64
@@ -179,10 +186,27 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	s.mu.Unlock()
 	var absent sync.Once
 	gone := make(chan struct{})
-	res := s.opts.Client.Resource(VolumeGVR)
-	var ri dynamic.ResourceInterface = res
-	if s.opts.Namespace != "" {
-		ri = res.Namespace(s.opts.Namespace)
+	// On a real apiserver (REST set) the list and the watch decode the JSON
+	// straight into *Volume; the dynamic client (the demo's fake) hands
+	// over unstructured maps, which TransformVolume turns into *Volume
+	// before they enter the cache.
+	var (
+		list    func(context.Context, metav1.ListOptions) (runtime.Object, error)
+		watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)
+		example runtime.Object
+		client  any
+	)
+	if s.opts.REST != nil {
+		rv := restVolumes{c: s.opts.REST, ns: s.opts.Namespace}
+		list, watchFn, example, client = rv.List, rv.Watch, &Volume{}, s.opts.REST
+	} else {
+		res := s.opts.Client.Resource(VolumeGVR)
+		var ri dynamic.ResourceInterface = res
+		if s.opts.Namespace != "" {
+			ri = res.Namespace(s.opts.Namespace)
+		}
+		list = func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, lo) }
+		watchFn, example, client = ri.Watch, &unstructured.Unstructured{}, s.opts.Client
 	}
 	var (
 		hmu                   sync.Mutex
@@ -198,14 +222,10 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		hmu.Unlock()
 	}
 	lw := &sources.ListWatch{
-		Client:  s.opts.Client,
-		Timeout: s.opts.RequestTimeout,
-		ListFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, lo)
-		},
-		WatchFunc: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, lo)
-		},
+		Client:    client,
+		Timeout:   s.opts.RequestTimeout,
+		ListFunc:  list,
+		WatchFunc: watchFn,
 		OnResult: func(verb string, err error) {
 			switch {
 			case err == nil:
@@ -234,7 +254,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			}
 		},
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
+	inf := cache.NewSharedIndexInformerWithOptions(lw, example,
 		cache.SharedIndexInformerOptions{ObjectDescription: "volumes.longhorn.io"})
 	// Every object the informer receives is word from the server.
 	_ = inf.SetTransform(func(obj any) (any, error) {
@@ -255,14 +275,14 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			u, ok := obj.(*unstructured.Unstructured)
+			v, ok := obj.(*Volume)
 			if !ok {
 				return
 			}
 			s.mu.Lock()
 			if gen == s.run {
-				delete(s.known, u.GetNamespace()+"/"+u.GetName())
-				s.sink(model.VolumeDeleted{Namespace: u.GetNamespace(), Name: u.GetName()})
+				delete(s.known, v.Namespace+"/"+v.Name)
+				s.sink(model.VolumeDeleted{Namespace: v.Namespace, Name: v.Name})
 			}
 			s.mu.Unlock()
 		},
@@ -305,7 +325,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	// A quiet watch probes the server; silence for StaleAfter is stale.
 	wg.Go(func() {
 		sources.ProbeLoop(ictx, s.opts.ProbeInterval, s.opts.RequestTimeout, func(ctx context.Context) error {
-			_, err := ri.List(ctx, metav1.ListOptions{Limit: 1})
+			_, err := list(ctx, metav1.ListOptions{Limit: 1})
 			return err
 		}, heard)
 	})
@@ -364,12 +384,12 @@ func splitKey(k string) (string, string) {
 }
 
 func (s *Source) upsert(gen int, oldObj, newObj any) {
-	u, ok := newObj.(*unstructured.Unstructured)
+	nv, ok := newObj.(*Volume)
 	if !ok {
 		return
 	}
-	v := VolumeToModel(u)
-	if o, ok := oldObj.(*unstructured.Unstructured); ok && VolumeToModel(o) == v {
+	v := nv.Model()
+	if o, ok := oldObj.(*Volume); ok && o.Model() == v {
 		return
 	}
 	s.mu.Lock()
@@ -380,38 +400,16 @@ func (s *Source) upsert(gen int, oldObj, newObj any) {
 	s.mu.Unlock()
 }
 
-// TransformVolume keeps only what the model reads of a Longhorn Volume:
-// identity, spec.numberOfReplicas and status robustness, state,
-// currentNodeID and ownerID.
+// TransformVolume keeps only what the model reads of a Longhorn Volume
+// before it enters the informer's cache: an unstructured Volume (the
+// dynamic client's) becomes a *Volume — identity, spec.numberOfReplicas,
+// status robustness and state, and the node (currentNodeID, else ownerID
+// while attached); a *Volume (decoded so already) is kept as it is.
 func TransformVolume(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return volumeFromUnstructured(u), nil
 	}
-	meta := map[string]any{"name": u.GetName()}
-	if ns := u.GetNamespace(); ns != "" {
-		meta["namespace"] = ns
-	}
-	if uid := u.GetUID(); uid != "" {
-		meta["uid"] = string(uid)
-	}
-	if rv := u.GetResourceVersion(); rv != "" {
-		meta["resourceVersion"] = rv
-	}
-	out := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}
-	if r, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "numberOfReplicas"); ok {
-		out["spec"] = map[string]any{"numberOfReplicas": r}
-	}
-	st := map[string]any{}
-	for _, f := range []string{"robustness", "state", "currentNodeID", "ownerID"} {
-		if v, ok, _ := unstructured.NestedString(u.Object, "status", f); ok {
-			st[f] = v
-		}
-	}
-	if len(st) > 0 {
-		out["status"] = st
-	}
-	return &unstructured.Unstructured{Object: out}, nil
+	return obj, nil
 }
 
 // VolumeToModel converts a (transformed or full) Longhorn Volume.

@@ -136,16 +136,25 @@ func TestForbidden(t *testing.T) {
 
 func TestTransformVolume(t *testing.T) {
 	in := volume("pvc-a", "degraded", 3, "w-1")
+	in.SetUID("u-1")
+	in.SetResourceVersion("17")
+	in.SetLabels(map[string]string{"longhornvolume": "pvc-a"})
 	out, _ := TransformVolume(in)
-	u := out.(*unstructured.Unstructured)
-	if _, ok := u.Object["metadata"].(map[string]any)["managedFields"]; ok {
-		t.Error("managedFields kept")
+	v, ok := out.(*Volume)
+	if !ok {
+		t.Fatalf("transformed into %T, want *Volume", out)
 	}
-	if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "size"); ok {
-		t.Error("spec.size kept")
+	if len(v.ManagedFields) > 0 || len(v.Labels) > 0 {
+		t.Errorf("metadata beyond the identity kept: %+v", v.ObjectMeta)
 	}
-	if VolumeToModel(in) != VolumeToModel(u) {
-		t.Errorf("transform changed the model volume: %+v vs %+v", VolumeToModel(in), VolumeToModel(u))
+	if v.Name != "pvc-a" || v.Namespace != "longhorn-system" || v.UID != "u-1" || v.ResourceVersion != "17" {
+		t.Errorf("identity %+v", v.ObjectMeta)
+	}
+	if v.Model() != VolumeToModel(in) {
+		t.Errorf("transform changed the model volume: %+v vs %+v", v.Model(), VolumeToModel(in))
+	}
+	if again, _ := TransformVolume(v); again != v {
+		t.Error("a *Volume is not kept as it is")
 	}
 	if _, err := Start(context.Background(), Options{}, func(model.Event) {}); err == nil {
 		t.Error("missing client accepted")

@@ -163,26 +163,31 @@ func (s *Source) getPage(ctx context.Context, cont string) ([]model.Volume, stri
 // VolumeToModel reads them. An object that is not a list (a Status, say) or
 // a document that is cut short or not JSON is an error.
 func DecodeVolumeList(r io.Reader) ([]model.Volume, string, error) {
-	out, cont, err := decodeVolumeList(newScanner(r))
+	var out []model.Volume
+	lm, err := decodeVolumeList(newScanner(r), func(it *volumeItem) { out = append(out, it.model()) })
 	if err != nil {
 		return nil, "", fmt.Errorf("volume list: %w", err)
 	}
-	return out, cont, nil
+	return out, lm.Continue, nil
 }
 
-func decodeVolumeList(s *scanner) ([]model.Volume, string, error) {
+// decodeVolumeList reads a VolumeList, calling each with every item as it
+// is read (each must copy what it keeps), and returns the list's
+// metadata: its continue token and resourceVersion.
+func decodeVolumeList(s *scanner, each func(*volumeItem)) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
 	c, err := s.next()
 	if err != nil {
 		if ok, _ := s.atEnd(); ok && s.off == 0 && s.pos == 0 {
-			return nil, "", errors.New("empty response")
+			return lm, errors.New("empty response")
 		}
-		return nil, "", err
+		return lm, err
 	}
 	if c != '{' {
-		return nil, "", fmt.Errorf("want an object, got %q", c)
+		return lm, fmt.Errorf("want an object, got %q", c)
 	}
-	var out []model.Volume
-	var cont, kind string
+	n := 0
+	var kind string
 	sawItems := false
 	err = s.fields(func(key []byte) error {
 		switch string(key) {
@@ -207,21 +212,25 @@ func decodeVolumeList(s *scanner) ([]model.Volume, string, error) {
 			for {
 				var it volumeItem
 				if err := it.read(s); err != nil {
-					return fmt.Errorf("item %d: %w", len(out), err)
+					return fmt.Errorf("item %d: %w", n, err)
 				}
-				out = append(out, it.model())
+				each(&it)
+				n++
 				more, err := s.more(']')
 				if err != nil || !more {
 					return err
 				}
 			}
 		case "metadata":
-			return s.fields(func(key []byte) error {
-				if string(key) != "continue" {
-					return s.skip()
+			return s.fields(func(key []byte) (err error) {
+				switch string(key) {
+				case "continue":
+					lm.Continue, err = s.lenientString()
+				case "resourceVersion":
+					lm.ResourceVersion, err = s.lenientString()
+				default:
+					err = s.skip()
 				}
-				v, err := s.lenientString()
-				cont = v
 				return err
 			})
 		case "kind":
@@ -232,18 +241,18 @@ func decodeVolumeList(s *scanner) ([]model.Volume, string, error) {
 		return s.skip()
 	})
 	if err != nil {
-		return nil, "", err
+		return lm, err
 	}
 	if end, err := s.atEnd(); err != nil || !end {
 		if err == nil {
 			err = errors.New("data after the list")
 		}
-		return nil, "", err
+		return lm, err
 	}
 	if !sawItems && kind != "VolumeList" {
-		return nil, "", fmt.Errorf("not a list (kind %q)", kind)
+		return lm, fmt.Errorf("not a list (kind %q)", kind)
 	}
-	return out, cont, nil
+	return lm, nil
 }
 
 // volumeItem is what the model reads of a Longhorn Volume. Fields of an
@@ -253,6 +262,13 @@ type volumeItem struct {
 	name, namespace                           string
 	replicas                                  int
 	robustness, state, currentNodeID, ownerID string
+	// uid and resourceVersion, for the informer's cache; initialEventsEnd
+	// is the k8s.io/initial-events-end annotation (a WatchList's BOOKMARK).
+	uid, resourceVersion, initialEventsEnd string
+	// A watch ERROR event's object is a Status: its top-level fields, and
+	// its "status" when that is a string (a Volume's is an object).
+	statusString, message, reason string
+	code                          int
 }
 
 // read reads one item (null reads as an empty item, as encoding/json
@@ -274,6 +290,18 @@ func (it *volumeItem) read(s *scanner) error {
 					it.name, err = s.lenientString()
 				case "namespace":
 					it.namespace, err = s.lenientString()
+				case "uid":
+					it.uid, err = s.lenientString()
+				case "resourceVersion":
+					it.resourceVersion, err = s.lenientString()
+				case "annotations":
+					err = s.fields(func(key []byte) (err error) {
+						if string(key) == metav1.InitialEventsAnnotationKey {
+							it.initialEventsEnd, err = s.lenientString()
+							return err
+						}
+						return s.skip()
+					})
 				default:
 					err = s.skip()
 				}
@@ -288,6 +316,10 @@ func (it *volumeItem) read(s *scanner) error {
 				return s.skip()
 			})
 		case "status":
+			if c, err := s.next(); err == nil && c == '"' {
+				it.statusString, err = s.lenientString()
+				return err
+			}
 			return s.fields(func(key []byte) (err error) {
 				switch string(key) {
 				case "robustness":
@@ -303,6 +335,15 @@ func (it *volumeItem) read(s *scanner) error {
 				}
 				return err
 			})
+		case "message":
+			it.message, err = s.lenientString()
+			return err
+		case "reason":
+			it.reason, err = s.lenientString()
+			return err
+		case "code":
+			it.code, err = s.lenientInt()
+			return err
 		}
 		return s.skip()
 	})

@@ -31,8 +31,9 @@ import (
 type Options struct {
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
-	// LonghornREST is a JSON client for Longhorn's volumes, used by a
-	// one-shot read (nil: the dynamic client).
+	// LonghornREST is a JSON client for Longhorn's volumes
+	// (longhorn.NewREST), read through it into small structs by the
+	// informer and a one-shot read alike (nil: the dynamic client).
 	LonghornREST rest.Interface
 
 	RequestTimeout time.Duration
