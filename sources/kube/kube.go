@@ -194,17 +194,21 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		})
 	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
 	if rc := nodeListREST(cs); o.Once && rc != nil {
-		// A real apiserver: pages are read straight into stripped Nodes
-		// (nodeproto.go), never decoded whole.
+		// A real apiserver: pages are read straight into the model's
+		// nodes as they stream in (nodeproto.go), never decoded whole.
 		nodes.listPage = func(ctx context.Context, lo metav1.ListOptions) ([]any, string, error) {
 			return listNodesProto(ctx, rc, lo)
 		}
 	}
 	s.handle(nodes, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if n, ok := obj.(*corev1.Node); ok {
+			switch n := obj.(type) {
+			case *corev1.Node:
 				s.send(model.NodeUpserted{Node: NodeToModel(n)})
 				s.pods.nodeSeen(n.Name, n.Spec.Unschedulable)
+			case *model.Node: // Once, from DecodeNodeList
+				s.send(model.NodeUpserted{Node: *n})
+				s.pods.nodeSeen(n.Name, n.Unschedulable)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {

@@ -1,32 +1,33 @@
 package kube
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
-	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // This file is the one-shot read of nodes (Options.Once) against a real
 // apiserver: each page of the NodeList comes as protobuf and is read
-// straight into Nodes as TransformNode keeps them. A kubelet's Node is
-// mostly what the model never reads — the image list, capacity,
-// addresses, managedFields — and decoding a page of 500 full Nodes only to
-// drop that was a third of a --snapshot's CPU at 5,000 nodes (and most of
-// its heap); here those fields are skipped by their length, never decoded.
-// The small parts that are kept (a condition, nodeInfo, a timestamp) go
-// through the generated decoders.
+// straight into the model's nodes, as NodeToModel(TransformNode(n)) makes
+// them. A kubelet's Node is mostly what the model never reads — the image
+// list, capacity, addresses, managedFields — and decoding a page of 500
+// full Nodes only to drop that was a third of a --snapshot's CPU at 5,000
+// nodes (and most of its heap); here those fields are skipped by their
+// length, never decoded. The small parts that are kept (a condition,
+// nodeInfo, a timestamp) go through the generated decoders.
 
 // protobufEnvelope starts every protobuf response of the apiserver.
 var protobufEnvelope = []byte("k8s\x00")
@@ -41,12 +42,9 @@ func nodeListREST(cs kubernetes.Interface) *rest.RESTClient {
 	return rc
 }
 
-// pageBuffers holds one page's bytes at a time (pages are read one after
-// another), so a one-shot read keeps one buffer of a page's size.
-var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// listNodesProto lists one page of nodes as protobuf and returns them as
-// TransformNode keeps them, with the list's continue token.
+// listNodesProto lists one page of nodes as protobuf, decoding it as it
+// streams in, and returns them as *model.Node, with the list's continue
+// token.
 func listNodesProto(ctx context.Context, rc *rest.RESTClient, lo metav1.ListOptions) ([]any, string, error) {
 	req := rc.Get().Resource("nodes").SetHeader("Accept", "application/vnd.kubernetes.protobuf")
 	if lo.Limit > 0 {
@@ -60,153 +58,274 @@ func listNodesProto(ctx context.Context, rc *rest.RESTClient, lo metav1.ListOpti
 		return nil, "", err
 	}
 	defer body.Close()
-	buf := pageBuffers.Get().(*bytes.Buffer)
-	defer pageBuffers.Put(buf)
-	buf.Reset()
-	if _, err := io.Copy(buf, body); err != nil {
-		return nil, "", err
-	}
-	nodes, cont, err := DecodeNodeList(buf.Bytes())
+	nodes, cont, err := DecodeNodeList(body)
 	if err != nil {
 		return nil, "", err
 	}
 	objs := make([]any, len(nodes))
-	for i, n := range nodes {
-		objs[i] = n
+	for i := range nodes {
+		objs[i] = &nodes[i]
 	}
 	return objs, cont, nil
 }
 
 // DecodeNodeList reads a NodeList in the apiserver's protobuf encoding (the
-// "k8s\x00" envelope around a runtime.Unknown) and returns every node as
-// TransformNode keeps it, and the list's continue token. It never decodes
-// what TransformNode drops.
-func DecodeNodeList(b []byte) ([]*corev1.Node, string, error) {
-	nodes, cont, err := decodeNodeList(b)
+// "k8s\x00" envelope around a runtime.Unknown) from r as it streams, one
+// item at a time, and returns every node as NodeToModel(TransformNode(n))
+// makes it, and the list's continue token. It never decodes what
+// TransformNode drops. A response cut short or not a NodeList is an error.
+func DecodeNodeList(r io.Reader) ([]model.Node, string, error) {
+	d := &nodeStream{r: bufio.NewReaderSize(r, 64<<10)}
+	nodes, cont, err := d.list()
 	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, "", fmt.Errorf("node list (protobuf): %w", err)
 	}
 	return nodes, cont, nil
 }
 
-func decodeNodeList(b []byte) ([]*corev1.Node, string, error) {
-	if !bytes.HasPrefix(b, protobufEnvelope) {
+// nodeStream reads a protobuf NodeList from a stream.
+type nodeStream struct {
+	r    *bufio.Reader
+	off  int64  // bytes consumed
+	item []byte // one field's bytes at a time
+}
+
+// ReadByte makes the stream an io.ByteReader for binary.ReadUvarint.
+func (d *nodeStream) ReadByte() (byte, error) {
+	c, err := d.r.ReadByte()
+	if err == nil {
+		d.off++
+	}
+	return c, err
+}
+
+// wire types
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// field reads the next field's tag and, for a length-delimited field, its
+// length (n is 8 or 4 for a fixed field, unused for a varint).
+func (d *nodeStream) field() (num int, wire uint64, n int64, err error) {
+	tag, err := binary.ReadUvarint(d)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	num, wire = int(tag>>3), tag&7
+	if num <= 0 {
+		return 0, 0, 0, errors.New("bad field number")
+	}
+	switch wire {
+	case wireVarint:
+		return num, wire, 0, nil
+	case wireFixed64:
+		return num, wire, 8, nil
+	case wireBytes:
+		l, err := binary.ReadUvarint(d)
+		if err != nil {
+			return 0, 0, 0, unexpected(err)
+		}
+		if l > 1<<31 {
+			return 0, 0, 0, fmt.Errorf("field %d: length %d", num, l)
+		}
+		return num, wire, int64(l), nil
+	case wireFixed32:
+		return num, wire, 4, nil
+	}
+	return 0, 0, 0, fmt.Errorf("field %d: unsupported wire type %d", num, wire)
+}
+
+// read returns a length-delimited field's n bytes, valid until the next
+// read.
+func (d *nodeStream) read(n int64) ([]byte, error) {
+	if int64(cap(d.item)) < n {
+		d.item = make([]byte, n)
+	}
+	d.item = d.item[:n]
+	m, err := io.ReadFull(d.r, d.item)
+	d.off += int64(m)
+	return d.item, unexpected(err)
+}
+
+// skip discards a field's value.
+func (d *nodeStream) skip(wire uint64, n int64) error {
+	if wire == wireVarint {
+		_, err := binary.ReadUvarint(d)
+		return unexpected(err)
+	}
+	m, err := d.r.Discard(int(n))
+	d.off += int64(m)
+	return unexpected(err)
+}
+
+// unexpected turns an EOF inside a field into ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (d *nodeStream) list() ([]model.Node, string, error) {
+	var env [4]byte
+	if _, err := io.ReadFull(d.r, env[:]); err != nil || !bytes.Equal(env[:], protobufEnvelope) {
 		return nil, "", errors.New("not a protobuf response")
 	}
-	var raw []byte
-	var kind, encoding string
-	sawRaw := false
-	err := eachField(b[len(protobufEnvelope):], func(f int, v []byte) (err error) {
-		switch f {
-		case 1: // typeMeta
-			err = eachField(v, func(f int, v []byte) error {
-				if f == 2 { // kind
+	var kind string
+	var nodes []model.Node
+	var cont string
+	sawList := false
+	for {
+		f, wire, n, err := d.field()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		switch {
+		case f == 1 && wire == wireBytes: // typeMeta
+			b, err := d.read(n)
+			if err != nil {
+				return nil, "", err
+			}
+			err = eachField(b, func(f int, v []byte) error {
+				if f == 2 {
 					kind = string(v)
 				}
 				return nil
 			})
-		case 2:
-			raw, sawRaw = v, true
-		case 3:
-			encoding = string(v)
+			if err != nil {
+				return nil, "", err
+			}
+		case f == 2 && wire == wireBytes: // raw: the NodeList, read item by item
+			if kind != "NodeList" {
+				return nil, "", fmt.Errorf("want a NodeList, got kind %q", kind)
+			}
+			nodes, cont, err = d.nodeList(n)
+			if err != nil {
+				return nil, "", err
+			}
+			sawList = true
+		case f == 3 && wire == wireBytes && n > 0:
+			return nil, "", errors.New("content encoding not supported")
+		default:
+			if err := d.skip(wire, n); err != nil {
+				return nil, "", err
+			}
 		}
-		return err
-	})
-	if err != nil {
-		return nil, "", err
 	}
-	if kind != "NodeList" || encoding != "" || !sawRaw {
-		return nil, "", fmt.Errorf("want a NodeList, got kind %q (content encoding %q)", kind, encoding)
+	if !sawList {
+		return nil, "", fmt.Errorf("want a NodeList, got kind %q and no list", kind)
 	}
-	var nodes []*corev1.Node
+	return nodes, cont, nil
+}
+
+// nodeList reads a NodeList of size bytes.
+func (d *nodeStream) nodeList(size int64) ([]model.Node, string, error) {
+	var nodes []model.Node
 	var cont string
-	err = eachField(raw, func(f int, v []byte) error {
+	end := d.off + size
+	for d.off < end {
+		f, wire, n, err := d.field()
+		if err != nil {
+			return nil, "", unexpected(err)
+		}
+		if wire != wireBytes || d.off+n > end {
+			return nil, "", fmt.Errorf("NodeList field %d: bad wire type or length", f)
+		}
+		b, err := d.read(n)
+		if err != nil {
+			return nil, "", err
+		}
 		switch f {
 		case 1: // ListMeta
-			return eachField(v, func(f int, v []byte) error {
+			err = eachField(b, func(f int, v []byte) error {
 				if f == 3 {
 					cont = string(v)
 				}
 				return nil
 			})
-		case 2:
-			n, err := decodeNode(v)
 			if err != nil {
-				return fmt.Errorf("item %d: %w", len(nodes), err)
+				return nil, "", err
 			}
-			nodes = append(nodes, n)
+		case 2:
+			if nodes == nil {
+				nodes = make([]model.Node, 0, ListPageSize)
+			}
+			nodes = append(nodes, model.Node{})
+			if err := decodeNode(b, &nodes[len(nodes)-1]); err != nil {
+				return nil, "", fmt.Errorf("item %d: %w", len(nodes)-1, err)
+			}
 		}
-		return nil
-	})
-	return nodes, cont, err
+	}
+	if d.off != end {
+		return nil, "", errors.New("NodeList overruns its length")
+	}
+	return nodes, cont, nil
 }
 
-// decodeNode reads one Node into what TransformNode keeps of it.
-func decodeNode(b []byte) (*corev1.Node, error) {
-	out := &corev1.Node{}
+// decodeNode reads one Node into the model's node.
+func decodeNode(b []byte, m *model.Node) error {
 	err := eachField(b, func(f int, v []byte) error {
 		switch f {
 		case 1:
-			return decodeNodeMeta(v, &out.ObjectMeta)
+			return decodeNodeMeta(v, m)
 		case 2: // spec
 			return eachField(v, func(f int, v []byte) error {
 				if f == 4 {
 					u, _ := binary.Uvarint(v)
-					out.Spec.Unschedulable = u != 0
+					m.Unschedulable = u != 0
 				}
 				return nil
 			})
 		case 3:
-			return decodeNodeStatus(v, &out.Status)
+			return decodeNodeStatus(v, m)
 		}
 		return nil
 	})
-	return out, err
+	sort.Strings(m.Roles)
+	return err
 }
 
-// decodeNodeMeta reads stripMeta's fields, role labels and kured's
-// annotations; managedFields and the rest are skipped.
-func decodeNodeMeta(b []byte, m *metav1.ObjectMeta) error {
+// decodeNodeMeta reads the name, uid, creation time, role labels and
+// kured's annotations; managedFields and the rest are skipped.
+func decodeNodeMeta(b []byte, m *model.Node) error {
 	return eachField(b, func(f int, v []byte) error {
 		switch f {
 		case 1:
 			m.Name = string(v)
-		case 3:
-			m.Namespace = string(v)
 		case 5:
-			m.UID = types.UID(v)
-		case 6:
-			m.ResourceVersion = string(v)
+			m.UID = string(v)
 		case 8:
-			return m.CreationTimestamp.Unmarshal(v)
-		case 9:
-			m.DeletionTimestamp = &metav1.Time{}
-			return m.DeletionTimestamp.Unmarshal(v)
+			var t metav1.Time
+			if err := t.Unmarshal(v); err != nil {
+				return err
+			}
+			m.Created = t.Time
 		case 11, 12:
 			k, val, err := mapEntry(v)
 			if err != nil {
 				return err
 			}
-			if f == 11 && (strings.HasPrefix(k, roleLabelPrefix) || k == legacyRoleLabel) {
-				if m.Labels == nil {
-					m.Labels = map[string]string{}
-				}
-				m.Labels[k] = val
-			}
-			if f == 12 && strings.HasPrefix(k, kuredAnnotationPrefix) {
-				if m.Annotations == nil {
-					m.Annotations = map[string]string{}
-				}
-				m.Annotations[k] = val
+			if f == 11 {
+				addRole(m, k, val)
+			} else {
+				addAnnotation(m, k, val)
 			}
 		}
 		return nil
 	})
 }
 
-// decodeNodeStatus reads the conditions (without heartbeats) and four
-// nodeInfo fields.
-func decodeNodeStatus(b []byte, st *corev1.NodeStatus) error {
+// decodeNodeStatus reads the conditions and four nodeInfo fields.
+func decodeNodeStatus(b []byte, m *model.Node) error {
 	return eachField(b, func(f int, v []byte) error {
 		switch f {
 		case 4:
@@ -214,15 +333,13 @@ func decodeNodeStatus(b []byte, st *corev1.NodeStatus) error {
 			if err := c.Unmarshal(v); err != nil {
 				return err
 			}
-			st.Conditions = append(st.Conditions, corev1.NodeCondition{Type: c.Type, Status: c.Status, Reason: c.Reason,
-				Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+			m.Conditions = append(m.Conditions, modelCondition(&c))
 		case 7:
 			var ni corev1.NodeSystemInfo
 			if err := ni.Unmarshal(v); err != nil {
 				return err
 			}
-			st.NodeInfo = corev1.NodeSystemInfo{BootID: ni.BootID, MachineID: ni.MachineID,
-				OSImage: ni.OSImage, KernelVersion: ni.KernelVersion}
+			m.BootID, m.MachineID, m.OSImage, m.KernelVersion = ni.BootID, ni.MachineID, ni.OSImage, ni.KernelVersion
 		}
 		return nil
 	})

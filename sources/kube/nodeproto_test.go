@@ -2,17 +2,19 @@ package kube
 
 import (
 	"bytes"
+	"io"
 	"reflect"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // nodeListProto encodes nodes as the apiserver sends a NodeList page in
@@ -32,24 +34,25 @@ func nodeListProto(t testing.TB, cont string, nodes ...*corev1.Node) []byte {
 }
 
 // generatedDecode is the path DecodeNodeList replaces: the generated
-// decoder into full Nodes, then TransformNode.
-func generatedDecode(t testing.TB, b []byte) ([]*corev1.Node, string) {
+// decoder into full Nodes, then TransformNode and NodeToModel.
+func generatedDecode(t testing.TB, b []byte) ([]model.Node, string) {
 	t.Helper()
 	obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(b, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := obj.(*corev1.NodeList)
-	var out []*corev1.Node
+	var out []model.Node
 	for i := range l.Items {
 		n, _ := TransformNode(&l.Items[i])
-		out = append(out, n.(*corev1.Node))
+		out = append(out, NodeToModel(n.(*corev1.Node)))
 	}
 	return out, l.Continue
 }
 
-// TestDecodeNodeListMatchesTransformNode: the protobuf reader keeps exactly
-// what TransformNode keeps of a page decoded whole: kubelet-sized nodes,
+// TestDecodeNodeListMatchesTransformNode: the protobuf reader gives the
+// model exactly what NodeToModel(TransformNode(n)) gives of a page decoded
+// whole: kubelet-sized nodes,
 // role labels old and new, kured's annotations among others, cordons,
 // deletion timestamps, nodes with nothing set.
 func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
@@ -63,7 +66,7 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 	nodes := []*corev1.Node{scalefixture.Node(0), scalefixture.Node(7), odd, node("plain", true, nil), {ObjectMeta: metav1.ObjectMeta{Name: "bare"}}}
 	b := nodeListProto(t, "next-page", nodes...)
 	want, wantCont := generatedDecode(t, b)
-	got, cont, err := DecodeNodeList(b)
+	got, cont, err := DecodeNodeList(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +80,14 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 			}
 		}
 	}
-	if !got[2].Spec.Unschedulable || got[2].DeletionTimestamp == nil || len(got[2].Labels) != 2 || len(got[2].Annotations) != 2 ||
-		got[0].Status.NodeInfo.BootID != "boot-00000" || len(got[0].Status.Conditions) != 4 || got[0].Status.Images != nil {
+	// However the bytes arrive.
+	for name, r := range map[string]io.Reader{"one byte": iotest.OneByteReader(bytes.NewReader(b)), "half": iotest.HalfReader(bytes.NewReader(b))} {
+		if again, _, err := DecodeNodeList(r); err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: %v, %d nodes", name, err, len(again))
+		}
+	}
+	if !got[2].Unschedulable || !reflect.DeepEqual(got[2].Roles, []string{"gpu", "infra"}) || len(got[2].Annotations) != 2 ||
+		got[0].BootID != "boot-00000" || len(got[0].Conditions) != 4 || got[2].Created.IsZero() {
 		t.Errorf("unexpected nodes: %+v\n%+v", got[2], got[0])
 	}
 }
@@ -87,12 +96,12 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 // and so is anything but a protobuf NodeList.
 func TestDecodeNodeListRejects(t *testing.T) {
 	b := nodeListProto(t, "", scalefixture.Node(1), scalefixture.Node(2))
-	full, _, err := DecodeNodeList(b)
+	full, _, err := DecodeNodeList(bytes.NewReader(b))
 	if err != nil || len(full) != 2 {
 		t.Fatal(len(full), err)
 	}
 	for i := range len(b) {
-		got, _, err := DecodeNodeList(b[:i])
+		got, _, err := DecodeNodeList(bytes.NewReader(b[:i]))
 		// A cut after the NodeList's bytes only loses the envelope's
 		// trailing content type: still the whole list.
 		if err == nil && !reflect.DeepEqual(got, full) {
@@ -107,7 +116,7 @@ func TestDecodeNodeListRejects(t *testing.T) {
 	}
 	for name, body := range map[string][]byte{"pods": buf.Bytes(), "json": []byte(`{"kind":"NodeList","items":[]}`), "empty": nil,
 		"garbage": append([]byte("k8s\x00"), 0xff, 0xff, 0xff)} {
-		if _, _, err := DecodeNodeList(body); err == nil {
+		if _, _, err := DecodeNodeList(bytes.NewReader(body)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -123,7 +132,7 @@ func BenchmarkDecodeNodeList(b *testing.B) {
 	body := nodeListProto(b, "", nodes...)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	b.Run("generated+TransformNode", func(b *testing.B) {
+	b.Run("generated+TransformNode+NodeToModel", func(b *testing.B) {
 		s := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
 		for b.Loop() {
 			obj, _, err := s.Decode(body, nil, nil)
@@ -131,10 +140,10 @@ func BenchmarkDecodeNodeList(b *testing.B) {
 				b.Fatal(err)
 			}
 			l := obj.(*corev1.NodeList)
-			out := make([]runtime.Object, 0, len(l.Items))
+			out := make([]model.Node, 0, len(l.Items))
 			for i := range l.Items {
 				n, _ := TransformNode(&l.Items[i])
-				out = append(out, n.(*corev1.Node))
+				out = append(out, NodeToModel(n.(*corev1.Node)))
 			}
 			if len(out) != len(nodes) {
 				b.Fatal(len(out))
@@ -143,7 +152,7 @@ func BenchmarkDecodeNodeList(b *testing.B) {
 	})
 	b.Run("DecodeNodeList", func(b *testing.B) {
 		for b.Loop() {
-			out, _, err := DecodeNodeList(body)
+			out, _, err := DecodeNodeList(bytes.NewReader(body))
 			if err != nil || len(out) != len(nodes) {
 				b.Fatal(err, len(out))
 			}

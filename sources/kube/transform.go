@@ -85,32 +85,46 @@ func NodeToModel(n *corev1.Node) model.Node {
 		Created:       n.CreationTimestamp.Time,
 	}
 	for k, v := range n.Labels {
-		switch {
-		case strings.HasPrefix(k, roleLabelPrefix):
-			if r := strings.TrimPrefix(k, roleLabelPrefix); r != "" {
-				m.Roles = appendUnique(m.Roles, r)
-			}
-		case k == legacyRoleLabel && v != "":
-			m.Roles = appendUnique(m.Roles, v)
-		}
+		addRole(&m, k, v)
 	}
 	sort.Strings(m.Roles)
 	for k, v := range n.Annotations {
-		if strings.HasPrefix(k, kuredAnnotationPrefix) {
-			if m.Annotations == nil {
-				m.Annotations = map[string]string{}
-			}
-			m.Annotations[k] = v
-		}
+		addAnnotation(&m, k, v)
 	}
 	if len(n.Status.Conditions) > 0 {
 		m.Conditions = make([]model.Condition, len(n.Status.Conditions))
-		for i, c := range n.Status.Conditions {
-			m.Conditions[i] = model.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason,
-				Message: c.Message, LastTransition: c.LastTransitionTime.Time}
+		for i := range n.Status.Conditions {
+			m.Conditions[i] = modelCondition(&n.Status.Conditions[i])
 		}
 	}
 	return m
+}
+
+// addRole adds the role a node label names, if it names one.
+func addRole(m *model.Node, k, v string) {
+	switch {
+	case strings.HasPrefix(k, roleLabelPrefix):
+		if r := strings.TrimPrefix(k, roleLabelPrefix); r != "" {
+			m.Roles = appendUnique(m.Roles, r)
+		}
+	case k == legacyRoleLabel && v != "":
+		m.Roles = appendUnique(m.Roles, v)
+	}
+}
+
+// addAnnotation keeps a node annotation if it is kured's.
+func addAnnotation(m *model.Node, k, v string) {
+	if strings.HasPrefix(k, kuredAnnotationPrefix) {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[k] = v
+	}
+}
+
+func modelCondition(c *corev1.NodeCondition) model.Condition {
+	return model.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason,
+		Message: c.Message, LastTransition: c.LastTransitionTime.Time}
 }
 
 func appendUnique(s []string, v string) []string {
