@@ -455,6 +455,7 @@ func (sc *scaleCase) agent(b *testing.B) {
 		b.Fatalf("agent: no heartbeat with %d nodes, %d volumes and every source ok in %s:\n%s", sc.nodes, sc.volumes, sc.steady, logTail())
 	}
 	sc.report(b, "agent", "to sources synced s", []float64{first.at.Seconds()})
+	sc.report(b, "agent", "CPU s to first picture", []float64{cpu0})
 	sc.report(b, "agent", "peak RSS MiB (to first picture)", []float64{float64(hwmAtFirst) / 1024})
 	sc.report(b, "agent", "peak RSS MiB (whole run)", []float64{kib / 1024})
 	if len(rssSamples) > 0 {
