@@ -63,10 +63,11 @@ func (s *Source) listOnce(ctx context.Context) {
 		s.rep.Fail("list", "volumes.longhorn.io", s.opts.Namespace, err)
 		return
 	}
+	// Nothing is remembered of what was sent (known): without an informer
+	// no deletion follows.
 	batch := make(model.Batch, 0, len(vols))
 	s.mu.Lock()
 	for _, v := range vols {
-		s.known[v.Key()] = true
 		batch = append(batch, model.VolumeUpserted{Volume: v})
 	}
 	if len(batch) > 0 {
