@@ -142,15 +142,26 @@ func (d *nodeStream) field() (num int, wire uint64, n int64, err error) {
 }
 
 // read returns a length-delimited field's n bytes, valid until the next
-// read.
+// read. A length is only the server's claim: past what the buffer holds,
+// the buffer grows with the bytes that do arrive, never to the claim.
 func (d *nodeStream) read(n int64) ([]byte, error) {
-	if int64(cap(d.item)) < n {
-		d.item = make([]byte, n)
+	if int64(cap(d.item)) >= n {
+		d.item = d.item[:n]
+		m, err := io.ReadFull(d.r, d.item)
+		d.off += int64(m)
+		return d.item, unexpected(err)
 	}
-	d.item = d.item[:n]
-	m, err := io.ReadFull(d.r, d.item)
-	d.off += int64(m)
+	buf := bytes.NewBuffer(d.item[:0])
+	m, err := io.CopyN(buf, d.r, n)
+	d.off += m
+	d.item = buf.Bytes()
 	return d.item, unexpected(err)
+}
+
+// wrongWire is the error for a known field sent with another wire type
+// (the generated decoders reject it too).
+func wrongWire(f int, wire uint64) error {
+	return fmt.Errorf("field %d: wrong wire type %d", f, wire)
 }
 
 // skip discards a field's value.
@@ -189,14 +200,20 @@ func (d *nodeStream) list() ([]model.Node, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if (f == 1 || f == 2) && wire != wireBytes {
+			return nil, "", wrongWire(f, wire)
+		}
 		switch {
-		case f == 1 && wire == wireBytes: // typeMeta
+		case f == 1: // typeMeta
 			b, err := d.read(n)
 			if err != nil {
 				return nil, "", err
 			}
-			err = eachField(b, func(f int, v []byte) error {
+			err = eachField(b, func(f int, wire uint64, v []byte) error {
 				if f == 2 {
+					if wire != wireBytes {
+						return wrongWire(f, wire)
+					}
 					kind = string(v)
 				}
 				return nil
@@ -204,7 +221,7 @@ func (d *nodeStream) list() ([]model.Node, string, error) {
 			if err != nil {
 				return nil, "", err
 			}
-		case f == 2 && wire == wireBytes: // raw: the NodeList, read item by item
+		case f == 2: // raw: the NodeList, read item by item
 			if kind != "NodeList" {
 				return nil, "", fmt.Errorf("want a NodeList, got kind %q", kind)
 			}
@@ -246,8 +263,11 @@ func (d *nodeStream) nodeList(size int64) ([]model.Node, string, error) {
 		}
 		switch f {
 		case 1: // ListMeta
-			err = eachField(b, func(f int, v []byte) error {
+			err = eachField(b, func(f int, wire uint64, v []byte) error {
 				if f == 3 {
+					if wire != wireBytes {
+						return wrongWire(f, wire)
+					}
 					cont = string(v)
 				}
 				return nil
@@ -271,15 +291,24 @@ func (d *nodeStream) nodeList(size int64) ([]model.Node, string, error) {
 	return nodes, cont, nil
 }
 
-// decodeNode reads one Node into the model's node.
+// decodeNode reads one Node into the model's node. A message field given
+// twice merges into the first, as protobuf has it; a scalar's last value
+// wins.
 func decodeNode(b []byte, m *model.Node) error {
-	err := eachField(b, func(f int, v []byte) error {
+	var legacyRole string // the last kubernetes.io/role label's value
+	err := eachField(b, func(f int, wire uint64, v []byte) error {
+		if f >= 1 && f <= 3 && wire != wireBytes {
+			return wrongWire(f, wire)
+		}
 		switch f {
 		case 1:
-			return decodeNodeMeta(v, m)
+			return decodeNodeMeta(v, m, &legacyRole)
 		case 2: // spec
-			return eachField(v, func(f int, v []byte) error {
+			return eachField(v, func(f int, wire uint64, v []byte) error {
 				if f == 4 {
+					if wire != wireVarint {
+						return wrongWire(f, wire)
+					}
 					u, _ := binary.Uvarint(v)
 					m.Unschedulable = u != 0
 				}
@@ -290,14 +319,22 @@ func decodeNode(b []byte, m *model.Node) error {
 		}
 		return nil
 	})
+	addRole(m, legacyRoleLabel, legacyRole)
 	sort.Strings(m.Roles)
 	return err
 }
 
 // decodeNodeMeta reads the name, uid, creation time, role labels and
-// kured's annotations; managedFields and the rest are skipped.
-func decodeNodeMeta(b []byte, m *model.Node) error {
-	return eachField(b, func(f int, v []byte) error {
+// kured's annotations; managedFields and the rest are skipped. The legacy
+// role label's value is left in legacyRole (a map key's last value wins).
+func decodeNodeMeta(b []byte, m *model.Node, legacyRole *string) error {
+	return eachField(b, func(f int, wire uint64, v []byte) error {
+		switch f {
+		case 1, 5, 8, 11, 12:
+			if wire != wireBytes {
+				return wrongWire(f, wire)
+			}
+		}
 		switch f {
 		case 1:
 			m.Name = string(v)
@@ -314,7 +351,9 @@ func decodeNodeMeta(b []byte, m *model.Node) error {
 			if err != nil {
 				return err
 			}
-			if f == 11 {
+			if f == 11 && k == legacyRoleLabel {
+				*legacyRole = val
+			} else if f == 11 {
 				addRole(m, k, val)
 			} else {
 				addAnnotation(m, k, val)
@@ -326,7 +365,10 @@ func decodeNodeMeta(b []byte, m *model.Node) error {
 
 // decodeNodeStatus reads the conditions and four nodeInfo fields.
 func decodeNodeStatus(b []byte, m *model.Node) error {
-	return eachField(b, func(f int, v []byte) error {
+	return eachField(b, func(f int, wire uint64, v []byte) error {
+		if (f == 4 || f == 7) && wire != wireBytes {
+			return wrongWire(f, wire)
+		}
 		switch f {
 		case 4:
 			var c corev1.NodeCondition
@@ -335,7 +377,8 @@ func decodeNodeStatus(b []byte, m *model.Node) error {
 			}
 			m.Conditions = append(m.Conditions, modelCondition(&c))
 		case 7:
-			var ni corev1.NodeSystemInfo
+			// A second nodeInfo merges into the first.
+			ni := corev1.NodeSystemInfo{BootID: m.BootID, MachineID: m.MachineID, OSImage: m.OSImage, KernelVersion: m.KernelVersion}
 			if err := ni.Unmarshal(v); err != nil {
 				return err
 			}
@@ -347,7 +390,10 @@ func decodeNodeStatus(b []byte, m *model.Node) error {
 
 // mapEntry reads a map<string,string> entry (key 1, value 2).
 func mapEntry(b []byte) (k, v string, err error) {
-	err = eachField(b, func(f int, x []byte) error {
+	err = eachField(b, func(f int, wire uint64, x []byte) error {
+		if (f == 1 || f == 2) && wire != wireBytes {
+			return wrongWire(f, wire)
+		}
 		switch f {
 		case 1:
 			k = string(x)
@@ -359,10 +405,10 @@ func mapEntry(b []byte) (k, v string, err error) {
 	return k, v, err
 }
 
-// eachField calls fn with every field of a protobuf message: its number and
-// its bytes (a length-delimited field's content, or a varint's or fixed
+// eachField calls fn with every field of a protobuf message: its number,
+// wire type and its bytes (a length-delimited field's content, or a varint's or fixed
 // field's own bytes). A malformed or cut message is an error.
-func eachField(b []byte, fn func(field int, v []byte) error) error {
+func eachField(b []byte, fn func(field int, wire uint64, v []byte) error) error {
 	for len(b) > 0 {
 		tag, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -400,7 +446,7 @@ func eachField(b []byte, fn func(field int, v []byte) error) error {
 		default:
 			return fmt.Errorf("field %d: unsupported wire type %d", field, wire)
 		}
-		if err := fn(field, v); err != nil {
+		if err := fn(field, wire, v); err != nil {
 			return err
 		}
 	}
