@@ -202,6 +202,12 @@ type ListWatch struct {
 	// OnResult, if set, is called after every call with "list" or "watch" and
 	// the error (nil on success).
 	OnResult func(verb string, err error)
+	// ListThenWatch makes the reflector list and then watch even when Client
+	// supports WatchList: for a resource whose list is decoded as it streams
+	// (no whole list held), where the apiserver serves the list much faster
+	// than the same objects as watch events (custom resources: 3,000
+	// Longhorn volumes in about half the time).
+	ListThenWatch bool
 }
 
 // ListWithContext lists with the request timeout.
@@ -254,7 +260,7 @@ func (l *ListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 }
 
 // IsWatchListSemanticsUnSupported tells the reflector to use list + watch
-// unless Client supports WatchList.
+// unless Client supports WatchList (and ListThenWatch is not set).
 func (l *ListWatch) IsWatchListSemanticsUnSupported() bool {
-	return l.Client == nil || watchlist.DoesClientNotSupportWatchListSemantics(l.Client)
+	return l.ListThenWatch || l.Client == nil || watchlist.DoesClientNotSupportWatchListSemantics(l.Client)
 }

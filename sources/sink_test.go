@@ -114,4 +114,12 @@ func TestListWatchTimeoutAndResults(t *testing.T) {
 	if !lw.IsWatchListSemanticsUnSupported() {
 		t.Error("fake clientset: must use list + watch")
 	}
+	lw.Client = struct{}{} // a client that does not say it lacks WatchList
+	if lw.IsWatchListSemanticsUnSupported() {
+		t.Error("a real client: must use WatchList")
+	}
+	lw.ListThenWatch = true
+	if !lw.IsWatchListSemanticsUnSupported() {
+		t.Error("ListThenWatch: must use list + watch")
+	}
 }

@@ -3,6 +3,7 @@ package longhorn
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -49,11 +51,25 @@ func TestVolumes(t *testing.T) {
 		volume("pvc-c", "faulted", 2, ""),
 		volume("pvc-d", "", 1, ""),
 	)
+	// The fake's watch sees only what happens after it started: the
+	// changes below wait for it (they raced it under load).
+	watching := make(chan struct{})
+	var once sync.Once
+	cl.PrependWatchReactor("volumes", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := cl.Tracker().Watch(VolumeGVR, a.GetNamespace())
+		once.Do(func() { close(watching) })
+		return true, w, err
+	})
 	r, s := startSource(t, Options{Client: cl})
 	if h := s.Health(); h.Status != model.StatusOK {
 		t.Fatalf("health %+v", h)
 	}
 	r.Eventually(t, "4 volumes", func(c *model.Cluster) bool { return c.VolumeCount() == 4 })
+	select {
+	case <-watching:
+	case <-time.After(sourcetest.IntegrationTimeout):
+		t.Fatal("the informer never watched")
+	}
 	var sum *model.VolumeSummary
 	var vols []*model.Volume
 	r.Read(func(c *model.Cluster) {

@@ -170,8 +170,9 @@ type goneProxy struct {
 
 	mu      sync.Mutex
 	watches map[*http.Request]context.CancelFunc
-	gone    int // resuming watches answered with 410
-	relists int // fresh lists after a 410
+	gone    int    // resuming watches answered with 410
+	relists int    // fresh lists after a 410
+	first   string // the informer's first request: "list" or "watch"
 }
 
 func newGoneProxy(t *testing.T, c *testcluster.Cluster) (*goneProxy, *rest.Config) {
@@ -208,6 +209,9 @@ func (p *goneProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	isWatch := q.Get("watch") == "true" || q.Get("watch") == "1"
 	fresh := (isWatch && q.Get("sendInitialEvents") == "true") || (!isWatch && q.Get("limit") == "")
 	p.mu.Lock()
+	if p.first == "" && q.Get("limit") != "1" {
+		p.first = map[bool]string{true: "watch", false: "list"}[isWatch]
+	}
 	switch {
 	case fresh && p.armed.Load():
 		p.armed.Store(false)
@@ -259,8 +263,8 @@ func (p *goneProxy) counts() (gone, relists int) {
 	return p.gone, p.relists
 }
 
-// TestInformerRelistsOnGoneAgainstRealAPIServer: the typed informer keeps
-// the model right through a real apiserver's watch events — a robustness
+// TestInformerRelistsOnGoneAgainstRealAPIServer: the typed informer lists
+// first (not a WatchList), keeps the model right through a real apiserver's watch events — a robustness
 // change, a delete — and, when its watch breaks and the apiserver answers
 // the resumed watch with 410 Gone (an ERROR event), it lists again and
 // picks up what changed meanwhile; the source stays ok. (The 410 ERROR
@@ -293,6 +297,14 @@ func TestInformerRelistsOnGoneAgainstRealAPIServer(t *testing.T) {
 		s := c.VolumeSummary()
 		return s != nil && s.Total == 3 && s.Degraded == 1
 	})
+	// The first picture is a list (the apiserver serves a custom
+	// resource's list faster than a WatchList's events), then a watch.
+	p.mu.Lock()
+	first := p.first
+	p.mu.Unlock()
+	if first != "list" {
+		t.Errorf("the informer's first request was a %s, want a list", first)
+	}
 
 	setRobustness(t, ri, "pvc-a", "healthy")
 	r.Eventually(t, "pvc-a healthy (MODIFIED)", func(c *model.Cluster) bool { return c.VolumeSummary().Healthy == 3 })
