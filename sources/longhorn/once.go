@@ -193,6 +193,10 @@ func decodeVolumeList(s *scanner, each func(*volumeItem)) (metav1.ListMeta, erro
 	err = s.fields(func(key []byte) error {
 		switch string(key) {
 		case "items":
+			if sawItems {
+				// The first array's items are already out.
+				return errors.New(`"items" twice`)
+			}
 			sawItems = true
 			c, err := s.next()
 			if err != nil {
@@ -223,6 +227,7 @@ func decodeVolumeList(s *scanner, each func(*volumeItem)) (metav1.ListMeta, erro
 				}
 			}
 		case "metadata":
+			lm = metav1.ListMeta{} // a key given twice: the last value wins
 			return s.fields(func(key []byte) (err error) {
 				switch string(key) {
 				case "continue":
@@ -273,8 +278,11 @@ type volumeItem struct {
 }
 
 // read reads one item (null reads as an empty item, as encoding/json
-// decodes it; any other non-object is an error).
+// decodes it; any other non-object is an error). As in encoding/json's
+// maps, a key given twice keeps its last value, wholly: an object's fields
+// are reset when it starts again.
 func (it *volumeItem) read(s *scanner) error {
+	*it = volumeItem{}
 	c, err := s.next()
 	if err != nil {
 		return err
@@ -285,6 +293,7 @@ func (it *volumeItem) read(s *scanner) error {
 	return s.fields(func(key []byte) error {
 		switch string(key) {
 		case "metadata":
+			it.name, it.namespace, it.uid, it.resourceVersion, it.initialEventsEnd = "", "", "", "", ""
 			return s.fields(func(key []byte) (err error) {
 				switch string(key) {
 				case "name":
@@ -296,6 +305,7 @@ func (it *volumeItem) read(s *scanner) error {
 				case "resourceVersion":
 					it.resourceVersion, err = s.lenientString()
 				case "annotations":
+					it.initialEventsEnd = ""
 					err = s.fields(func(key []byte) (err error) {
 						if string(key) == metav1.InitialEventsAnnotationKey {
 							it.initialEventsEnd, err = s.lenientString()
@@ -309,6 +319,7 @@ func (it *volumeItem) read(s *scanner) error {
 				return err
 			})
 		case "spec":
+			it.replicas = 0
 			return s.fields(func(key []byte) (err error) {
 				if string(key) == "numberOfReplicas" {
 					it.replicas, err = s.lenientInt()
@@ -317,6 +328,7 @@ func (it *volumeItem) read(s *scanner) error {
 				return s.skip()
 			})
 		case "status":
+			it.statusString, it.robustness, it.state, it.currentNodeID, it.ownerID = "", "", "", "", ""
 			if c, err := s.next(); err == nil && c == '"' {
 				it.statusString, err = s.lenientString()
 				return err

@@ -195,7 +195,9 @@ func (s *scanner) stringBytes() ([]byte, error) {
 		case c == '"':
 			s.pos = i + 1
 			return s.buf[start:i], nil
-		case c == '\\' || c < 0x20:
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			// Escapes, control characters and non-ASCII (whose invalid
+			// UTF-8 encoding/json turns into U+FFFD) take the slow path.
 			return s.slowString(start)
 		}
 	}
