@@ -315,5 +315,20 @@ case "$title" in
 esac
 if screen | grep -qE '^ *FORGED'; then ko "hostile snapshot: no forged line"; else ok "hostile snapshot: no forged line"; fi
 
+# --- inside tmux without COLORTERM the color profile is asked of `tmux info`
+# (a process of its own, before the first frame): lipgloss does it once when
+# it is initialised, and the dashboard must not ask again.
+mkdir -p "$TMPD/fakebin"
+printf '#!/bin/sh\n[ "$1" = info ] && echo info >>"%s"\nexec "%s" "$@"\n' "$TMPD/tmux-info.log" "$(command -v tmux)" >"$TMPD/fakebin/tmux"
+chmod +x "$TMPD/fakebin/tmux"
+"${T[@]}" kill-session -t e2e >/dev/null 2>&1
+"${T[@]}" new-session -d -s e2e -x 120 -y 40 \
+	"env -u NO_COLOR -u COLORTERM PATH=$TMPD/fakebin:$PATH TERM=xterm-256color XDG_CONFIG_HOME=$TMPD $BIN --demo=kured --speed 0 --demo-at ${E2E_AT:-30m}; echo \"EXITED:\$?\"; sleep 60"
+expect "tmux info: the dashboard opens" "? help"
+n=$(grep -c info "$TMPD/tmux-info.log" 2>/dev/null)
+if [ "${n:-0}" -le 1 ]; then ok "tmux info: asked at most once at start (${n:-0})"; else ko "tmux info: asked at most once at start (asked $n times)"; fi
+keys q
+expect "tmux info: q quits with status 0" "EXITED:0"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
@@ -65,7 +67,7 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 		opts.Cluster, opts.Events, opts.Clock, opts.Actions, opts.Demo = co.Cluster, co.Events, co.Clock, co.Actions, co.Demo
 		root = tui.New(opts)
 	}
-	p := tea.NewProgram(root, tea.WithContext(ctx), tea.WithInput(env.Stdin), tea.WithOutput(env.Stdout))
+	p := tea.NewProgram(root, programOptions(ctx, env)...)
 	_, runErr := p.Run()
 	if logs.Len() > 0 {
 		fmt.Fprint(env.Stderr, logs.String())
@@ -74,6 +76,19 @@ func runDashboard(ctx context.Context, env Env, c *Common) int {
 		return fail(env, runErr)
 	}
 	return ExitOK
+}
+
+// programOptions are the dashboard program's options. On the process's own
+// stdout the color profile is the one lipgloss detected when it was
+// initialised (its package-level Writer: os.Stdout, os.Environ(), which is
+// what Bubble Tea would detect again): inside tmux each detection runs
+// `tmux info`, a process of its own, before the first frame.
+func programOptions(ctx context.Context, env Env) []tea.ProgramOption {
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(env.Stdin), tea.WithOutput(env.Stdout)}
+	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
+		opts = append(opts, tea.WithColorProfile(lipgloss.Writer.Profile))
+	}
+	return opts
 }
 
 // clusterOptions wires one opened cluster for the dashboard: its model,
