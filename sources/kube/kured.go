@@ -117,6 +117,23 @@ func (s *Source) onDaemonSet(p *part, obj any) {
 // KuredConfig returns kured's settings as read from its DaemonSet (nil when
 // no kured DaemonSet with a container was seen) and that DaemonSet's
 // namespace/name.
+// WaitForKured waits until kured's DaemonSets were read (or why they could
+// not be was reported), bounded by ctx: KuredConfig is then as of that
+// read. It does not wait for the other parts (5,000 nodes, say).
+func (s *Source) WaitForKured(ctx context.Context) error {
+	for _, p := range s.parts {
+		if p.name != model.SourceKured {
+			continue
+		}
+		select {
+		case <-p.rep.Settled():
+		case <-ctx.Done():
+			return fmt.Errorf("kube source: kured not synced: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
 func (s *Source) KuredConfig() (*lock.KuredConfig, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

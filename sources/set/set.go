@@ -128,8 +128,10 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, timeout time.Duration, sink sources.Sink) {
 	defer s.wg.Done()
 	defer close(s.ready)
+	// Only kured's DaemonSet is needed, not the nodes: the Prometheus
+	// query starts while a large node list is still coming.
 	wctx, cancel := context.WithTimeout(ctx, timeout)
-	_ = s.Kube.WaitForSync(wctx)
+	_ = s.Kube.WaitForKured(wctx)
 	cancel()
 	if ctx.Err() != nil {
 		return

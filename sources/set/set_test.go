@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -67,6 +70,38 @@ func TestKuredPrometheusIsTheDefault(t *testing.T) {
 	})
 }
 
+// Kured's Prometheus is queried as soon as kured's DaemonSet was read, not
+// after every node was listed (5,000 nodes take a while). (One-shot here:
+// the informers' WatchList takes the wrapped fake for a real server.)
+func TestKuredPrometheusDoesNotWaitForNodes(t *testing.T) {
+	for _, once := range []bool{true} {
+		srv, hits := promServer(t)
+		release := make(chan struct{})
+		// The node list hangs until the test ends (outside the fake's
+		// reactors, which hold one lock for every call).
+		cs := slowNodes{Interface: fake.NewClientset(kuredDS("--prometheus-url=" + srv.URL)), release: release}
+		r := sourcetest.NewRecorder("test")
+		ctx, cancel := context.WithCancel(context.Background())
+		// No timeout ends the node list meanwhile (it would settle the nodes
+		// source, and the wait for it, with an error).
+		set, err := Start(ctx, Options{Client: cs, Dynamic: dyn(), Once: once, RequestTimeout: time.Hour, SyncTimeout: time.Hour}, r.Sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cancel()
+			close(release)
+			set.Wait()
+		})
+		r.Eventually(t, "kured's Prometheus queried while the nodes are still listing", func(c *model.Cluster) bool {
+			return hits.Load() > 0
+		})
+		if h := r.Source(model.SourceNodes); h.Status == model.StatusOK {
+			t.Fatalf("once=%v: the nodes were listed after all: %+v", once, h)
+		}
+	}
+}
+
 // The user's --prometheus-url and --prometheus-alerts win over kured's.
 func TestUsersPrometheusWins(t *testing.T) {
 	kured, kuredHits := promServer(t)
@@ -103,4 +138,37 @@ func TestBadAlertFilterIsAnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "alert filter") {
 		t.Fatalf("err = %v, want the alert filter named", err)
 	}
+}
+
+// slowNodes is a clientset whose node lists wait for release.
+type slowNodes struct {
+	kubernetes.Interface
+	release chan struct{}
+}
+
+func (c slowNodes) CoreV1() corev1client.CoreV1Interface {
+	return slowCore{CoreV1Interface: c.Interface.CoreV1(), release: c.release}
+}
+
+type slowCore struct {
+	corev1client.CoreV1Interface
+	release chan struct{}
+}
+
+func (c slowCore) Nodes() corev1client.NodeInterface {
+	return slowNodeList{NodeInterface: c.CoreV1Interface.Nodes(), release: c.release}
+}
+
+type slowNodeList struct {
+	corev1client.NodeInterface
+	release chan struct{}
+}
+
+func (n slowNodeList) List(ctx context.Context, o metav1.ListOptions) (*corev1.NodeList, error) {
+	select {
+	case <-n.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return n.NodeInterface.List(ctx, o)
 }
