@@ -203,3 +203,23 @@ func TestOnceReadsPodsOfCordonedNodes(t *testing.T) {
 		t.Errorf("WaitForSync: %v", err)
 	}
 }
+
+// TestOnceProbesPodsOnce: a one-shot read lists one pod to learn whether
+// pods may be read, once, however long the report takes; informers keep
+// probing.
+func TestOnceProbesPodsOnce(t *testing.T) {
+	for _, once := range []bool{true, false} {
+		cs := fake.NewClientset(node("a", true, nil))
+		var probes atomic.Int64
+		// No node is cordoned: every pod list is the probe.
+		cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			probes.Add(1)
+			return false, nil, nil
+		})
+		start(t, cs, Options{Once: once, ProbeInterval: time.Millisecond})
+		time.Sleep(100 * time.Millisecond)
+		if n := probes.Load(); once && n != 1 || !once && n < 2 {
+			t.Errorf("once=%v: %d pod probes", once, n)
+		}
+	}
+}

@@ -122,6 +122,9 @@ func (ps *podSource) start(ctx context.Context, waitFor ...*part) {
 	}
 	s.wg.Go(func() {
 		runProbe()
+		if s.opts.Once {
+			return // a one-shot read probes once: nothing is kept fresh
+		}
 		t := time.NewTicker(s.opts.ProbeInterval)
 		defer t.Stop()
 		for {
