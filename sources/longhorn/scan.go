@@ -1,6 +1,7 @@
 package longhorn
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -356,7 +357,18 @@ func validLiteral(b []byte) bool {
 	case "":
 		return false
 	}
-	return validNumber(b)
+	return validNumber(b) && inFloatRange(b)
+}
+
+// inFloatRange reports whether a valid number fits a float64, as
+// encoding/json requires of any number (1e400 makes the whole document an
+// error there). Only an exponent or more than 308 digits can overflow.
+func inFloatRange(b []byte) bool {
+	if len(b) <= 308 && bytes.IndexAny(b, "eE") < 0 {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(b), 64)
+	return err == nil
 }
 
 // validNumber checks JSON's number grammar.
