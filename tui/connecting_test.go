@@ -12,7 +12,8 @@ import (
 // yet), the locks are not judged: the Locks panel must say so, not "no
 // reboot lock found" — at 1,000 nodes the dashboard showed that for
 // seconds, with kured's lock already read, until Longhorn's first list
-// arrived. Once synced, the lock is listed.
+// arrived. Once synced, the lock is listed. Likewise the progress line
+// counts upgraded nodes only once every source has delivered.
 func TestLocksPanelWhileConnecting(t *testing.T) {
 	now := t0
 	c := model.NewCluster("prod", model.Options{})
@@ -40,8 +41,16 @@ func TestLocksPanelWhileConnecting(t *testing.T) {
 	if !strings.Contains(s, "w-01") {
 		t.Fatalf("the node row is not shown while connecting:\n%s", s)
 	}
+	// The nodes read so far may be a part of the fleet: no upgrade count
+	// (it said "1/1 upgraded (100%)" with 1,000 nodes still arriving).
+	if strings.Contains(s, "upgraded") || !strings.Contains(s, "1 nodes read so far") {
+		t.Fatalf("while connecting the progress line claims an upgrade count:\n%s", s)
+	}
 	m.Update(eventsMsg{model.Synced{}})
 	s = screen(m)
+	if !strings.Contains(s, "1/1 upgraded") {
+		t.Fatalf("once synced the progress line counts the upgraded nodes:\n%s", s)
+	}
 	if strings.Contains(s, "not judged yet") || !strings.Contains(s, "kube-system/kured") {
 		t.Fatalf("once synced the Locks panel lists the lock:\n%s", s)
 	}

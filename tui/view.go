@@ -153,7 +153,7 @@ func (m *Model) Render() string {
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
-		Sources: m.derived.sources, Attention: m.derived.attention, Blocker: m.derived.blocker, StreamClosed: m.streamClosed, Back: m.inList}, w, g.headerH)...)
+		Sources: m.derived.sources, Attention: m.derived.attention, Blocker: m.derived.blocker, StreamClosed: m.streamClosed, Back: m.inList, Connecting: !m.c.Synced()}, w, g.headerH)...)
 	switch m.mode {
 	case modeHelp:
 		lines = append(lines, m.helpBox(w, g.bodyH)...)

@@ -26,6 +26,10 @@ type Data struct {
 	// Back says the dashboard is one cluster of a cluster list (esc goes
 	// back to it).
 	Back bool
+	// Connecting says not every source has delivered its first picture:
+	// the progress line then claims no upgrade count, since the nodes
+	// read so far may be a part of the fleet.
+	Connecting bool
 }
 
 // Render returns exactly h lines (1 to 3) of w cells.
@@ -66,7 +70,7 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	} else if pctx.Width(left)+1 < w {
 		line1 = left + " " + pctx.Trunc(pills, w-pctx.Width(left)-1)
 	}
-	lines := []string{line1, progress(ctx, d.Fleet, w)}
+	lines := []string{line1, progress(ctx, d.Fleet, d.Connecting, w)}
 	if h >= 3 {
 		lines = append(lines, attention(ctx, d.Attention, d.Blocker))
 	}
@@ -135,8 +139,11 @@ func Bar(p pctx.Painter, done, total, w int) string {
 	return p.Paint(pctx.OK, strings.Repeat("█", fill)) + p.Paint(pctx.Border, strings.Repeat("░", w-fill))
 }
 
-func progress(ctx *pctx.Context, f model.Fleet, w int) string {
+func progress(ctx *pctx.Context, f model.Fleet, connecting bool, w int) string {
 	p := ctx.P
+	if connecting {
+		return p.Paint(pctx.Muted, fmt.Sprintf("%d nodes read so far · progress not known until every source has delivered", f.Nodes))
+	}
 	pct := 0
 	if f.Nodes > 0 {
 		pct = f.Upgraded * 100 / f.Nodes
