@@ -114,9 +114,6 @@ func (s *Source) onDaemonSet(p *part, obj any) {
 	}
 }
 
-// KuredConfig returns kured's settings as read from its DaemonSet (nil when
-// no kured DaemonSet with a container was seen) and that DaemonSet's
-// namespace/name.
 // WaitForKured waits until kured's DaemonSets were read (or why they could
 // not be was reported), bounded by ctx: KuredConfig is then as of that
 // read. It does not wait for the other parts (5,000 nodes, say).
@@ -134,6 +131,9 @@ func (s *Source) WaitForKured(ctx context.Context) error {
 	return nil
 }
 
+// KuredConfig returns kured's settings as read from its DaemonSet (nil when
+// no kured DaemonSet with a container was seen) and that DaemonSet's
+// namespace/name.
 func (s *Source) KuredConfig() (*lock.KuredConfig, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

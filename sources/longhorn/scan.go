@@ -167,8 +167,8 @@ func (s *scanner) key() ([]byte, error) {
 }
 
 // more consumes the ',' between members or elements and reports whether
-// another follows; at close it consumes close and returns false.
-func (s *scanner) more(close byte) (bool, error) {
+// another follows; at end it consumes end and returns false.
+func (s *scanner) more(end byte) (bool, error) {
 	c, err := s.next()
 	if err != nil {
 		return false, err
@@ -177,11 +177,11 @@ func (s *scanner) more(close byte) (bool, error) {
 	case ',':
 		s.pos++
 		return true, nil
-	case close:
+	case end:
 		s.pos++
 		return false, nil
 	}
-	return false, s.errorf("%w: want ',' or %q, got %q", errSyntax, close, c)
+	return false, s.errorf("%w: want ',' or %q, got %q", errSyntax, end, c)
 }
 
 // stringBytes reads a JSON string and returns its decoded bytes, valid until
@@ -364,7 +364,7 @@ func validLiteral(b []byte) bool {
 // encoding/json requires of any number (1e400 makes the whole document an
 // error there). Only an exponent or more than 308 digits can overflow.
 func inFloatRange(b []byte) bool {
-	if len(b) <= 308 && bytes.IndexAny(b, "eE") < 0 {
+	if len(b) <= 308 && !bytes.ContainsAny(b, "eE") {
 		return true
 	}
 	_, err := strconv.ParseFloat(string(b), 64)

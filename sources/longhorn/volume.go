@@ -30,8 +30,8 @@ type Volume struct {
 	Node string
 }
 
-// GetObjectKind: a Volume carries no type metadata (the informer knows
-// what it watches).
+// GetObjectKind returns no type metadata: a Volume carries none (the
+// informer knows what it watches).
 func (v *Volume) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject implements runtime.Object.
@@ -53,7 +53,7 @@ type VolumeList struct {
 	Items []Volume
 }
 
-// GetObjectKind: see Volume.
+// GetObjectKind returns no type metadata, as Volume's.
 func (l *VolumeList) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject implements runtime.Object.
