@@ -522,6 +522,15 @@ func (x *explainer) draining(name string) []model.Blocker {
 	took := model.HumanDuration(d)
 	b := model.Blocker{Kind: model.BlockerDrain, Node: name, Stalls: true,
 		Evidence: []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(x.opts.DrainBound))}}
+	if n, ok := x.c.Node(name); ok && !n.Unschedulable {
+		// Holding the lock, not cordoned: the coordinator has not begun
+		// the drain (both cordon first). Its pods are watched only once
+		// it is cordoned, so "not read yet" would never clear.
+		b.Reason = fmt.Sprintf("%s has held the lock for %s but is not cordoned: its coordinator has not begun the drain", name, took)
+		b.Short = "not cordoned " + took
+		b.Clears = "look at the coordinator's log for " + name
+		return []model.Blocker{b}
+	}
 	pods, known := x.c.NodePods(name)
 	if !known {
 		b.Reason = fmt.Sprintf("%s has been draining for %s; cannot tell why the drain is slow (%s)", name, took, x.unreadWhy(model.SourcePods, "its pods are not read yet"))
