@@ -84,7 +84,7 @@ var (
 	// node never do.
 	rwNodeRow   = regexp.MustCompile(`(?m)^│node-\d{5} `)
 	rwNodeCount = regexp.MustCompile(`[─ ](\d+) nodes · sort`)
-	rwLonghorn  = regexp.MustCompile(`✓ (\d+) healthy +! (\d+) degraded +✗ (\d+) faulted +\? (\d+) unk`) // "unknown" may be cut with …
+	rwLonghorn  = regexp.MustCompile(`✓ (\d+) healthy +! (\d+) degraded +✗ (\d+) faulted +\? (\d+)[ …]`) // "unknown" may be cut with … (at 5,000 nodes after "un")
 	// rwPill is one source pill of the header's first line.
 	rwPill   = regexp.MustCompile(`(nodes|kured|fleetlock|longhorn|prometheus|pdbs|pods) (✓|[^│]*?)(?: │|$)`)
 	k9sRow   = regexp.MustCompile(`(?m)^│?\s*node-\d{5}\s`)
