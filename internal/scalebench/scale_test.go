@@ -44,6 +44,10 @@ import (
 // apiserver) it reports, each over REBOOTWATCH_BENCH_RUNS runs (default 5)
 // as min/median/max:
 //
+//   - server: what the apiserver alone needs to serve the two large lists a
+//     snapshot reads (the volumes as JSON, the nodes as protobuf, gzip,
+//     nothing decoded), each and both at once: the floor under the
+//     snapshot's wall time (see server_test.go);
 //   - snapshot: `rebootwatch --snapshot -o json` built from this tree, as a
 //     subprocess under /usr/bin/time: wall time until it exits with the full
 //     report, its CPU time (user+sys), its peak RSS (ru_maxrss) and the
@@ -74,7 +78,7 @@ import (
 // REBOOTWATCH_BENCH_TABLE names, when set).
 //
 // Knobs for working on one part: REBOOTWATCH_BENCH_CASES=terminal,agent
-// runs only those of snapshot, dashboard, terminal, agent and runbook
+// runs only those of server, snapshot, dashboard, agent, runbook and terminal
 // (default all); REBOOTWATCH_BENCH_SIZES=5000 measures only the sizes whose
 // node count is listed (the fixture still grows through the smaller ones);
 // REBOOTWATCH_BENCH_PROFILE=DIR writes a CPU profile and an allocation
@@ -89,7 +93,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 	runs := envInt(b, "REBOOTWATCH_BENCH_RUNS", 5)
 	steady := envDuration(b, "REBOOTWATCH_BENCH_STEADY", time.Minute)
-	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "snapshot", "dashboard", "terminal", "agent", "runbook")
+	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "server", "snapshot", "dashboard", "terminal", "agent", "runbook")
 	sizes := envSet(b, "REBOOTWATCH_BENCH_SIZES", "1000", "5000")
 
 	c := testcluster.Start(b)
@@ -120,7 +124,7 @@ func BenchmarkScale(b *testing.B) {
 			for _, r := range []struct {
 				name string
 				f    func(*testing.B)
-			}{{"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook},
+			}{{"server", sc.server}, {"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook},
 				// Last: k9s's requests still in flight when it quits must
 				// not count in another case's steady window.
 				{"terminal", sc.terminal}} {
