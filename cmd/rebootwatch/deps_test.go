@@ -10,9 +10,10 @@ import (
 // heavy are module paths that must never come back into the binaries:
 // k8s.io/cli-runtime (kubectl's genericclioptions, which the cluster flags
 // once came from) brings kustomize, kubectl's printers, the resource
-// builder and discovery caches — 127 MB of binary instead of 45, and about
-// 40 MiB more RSS for every run, --help included. kubectlflags binds the
-// same flags with client-go's clientcmd instead.
+// builder and discovery caches — 127.7 MB of binary instead of 47.1, and
+// 43.8 MiB of peak RSS instead of 25.8 for `rebootwatch --help` (median of
+// 5, commit 46f39b4). kubectlflags binds the same flags with client-go's
+// clientcmd instead.
 var heavy = []string{"k8s.io/cli-runtime", "sigs.k8s.io/kustomize", "k8s.io/kubectl"}
 
 // TestNoCLIRuntime fails when cli-runtime, kustomize or kubectl's own
