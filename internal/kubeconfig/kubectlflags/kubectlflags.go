@@ -45,7 +45,6 @@ const (
 	usageTLSServer   = "Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used"
 	usageProxyURL    = "Proxy URL to use for requests to the API server"
 	flagUserExtra    = "as-user-extra"
-	flagKubeconfig   = "kubeconfig"
 )
 
 // New returns kubectl's cluster flags as rebootwatch takes them: without
@@ -84,7 +83,7 @@ func Bind(f *Flags, kubeconfig, context *string) {
 // registered only when bound (Bind).
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	if f.kubeconfig != nil {
-		fs.StringVar(f.kubeconfig, flagKubeconfig, *f.kubeconfig, usageKubeconfig)
+		fs.StringVar(f.kubeconfig, clientcmd.RecommendedConfigPathFlag, *f.kubeconfig, usageKubeconfig)
 	}
 	clientcmd.BindOverrideFlags(&f.overrides, fs, f.names)
 	fs.StringArrayVar(&f.userExtra, flagUserExtra, f.userExtra, usageUserExtra)
