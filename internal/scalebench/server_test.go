@@ -2,6 +2,7 @@ package scalebench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +28,14 @@ func (sc *scaleCase) server(b *testing.B) {
 		b.Fatal(err)
 	}
 	host := sc.c.Admin.Host
-	get := func(ctx context.Context, path, accept string) (string, int64) {
+	// list reads one list whole, gzip as client-go asks for it, and returns
+	// its compressed size. It returns errors rather than failing the
+	// benchmark: two lists run on goroutines of their own below, where
+	// b.Fatal must not be called.
+	list := func(ctx context.Context, path, accept string) (int64, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+path, nil)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
 		req.Header.Set("Accept", accept)
 		// Set by hand, the transport leaves the body compressed: the
@@ -38,45 +43,49 @@ func (sc *scaleCase) server(b *testing.B) {
 		req.Header.Set("Accept-Encoding", "gzip")
 		resp, err := hc.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
 		defer resp.Body.Close()
 		n, err := io.Copy(io.Discard, resp.Body)
 		if err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatalf("GET %s: %s, %v", path, resp.Status, err)
+			return 0, fmt.Errorf("GET %s: %s, %v", path, resp.Status, err)
 		}
-		return resp.Header.Get("Content-Encoding"), n
+		if enc := resp.Header.Get("Content-Encoding"); enc != "gzip" {
+			return 0, fmt.Errorf("GET %s came as %q, not gzip: not the response client-go gets", path, enc)
+		}
+		return n, nil
 	}
-	volumes := func(ctx context.Context) int64 {
-		enc, n := get(ctx, "/apis/longhorn.io/v1beta2/volumes", "application/json")
-		if enc != "gzip" {
-			b.Fatalf("the volume list came as %q, not gzip: not the response client-go gets", enc)
-		}
-		return n
+	volumes := func(ctx context.Context) (int64, error) {
+		return list(ctx, "/apis/longhorn.io/v1beta2/volumes", "application/json")
 	}
-	nodes := func(ctx context.Context) int64 {
-		enc, n := get(ctx, "/api/v1/nodes", "application/vnd.kubernetes.protobuf")
-		if enc != "gzip" {
-			b.Fatalf("the node list came as %q, not gzip: not the response client-go gets", enc)
-		}
-		return n
+	nodes := func(ctx context.Context) (int64, error) {
+		return list(ctx, "/api/v1/nodes", "application/vnd.kubernetes.protobuf")
 	}
 	var tv, tn, tboth []float64
 	var vBytes, nBytes int64
 	for range sc.runs {
 		ctx := context.Background()
 		t0 := time.Now()
-		vBytes = volumes(ctx)
+		var err error
+		if vBytes, err = volumes(ctx); err != nil {
+			b.Fatal(err)
+		}
 		tv = append(tv, time.Since(t0).Seconds())
 		t0 = time.Now()
-		nBytes = nodes(ctx)
+		if nBytes, err = nodes(ctx); err != nil {
+			b.Fatal(err)
+		}
 		tn = append(tn, time.Since(t0).Seconds())
 		t0 = time.Now()
 		var wg sync.WaitGroup
-		wg.Go(func() { volumes(ctx) })
-		wg.Go(func() { nodes(ctx) })
+		var verr, nerr error
+		wg.Go(func() { _, verr = volumes(ctx) })
+		wg.Go(func() { _, nerr = nodes(ctx) })
 		wg.Wait()
 		tboth = append(tboth, time.Since(t0).Seconds())
+		if err := errors.Join(verr, nerr); err != nil {
+			b.Fatal(err)
+		}
 	}
 	sc.report(b, "server alone", fmt.Sprintf("volumes JSON list s (%.1f MB gzipped)", float64(vBytes)/1e6), tv)
 	sc.report(b, "server alone", fmt.Sprintf("nodes protobuf list s (%.1f MB gzipped)", float64(nBytes)/1e6), tn)
