@@ -284,7 +284,7 @@ func (sc *scaleCase) screenRun(b *testing.B, tm *tmux, t screenTool, home string
 			if time.Since(t0) > termTimeout {
 				b.Fatalf("%s: no %s after %s; the screen:\n%s", t.name, what, termTimeout, screen)
 			}
-			if dead, _ := tm.cmd("display -p -t " + session + " '#{pane_dead}'"); strings.TrimSpace(dead) == "1" {
+			if tm.paneDead(session) {
 				capture()
 				b.Fatalf("%s exited before its %s; the screen:\n%s", t.name, what, screen)
 			}
@@ -310,7 +310,7 @@ func (sc *scaleCase) screenRun(b *testing.B, tm *tmux, t screenTool, home string
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if dead, _ := tm.cmd("display -p -t " + session + " '#{pane_dead}'"); strings.TrimSpace(dead) == "1" {
+		if tm.paneDead(session) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -439,6 +439,13 @@ func (t *tmux) cmd(line string) (string, error) {
 			break
 		}
 	}
+}
+
+// paneDead says whether the process of session's pane has exited (the
+// pane stays: remain-on-exit).
+func (t *tmux) paneDead(session string) bool {
+	dead, _ := t.cmd("display -p -t " + session + " '#{pane_dead}'")
+	return strings.TrimSpace(dead) == "1"
 }
 
 func (t *tmux) close() {
