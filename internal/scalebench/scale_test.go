@@ -93,8 +93,15 @@ func BenchmarkScale(b *testing.B) {
 	}
 	runs := envInt(b, "REBOOTWATCH_BENCH_RUNS", 5)
 	steady := envDuration(b, "REBOOTWATCH_BENCH_STEADY", time.Minute)
-	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", "server", "snapshot", "dashboard", "terminal", "agent", "runbook")
-	sizes := envSet(b, "REBOOTWATCH_BENCH_SIZES", "1000", "5000")
+	var caseNames, sizeNames []string
+	for _, r := range (&scaleCase{}).cases() {
+		caseNames = append(caseNames, r.name)
+	}
+	for _, k := range scaleSizes {
+		sizeNames = append(sizeNames, strconv.Itoa(k.nodes))
+	}
+	cases := envSet(b, "REBOOTWATCH_BENCH_CASES", caseNames...)
+	sizes := envSet(b, "REBOOTWATCH_BENCH_SIZES", sizeNames...)
 
 	c := testcluster.Start(b)
 	c.InstallLonghornCRD(b)
@@ -108,7 +115,7 @@ func BenchmarkScale(b *testing.B) {
 		tab.flush(b)
 	}()
 
-	for _, k := range []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}} {
+	for _, k := range scaleSizes {
 		name := fmt.Sprintf("nodes=%d,volumes=%d", k.nodes, k.volumes)
 		if !sizes[strconv.Itoa(k.nodes)] {
 			continue
@@ -121,19 +128,32 @@ func BenchmarkScale(b *testing.B) {
 			b.Logf("seeded up to %d nodes and %d volumes in %s", k.nodes, k.volumes, time.Since(start).Round(time.Millisecond))
 			sc := scaleCase{name: name, nodes: k.nodes, volumes: k.volumes, runs: runs, steady: steady,
 				c: c, cs: cs, bins: bins, tab: tab, profile: os.Getenv("REBOOTWATCH_BENCH_PROFILE")}
-			for _, r := range []struct {
-				name string
-				f    func(*testing.B)
-			}{{"server", sc.server}, {"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook},
-				// Last: k9s's requests still in flight when it quits must
-				// not count in another case's steady window.
-				{"terminal", sc.terminal}} {
+			for _, r := range sc.cases() {
 				if cases[r.name] {
 					b.Run(r.name, r.f)
 				}
 			}
 		})
 	}
+}
+
+// scaleSizes are the fleets measured, in the order the fixture grows to
+// them; REBOOTWATCH_BENCH_SIZES picks among their node counts.
+var scaleSizes = []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}}
+
+// namedCase is one case of a size.
+type namedCase struct {
+	name string
+	f    func(*testing.B)
+}
+
+// cases are sc's cases in the order they run; REBOOTWATCH_BENCH_CASES
+// picks among their names.
+func (sc *scaleCase) cases() []namedCase {
+	return []namedCase{{"server", sc.server}, {"snapshot", sc.snapshot}, {"dashboard", sc.dashboard}, {"agent", sc.agent}, {"runbook", sc.runbook},
+		// Last: k9s's requests still in flight when it quits must not
+		// count in another case's steady window.
+		{"terminal", sc.terminal}}
 }
 
 type scaleCase struct {
