@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,17 +138,10 @@ func (s *Source) listREST(ctx context.Context) ([]model.Volume, error) {
 func (s *Source) getPage(ctx context.Context, cont string) ([]model.Volume, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
-	req := s.opts.REST.Get().Resource(VolumeGVR.Resource)
-	if n := s.pageSize(); n > 0 {
-		req = req.Param("limit", strconv.FormatInt(n, 10))
-	}
-	if s.opts.Namespace != "" {
-		req = req.Namespace(s.opts.Namespace)
-	}
-	if cont != "" {
-		req = req.Param("continue", cont)
-	}
-	body, err := req.Stream(ctx)
+	// The same request as the informer's list (typed.go), decoded straight
+	// into the model's volumes rather than kept as Volumes.
+	rv := restVolumes{c: s.opts.REST, ns: s.opts.Namespace}
+	body, err := rv.request(&metav1.ListOptions{Limit: s.pageSize(), Continue: cont}).Stream(ctx)
 	if err != nil {
 		return nil, "", err
 	}
