@@ -21,12 +21,7 @@ import (
 // volume is the item as the informer keeps it (the node as VolumeToModel
 // reads it: currentNodeID, or ownerID while attached without one).
 func (it *volumeItem) volume() Volume {
-	m := it.model()
-	return Volume{
-		ObjectMeta: metav1.ObjectMeta{Name: it.name, Namespace: it.namespace, UID: types.UID(it.uid),
-			ResourceVersion: it.resourceVersion},
-		Replicas: m.Replicas, Robustness: m.Robustness, State: m.State, Node: m.Node,
-	}
+	return newVolume(types.UID(it.uid), it.resourceVersion, it.model())
 }
 
 // decodeList reads a VolumeList's JSON from r into a *VolumeList.

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -72,10 +73,16 @@ func (l *VolumeList) DeepCopyObject() runtime.Object {
 // volumeFromUnstructured is what the source keeps of a (full or stripped)
 // unstructured Longhorn Volume (the dynamic client's, in the demo).
 func volumeFromUnstructured(u *unstructured.Unstructured) *Volume {
-	m := VolumeToModel(u)
-	return &Volume{
-		ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
-			ResourceVersion: u.GetResourceVersion()},
+	v := newVolume(u.GetUID(), u.GetResourceVersion(), VolumeToModel(u))
+	return &v
+}
+
+// newVolume is the Volume of the model's volume m with its uid and
+// resourceVersion, whichever way m was read (decoded or unstructured).
+func newVolume(uid types.UID, resourceVersion string, m model.Volume) Volume {
+	return Volume{
+		ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: uid,
+			ResourceVersion: resourceVersion},
 		Replicas: m.Replicas, Robustness: m.Robustness, State: m.State, Node: m.Node,
 	}
 }
