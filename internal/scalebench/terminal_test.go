@@ -31,9 +31,10 @@ import (
 //     fixture node's name is on the screen;
 //   - full picture: until the screen shows every node and every volume,
 //     read fresh: the header's pills of nodes, kured, fleetlock and longhorn
-//     say ✓ (no pill says anything but ✓, "off" or "not installed": the
-//     fixture has no Prometheus), the Nodes panel's title counts every
-//     node and the Longhorn panel's counts add up to every volume;
+//     say ✓, and so does every other pill but prometheus's, which may say
+//     "off" or "not installed" (the fixture has no Prometheus); the Nodes
+//     panel's title counts every node and the Longhorn panel's counts add
+//     up to every volume;
 //   - peak RSS (VmHWM of /proc/PID/status) and CPU time (utime+stime of
 //     /proc/PID/stat) of the process, read once the full picture is on the
 //     screen, just before the quit key is sent.
@@ -104,7 +105,8 @@ func (sc *scaleCase) rebootwatchTool() screenTool {
 }
 
 // rwFull says whether rebootwatch's screen shows every node and volume,
-// every source read fresh.
+// every source read fresh (prometheus's pill may say "off" or "not
+// installed", no other pill anything but ✓).
 func rwFull(s string, nodes, volumes int) bool {
 	first, _, _ := strings.Cut(s, "\n")
 	need := map[string]bool{"nodes": false, "kured": false, "fleetlock": false, "longhorn": false}
