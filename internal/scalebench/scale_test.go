@@ -83,7 +83,8 @@ import (
 // node count is listed (the fixture still grows through the smaller ones);
 // REBOOTWATCH_BENCH_PROFILE=DIR writes a CPU profile and an allocation
 // profile of the dashboard's first run per size into DIR
-// (dashboard-NODES.cpu.pprof, dashboard-NODES.allocs.pprof).
+// (dashboard-NODES.cpu.pprof; dashboard-NODES.allocs.pprof, to read against
+// dashboard-NODES.allocs-base.pprof with go tool pprof -base).
 func BenchmarkScale(b *testing.B) {
 	if !testcluster.Integration() {
 		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
