@@ -68,10 +68,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 	// The informers' built-in types travel as protobuf (nodes at a fraction
 	// of JSON's decoding cost), Longhorn's volumes as JSON decoded straight
 	// into small structs (sources/longhorn).
-	typedWatchCfg := rest.CopyConfig(watchCfg)
-	typedWatchCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	typedWatchCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	watchClient, err := kubernetes.NewForConfig(typedWatchCfg)
+	watchClient, err := kubernetes.NewForConfig(kubeclient.ProtobufConfig(watchCfg))
 	if err != nil {
 		return fail("cannot build the Kubernetes client", err)
 	}

@@ -34,6 +34,17 @@ func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	return w
 }
 
+// ProtobufConfig derives from cfg the config for clients of built-in types:
+// they travel as protobuf (nodes at a fraction of JSON's decoding cost),
+// with JSON still accepted. Custom resources (Longhorn) only speak JSON:
+// their clients keep cfg.
+func ProtobufConfig(cfg *rest.Config) *rest.Config {
+	p := rest.CopyConfig(cfg)
+	p.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	p.ContentType = "application/vnd.kubernetes.protobuf"
+	return p
+}
+
 // timeoutTransport bounds requests that have no deadline of their own.
 type timeoutTransport struct {
 	next    http.RoundTripper

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // hang is a server that answers nothing until released.
@@ -72,5 +74,22 @@ func TestTimeoutTransport(t *testing.T) {
 		t.Fatalf("released server: %v", err)
 	} else {
 		resp.Body.Close()
+	}
+}
+
+// TestProtobufConfig: the derived config asks for protobuf (JSON still
+// accepted) and the caller's config, which custom resources' clients use,
+// keeps its content types.
+func TestProtobufConfig(t *testing.T) {
+	cfg := &rest.Config{Host: "https://example.invalid", UserAgent: "rebootwatch"}
+	p := ProtobufConfig(cfg)
+	if p.ContentType != "application/vnd.kubernetes.protobuf" || p.AcceptContentTypes != "application/vnd.kubernetes.protobuf,application/json" {
+		t.Errorf("content types %q, accept %q", p.ContentType, p.AcceptContentTypes)
+	}
+	if p.Host != cfg.Host || p.UserAgent != cfg.UserAgent {
+		t.Errorf("host %q, user agent %q: not cfg's", p.Host, p.UserAgent)
+	}
+	if cfg.ContentType != "" || cfg.AcceptContentTypes != "" {
+		t.Errorf("cfg changed: %q, %q", cfg.ContentType, cfg.AcceptContentTypes)
 	}
 }

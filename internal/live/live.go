@@ -180,11 +180,8 @@ func (s *Session) openReal() error {
 	}
 	// Built-in types travel as protobuf (a faster first sync at 5,000
 	// nodes); custom resources (Longhorn) only speak JSON.
-	typed := rest.CopyConfig(cfg)
-	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	typed.ContentType = "application/vnd.kubernetes.protobuf"
 	var err error
-	if s.Client, err = kubernetes.NewForConfig(typed); err != nil {
+	if s.Client, err = kubernetes.NewForConfig(kubeclient.ProtobufConfig(cfg)); err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
 	if s.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
