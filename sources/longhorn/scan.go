@@ -9,7 +9,7 @@ import (
 	"strconv"
 )
 
-// This file is the one-pass JSON reader behind DecodeVolumeList. A Longhorn
+// This file is the one-pass JSON reader behind decode.go. A Longhorn
 // volume is about 3.5 KB of JSON of which the model reads six short fields:
 // encoding/json's Decoder reads each item twice (once to find its end, once
 // to decode it) and walks every skipped field through its state machine,
