@@ -74,31 +74,29 @@ func TestKuredPrometheusIsTheDefault(t *testing.T) {
 // after every node was listed (5,000 nodes take a while). (One-shot here:
 // the informers' WatchList takes the wrapped fake for a real server.)
 func TestKuredPrometheusDoesNotWaitForNodes(t *testing.T) {
-	for _, once := range []bool{true} {
-		srv, hits := promServer(t)
-		release := make(chan struct{})
-		// The node list hangs until the test ends (outside the fake's
-		// reactors, which hold one lock for every call).
-		cs := slowNodes{Interface: fake.NewClientset(kuredDS("--prometheus-url=" + srv.URL)), release: release}
-		r := sourcetest.NewRecorder("test")
-		ctx, cancel := context.WithCancel(context.Background())
-		// No timeout ends the node list meanwhile (it would settle the nodes
-		// source, and the wait for it, with an error).
-		set, err := Start(ctx, Options{Client: cs, Dynamic: dyn(), Once: once, RequestTimeout: time.Hour, SyncTimeout: time.Hour}, r.Sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cancel()
-			close(release)
-			set.Wait()
-		})
-		r.Eventually(t, "kured's Prometheus queried while the nodes are still listing", func(c *model.Cluster) bool {
-			return hits.Load() > 0
-		})
-		if h := r.Source(model.SourceNodes); h.Status == model.StatusOK {
-			t.Fatalf("once=%v: the nodes were listed after all: %+v", once, h)
-		}
+	srv, hits := promServer(t)
+	release := make(chan struct{})
+	// The node list hangs until the test ends (outside the fake's
+	// reactors, which hold one lock for every call).
+	cs := slowNodes{Interface: fake.NewClientset(kuredDS("--prometheus-url=" + srv.URL)), release: release}
+	r := sourcetest.NewRecorder("test")
+	ctx, cancel := context.WithCancel(context.Background())
+	// No timeout ends the node list meanwhile (it would settle the nodes
+	// source, and the wait for it, with an error).
+	set, err := Start(ctx, Options{Client: cs, Dynamic: dyn(), Once: true, RequestTimeout: time.Hour, SyncTimeout: time.Hour}, r.Sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		close(release)
+		set.Wait()
+	})
+	r.Eventually(t, "kured's Prometheus queried while the nodes are still listing", func(c *model.Cluster) bool {
+		return hits.Load() > 0
+	})
+	if h := r.Source(model.SourceNodes); h.Status == model.StatusOK {
+		t.Fatalf("the nodes were listed after all: %+v", h)
 	}
 }
 
