@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
 
 // onceWorld is a cluster with nodes, a kured lock and a fleetlock lock.
@@ -216,8 +217,20 @@ func TestOnceProbesPodsOnce(t *testing.T) {
 			probes.Add(1)
 			return false, nil, nil
 		})
-		start(t, cs, Options{Once: once, ProbeInterval: time.Millisecond})
-		time.Sleep(100 * time.Millisecond)
+		r, s := start(t, cs, Options{Once: once, ProbeInterval: time.Millisecond})
+		if once {
+			// A one-shot read's goroutines end on their own: once they
+			// have, no probe can follow.
+			done := make(chan struct{})
+			go func() { s.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(sourcetest.IntegrationTimeout):
+				t.Fatal("the one-shot read never ended")
+			}
+		} else {
+			r.Eventually(t, "the pods probed again", func(*model.Cluster) bool { return probes.Load() >= 2 })
+		}
 		if n := probes.Load(); once && n != 1 || !once && n < 2 {
 			t.Errorf("once=%v: %d pod probes", once, n)
 		}
