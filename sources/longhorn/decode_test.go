@@ -169,8 +169,10 @@ func volumeEvents(tb testing.TB, n int) []byte {
 }
 
 // BenchmarkWatchDecode decodes a watch stream of 10,000 realistic Longhorn
-// volumes (scalefixture's), as an informer's first picture receives them
-// (a WatchList's initial events), served over loopback HTTP:
+// volumes (scalefixture's), as a WatchList's initial events bring them,
+// served over loopback HTTP. (With Options.REST the informer lists and then
+// watches, ListThenWatch: its first picture comes through decodeList, and
+// only the watch events that follow are decoded as here.)
 //
 //	go test -run '^$' -bench WatchDecode -benchmem ./sources/longhorn/
 //
