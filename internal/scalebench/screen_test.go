@@ -2,6 +2,7 @@ package scalebench_test
 
 import (
 	"os"
+	"regexp"
 	"testing"
 )
 
@@ -27,5 +28,18 @@ func TestFullPictureOnRealScreens(t *testing.T) {
 		if rwFull(string(raw), c.nodes+1, c.volumes) {
 			t.Errorf("%s: a screen short of a node passes as full", c.file)
 		}
+		// A narrower panel cuts the summary right after the last count's
+		// digits ("? 1111…"): still the full picture.
+		cut := rwLonghornUnknown.ReplaceAllString(string(raw), "? $1…")
+		if cut == string(raw) {
+			t.Fatalf("%s: no unknown count to cut", c.file)
+		}
+		if !rwFull(cut, c.nodes, c.volumes) {
+			t.Errorf("%s: the summary cut right after the digits is not recognised", c.file)
+		}
 	}
 }
+
+// rwLonghornUnknown is the unknown count of the Longhorn summary with what
+// follows it on the line, however it is cut.
+var rwLonghornUnknown = regexp.MustCompile(`\? (\d+) un[a-z…]*`)
