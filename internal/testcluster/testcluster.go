@@ -531,12 +531,63 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // LonghornCRDName is the name of the CRD InstallLonghornCRD creates.
 const LonghornCRDName = "volumes.longhorn.io"
 
-// InstallLonghornCRD installs a minimal volumes.longhorn.io CRD (v1beta2,
-// namespaced, status subresource, schema preserving unknown fields) and
-// waits until volumes can be listed.
+// LonghornPrinterColumns are the additionalPrinterColumns Longhorn declares
+// for volumes.longhorn.io v1beta2, as upstream writes them in
+// chart/templates/crds.yaml of github.com/longhorn/longhorn at commit
+// bb2f2223a6f7b5d97a98b7e765937fe48a1b96f7 (the same names State,
+// Robustness and Node, with the same paths, since Longhorn v1.1.0, in
+// v1beta1 as in v1beta2). They decide what a Table of volumes carries
+// (kubectl get, and the one-shot read of sources/longhorn).
+func LonghornPrinterColumns() []any {
+	col := func(name, typ, path, desc string) map[string]any {
+		c := map[string]any{"name": name, "type": typ, "jsonPath": path}
+		if desc != "" {
+			c["description"] = desc
+		}
+		return c
+	}
+	switchover := col("Switchover", "string", ".status.switchoverState", "The engine switchover state")
+	switchover["priority"] = int64(1)
+	return []any{
+		col("Data Engine", "string", ".spec.dataEngine", "The data engine of the volume"),
+		col("State", "string", ".status.state", "The state of the volume"),
+		col("Robustness", "string", ".status.robustness", "The robustness of the volume"),
+		col("Scheduled", "string", ".status.conditions[?(@.type=='Schedulable')].status", "The scheduled condition of the volume"),
+		col("Size", "string", ".spec.size", "The size of the volume"),
+		col("Node", "string", ".status.currentNodeID", "The node that the volume is currently attaching to"),
+		switchover,
+		col("Age", "date", ".metadata.creationTimestamp", ""),
+	}
+}
+
+// InstallLonghornCRD installs a volumes.longhorn.io CRD (v1beta2,
+// namespaced, status subresource, schema preserving unknown fields) with
+// Longhorn's own printer columns (LonghornPrinterColumns), and waits until
+// volumes can be listed.
 func (c *Cluster) InstallLonghornCRD(t testing.TB) {
 	t.Helper()
+	c.installLonghornCRD(t, LonghornPrinterColumns())
+}
+
+// InstallLonghornCRDWithoutColumns installs the same CRD without printer
+// columns: a Table of its volumes has only Name and Age, as an edited or
+// foreign CRD might.
+func (c *Cluster) InstallLonghornCRDWithoutColumns(t testing.TB) {
+	t.Helper()
+	c.installLonghornCRD(t, nil)
+}
+
+func (c *Cluster) installLonghornCRD(t testing.TB, columns []any) {
+	t.Helper()
 	dyn := c.Dynamic(t)
+	version := map[string]any{
+		"name": "v1beta2", "served": true, "storage": true,
+		"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+		"subresources": map[string]any{"status": map[string]any{}},
+	}
+	if columns != nil {
+		version["additionalPrinterColumns"] = columns
+	}
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": LonghornCRDName},
@@ -544,11 +595,7 @@ func (c *Cluster) InstallLonghornCRD(t testing.TB) {
 			"group": "longhorn.io", "scope": "Namespaced",
 			"names": map[string]any{"kind": "Volume", "listKind": "VolumeList", "plural": "volumes", "singular": "volume",
 				"shortNames": []any{"lhv"}},
-			"versions": []any{map[string]any{
-				"name": "v1beta2", "served": true, "storage": true,
-				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-				"subresources": map[string]any{"status": map[string]any{}},
-			}},
+			"versions": []any{version},
 		},
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,5 +68,38 @@ func TestStart(t *testing.T) {
 	c.Stop() // idempotent
 	if _, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		t.Fatal("apiserver still answers after Stop")
+	}
+}
+
+// TestLonghornCRDColumns checks that the fixture's CRD makes the apiserver
+// answer a Table of volumes with Longhorn's columns, and the column-less
+// one with only Name and Age.
+func TestLonghornCRDColumns(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	columns := func() []string {
+		t.Helper()
+		var table metav1.Table
+		err := c.Client(t).CoreV1().RESTClient().Get().AbsPath("/apis/longhorn.io/v1beta2/volumes").
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Into(&table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range table.ColumnDefinitions {
+			names = append(names, d.Name)
+		}
+		return names
+	}
+	c.InstallLonghornCRD(t)
+	want := "[Name Data Engine State Robustness Scheduled Size Node Switchover Age]"
+	if got := fmt.Sprint(columns()); got != want {
+		t.Errorf("columns %s, want %s", got, want)
+	}
+	c.RemoveLonghornCRD(t)
+	c.InstallLonghornCRDWithoutColumns(t)
+	if got := fmt.Sprint(columns()); got != "[Name Age]" {
+		t.Errorf("columns without printer columns %s, want [Name Age]", got)
 	}
 }
