@@ -60,7 +60,7 @@ func tightHeap() (undo func()) {
 }
 
 // snapshotOptions are the session options of a one-shot report: the
-// cluster is read once (parallel, paginated lists), with no informers.
+// cluster is read once (parallel lists, one request each), with no informers.
 func snapshotOptions(env Env, c *Common) live.Options {
 	o := c.LiveOptions(env)
 	o.Once = true

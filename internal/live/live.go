@@ -57,7 +57,7 @@ type Options struct {
 	// SyncTimeout bounds the wait for the first picture (default 30s).
 	SyncTimeout time.Duration
 	// Once reads the cluster once, for a one-shot report (--snapshot):
-	// parallel, paginated lists and no informers, watches or probes (see
+	// parallel lists and no informers, watches or probes (see
 	// kube.Options.Once, longhorn.Options.Once). The session then never
 	// updates after its first picture.
 	Once bool

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,6 +133,40 @@ func TestOncePages(t *testing.T) {
 				t.Errorf("list calls:\n got %s\nwant %s", got, want)
 			}
 		})
+	}
+}
+
+// TestOnceListsInOneRequest: by default a one-shot read asks for each
+// resource in one request, without a limit, whatever its size: continue
+// pages are round trips one after the other, and the node list streams
+// into the model anyway (ListPageSize). The pod probe keeps its limit=1.
+func TestOnceListsInOneRequest(t *testing.T) {
+	var objs []runtime.Object
+	for i := range 700 {
+		objs = append(objs, node(fmt.Sprintf("n-%03d", i), true, nil))
+	}
+	cs := fake.NewClientset(objs...)
+	var mu sync.Mutex
+	var calls []string
+	cs.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		lo := a.(k8stesting.ListActionImpl).GetListOptions()
+		mu.Lock()
+		calls = append(calls, fmt.Sprintf("%s limit=%d", a.GetResource().Resource, lo.Limit))
+		mu.Unlock()
+		return false, nil, nil
+	})
+	r, _ := start(t, cs, Options{Once: true})
+	r.Read(func(c *model.Cluster) {
+		if c.NodeCount() != 700 {
+			t.Errorf("%d nodes, want 700", c.NodeCount())
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Strings(calls)
+	want := "daemonsets limit=0;leases limit=0;nodes limit=0;poddisruptionbudgets limit=0;pods limit=1"
+	if got := strings.Join(calls, ";"); got != want {
+		t.Errorf("list calls:\n got %s\nwant %s", got, want)
 	}
 }
 
