@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -430,7 +429,5 @@ func (o *actionOutput) finish(r lock.Result) {
 	for _, g := range p.Gates {
 		doc.Gates = append(doc.Gates, jsonGate{g.Name, g.Passed, g.Reason})
 	}
-	enc := json.NewEncoder(o.env.Stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(doc)
+	_ = writeJSON(o.env.Stdout, doc)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -78,9 +77,7 @@ func interruptedNoReport(env Env) int {
 func writeSnapshot(env Env, c *Common, cl *model.Cluster, now time.Time) int {
 	snap := cl.Snapshot(now)
 	if c.Output == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
+		if err := writeJSON(env.Stdout, snap); err != nil {
 			return fail(env, err)
 		}
 	} else if err := report.Text(env.Stdout, cl, now, report.Options{Color: colorOK(env)}); err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -43,9 +42,7 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 		}
 	}
 	if c.Output == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(snaps); err != nil {
+		if err := writeJSON(env.Stdout, snaps); err != nil {
 			return fail(env, err)
 		}
 	} else {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -94,9 +93,7 @@ func (r *runner) newVersion() *cobra.Command {
 func (r *runner) version() int {
 	v := BuildVersion()
 	if r.c.Output == "json" {
-		enc := json.NewEncoder(r.env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		if err := writeJSON(r.env.Stdout, v); err != nil {
 			return fail(r.env, err)
 		}
 		return ExitOK
