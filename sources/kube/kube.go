@@ -9,7 +9,10 @@
 // (SourceChanged for "nodes", each kind's source, "pdbs" and "pods").
 //
 // It works the same over a real apiserver and client-go fake clientsets (the
-// demo in sources/sim).
+// demo in sources/sim). On a real apiserver the node informer's list and
+// watch read the protobuf straight into the small *Node it caches
+// (nodewatch.go, with nodeproto.go's reader); with a fake, nodes go through
+// the typed client and TransformNode.
 //
 // With Options.Once (a one-shot report: --snapshot) there are no informers,
 // watches or probes: every part lists its resource once, all parts in
@@ -190,16 +193,27 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	cs := o.Client
 
-	// Nodes.
-	nodes := s.newPart(model.SourceNodes, "nodes", "", &corev1.Node{}, TransformNode,
-		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+	// Nodes. On a real apiserver the informer's list and watch read the
+	// protobuf straight into *Node (nodewatch.go); a fake clientset (the
+	// demo) goes through the typed client, and TransformNode strips each
+	// *corev1.Node before it enters the cache.
+	var (
+		nodeExample runtime.Object = &corev1.Node{}
+		nodeList                   = func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			return cs.CoreV1().Nodes().List(ctx, lo)
-		},
-		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+		}
+		nodeWatch = func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			return cs.CoreV1().Nodes().Watch(ctx, lo)
-		})
+		}
+	)
+	rc := nodeListREST(cs)
+	if rc != nil {
+		rn := restNodes{c: rc}
+		nodeExample, nodeList, nodeWatch = &Node{}, rn.List, rn.Watch
+	}
+	nodes := s.newPart(model.SourceNodes, "nodes", "", nodeExample, TransformNode, nodeList, nodeWatch)
 	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
-	if rc := nodeListREST(cs); o.Once && rc != nil {
+	if o.Once && rc != nil {
 		// A real apiserver: pages are read straight into the model's
 		// nodes as they stream in (nodeproto.go), never decoded whole.
 		nodes.listPage = func(ctx context.Context, lo metav1.ListOptions) ([]any, string, error) {
@@ -212,12 +226,23 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			case *corev1.Node:
 				s.send(model.NodeUpserted{Node: NodeToModel(n)})
 				s.pods.nodeSeen(n.Name, n.Spec.Unschedulable)
+			case *Node: // a real apiserver's, from restNodes
+				s.send(model.NodeUpserted{Node: cloneNode(&n.Model)})
+				s.pods.nodeSeen(n.Name, n.Model.Unschedulable)
 			case *model.Node: // Once, from DecodeNodeList
 				s.send(model.NodeUpserted{Node: *n})
 				s.pods.nodeSeen(n.Name, n.Unschedulable)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
+			if n, ok := newObj.(*Node); ok {
+				s.pods.nodeSeen(n.Name, n.Model.Unschedulable)
+				if o, ok := oldObj.(*Node); ok && sameNode(&o.Model, &n.Model) {
+					return
+				}
+				s.send(model.NodeUpserted{Node: cloneNode(&n.Model)})
+				return
+			}
 			o, ok1 := oldObj.(*corev1.Node)
 			n, ok2 := newObj.(*corev1.Node)
 			if !ok2 {
@@ -233,7 +258,11 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 			s.send(model.NodeUpserted{Node: mn})
 		},
 		DeleteFunc: func(obj any) {
-			if n, ok := unwrap(obj).(*corev1.Node); ok {
+			switch n := unwrap(obj).(type) {
+			case *Node:
+				s.send(model.NodeDeleted{Name: n.Name})
+				s.pods.nodeSeen(n.Name, false)
+			case *corev1.Node:
 				s.send(model.NodeDeleted{Name: n.Name})
 				s.pods.nodeSeen(n.Name, false)
 			}

@@ -75,15 +75,33 @@ func listNodesProto(ctx context.Context, rc *rest.RESTClient, lo metav1.ListOpti
 // makes it, and the list's continue token. It never decodes what
 // TransformNode drops. A response cut short or not a NodeList is an error.
 func DecodeNodeList(r io.Reader) ([]model.Node, string, error) {
+	var nodes []model.Node
+	lm, err := decodeNodeList(r, func(b []byte) error {
+		if nodes == nil {
+			nodes = make([]model.Node, 0, ListPageSize)
+		}
+		nodes = append(nodes, model.Node{})
+		return decodeNode(b, &nodes[len(nodes)-1], nil)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return nodes, lm.Continue, nil
+}
+
+// decodeNodeList reads a protobuf NodeList from r as DecodeNodeList does,
+// calling each with every item's bytes (valid only during the call), and
+// returns the list's metadata (its continue token and resourceVersion).
+func decodeNodeList(r io.Reader, each func(item []byte) error) (metav1.ListMeta, error) {
 	d := &nodeStream{r: bufio.NewReaderSize(r, 64<<10)}
-	nodes, cont, err := d.list()
+	lm, err := d.list(each)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, "", fmt.Errorf("node list (protobuf): %w", err)
+		return metav1.ListMeta{}, fmt.Errorf("node list (protobuf): %w", err)
 	}
-	return nodes, cont, nil
+	return lm, nil
 }
 
 // nodeStream reads a protobuf NodeList from a stream.
@@ -183,14 +201,13 @@ func unexpected(err error) error {
 	return err
 }
 
-func (d *nodeStream) list() ([]model.Node, string, error) {
+func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
 	var env [4]byte
 	if _, err := io.ReadFull(d.r, env[:]); err != nil || !bytes.Equal(env[:], protobufEnvelope) {
-		return nil, "", errors.New("not a protobuf response")
+		return lm, errors.New("not a protobuf response")
 	}
 	var kind string
-	var nodes []model.Node
-	var cont string
 	sawList := false
 	for {
 		f, wire, n, err := d.field()
@@ -198,16 +215,16 @@ func (d *nodeStream) list() ([]model.Node, string, error) {
 			break
 		}
 		if err != nil {
-			return nil, "", err
+			return lm, err
 		}
 		if (f == 1 || f == 2) && wire != wireBytes {
-			return nil, "", wrongWire(f, wire)
+			return lm, wrongWire(f, wire)
 		}
 		switch {
 		case f == 1: // typeMeta
 			b, err := d.read(n)
 			if err != nil {
-				return nil, "", err
+				return lm, err
 			}
 			err = eachField(b, func(f int, wire uint64, v []byte) error {
 				if f == 2 {
@@ -219,82 +236,91 @@ func (d *nodeStream) list() ([]model.Node, string, error) {
 				return nil
 			})
 			if err != nil {
-				return nil, "", err
+				return lm, err
 			}
 		case f == 2: // raw: the NodeList, read item by item
 			if kind != "NodeList" {
-				return nil, "", fmt.Errorf("want a NodeList, got kind %q", kind)
+				return lm, fmt.Errorf("want a NodeList, got kind %q", kind)
 			}
-			nodes, cont, err = d.nodeList(n)
-			if err != nil {
-				return nil, "", err
+			if lm, err = d.nodeList(n, each); err != nil {
+				return lm, err
 			}
 			sawList = true
 		case f == 3 && wire == wireBytes && n > 0:
-			return nil, "", errors.New("content encoding not supported")
+			return lm, errors.New("content encoding not supported")
 		default:
 			if err := d.skip(wire, n); err != nil {
-				return nil, "", err
+				return lm, err
 			}
 		}
 	}
 	if !sawList {
-		return nil, "", fmt.Errorf("want a NodeList, got kind %q and no list", kind)
+		return lm, fmt.Errorf("want a NodeList, got kind %q and no list", kind)
 	}
-	return nodes, cont, nil
+	return lm, nil
 }
 
-// nodeList reads a NodeList of size bytes.
-func (d *nodeStream) nodeList(size int64) ([]model.Node, string, error) {
-	var nodes []model.Node
-	var cont string
+// nodeList reads a NodeList of size bytes, handing each item to each.
+func (d *nodeStream) nodeList(size int64, each func(item []byte) error) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
+	items := 0
 	end := d.off + size
 	for d.off < end {
 		f, wire, n, err := d.field()
 		if err != nil {
-			return nil, "", unexpected(err)
+			return lm, unexpected(err)
 		}
 		if wire != wireBytes || d.off+n > end {
-			return nil, "", fmt.Errorf("NodeList field %d: bad wire type or length", f)
+			return lm, fmt.Errorf("NodeList field %d: bad wire type or length", f)
 		}
 		b, err := d.read(n)
 		if err != nil {
-			return nil, "", err
+			return lm, err
 		}
 		switch f {
-		case 1: // ListMeta
+		case 1: // ListMeta; given twice, its fields merge (a scalar's last value wins)
 			err = eachField(b, func(f int, wire uint64, v []byte) error {
-				if f == 3 {
+				if f == 2 || f == 3 {
 					if wire != wireBytes {
 						return wrongWire(f, wire)
 					}
-					cont = string(v)
+					if f == 2 {
+						lm.ResourceVersion = string(v)
+					} else {
+						lm.Continue = string(v)
+					}
 				}
 				return nil
 			})
 			if err != nil {
-				return nil, "", err
+				return lm, err
 			}
 		case 2:
-			if nodes == nil {
-				nodes = make([]model.Node, 0, ListPageSize)
+			if err := each(b); err != nil {
+				return lm, fmt.Errorf("item %d: %w", items, err)
 			}
-			nodes = append(nodes, model.Node{})
-			if err := decodeNode(b, &nodes[len(nodes)-1]); err != nil {
-				return nil, "", fmt.Errorf("item %d: %w", len(nodes)-1, err)
-			}
+			items++
 		}
 	}
 	if d.off != end {
-		return nil, "", errors.New("NodeList overruns its length")
+		return lm, errors.New("NodeList overruns its length")
 	}
-	return nodes, cont, nil
+	return lm, nil
 }
 
-// decodeNode reads one Node into the model's node. A message field given
-// twice merges into the first, as protobuf has it; a scalar's last value
-// wins.
-func decodeNode(b []byte, m *model.Node) error {
+// nodeExtra is what the informer keeps of a node beside the model's node
+// (nodewatch.go): its resourceVersion, and the k8s.io/initial-events-end
+// annotation that marks the BOOKMARK ending a WatchList's initial events.
+type nodeExtra struct {
+	namespace        string // a Node has none; kept as TransformNode keeps it
+	resourceVersion  string
+	initialEventsEnd string
+}
+
+// decodeNode reads one Node into the model's node (and, when x is not nil,
+// what the informer keeps beside it: nodeExtra). A message field given twice merges
+// into the first, as protobuf has it; a scalar's last value wins.
+func decodeNode(b []byte, m *model.Node, x *nodeExtra) error {
 	var legacyRole string // the last kubernetes.io/role label's value
 	err := eachField(b, func(f int, wire uint64, v []byte) error {
 		if f >= 1 && f <= 3 && wire != wireBytes {
@@ -302,7 +328,7 @@ func decodeNode(b []byte, m *model.Node) error {
 		}
 		switch f {
 		case 1:
-			return decodeNodeMeta(v, m, &legacyRole)
+			return decodeNodeMeta(v, m, x, &legacyRole)
 		case 2: // spec
 			return eachField(v, func(f int, wire uint64, v []byte) error {
 				if f == 4 {
@@ -325,12 +351,14 @@ func decodeNode(b []byte, m *model.Node) error {
 }
 
 // decodeNodeMeta reads the name, uid, creation time, role labels and
-// kured's annotations; managedFields and the rest are skipped. The legacy
-// role label's value is left in legacyRole (a map key's last value wins).
-func decodeNodeMeta(b []byte, m *model.Node, legacyRole *string) error {
+// kured's annotations (and, into x when not nil, the namespace,
+// resourceVersion and the initial-events-end annotation); managedFields and the rest are
+// skipped. The legacy role label's value is left in legacyRole (a map
+// key's last value wins).
+func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, legacyRole *string) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		switch f {
-		case 1, 5, 8, 11, 12:
+		case 1, 3, 5, 6, 8, 11, 12:
 			if wire != wireBytes {
 				return wrongWire(f, wire)
 			}
@@ -338,8 +366,16 @@ func decodeNodeMeta(b []byte, m *model.Node, legacyRole *string) error {
 		switch f {
 		case 1:
 			m.Name = string(v)
+		case 3:
+			if x != nil {
+				x.namespace = string(v)
+			}
 		case 5:
 			m.UID = string(v)
+		case 6:
+			if x != nil {
+				x.resourceVersion = string(v)
+			}
 		case 8:
 			var t metav1.Time
 			if err := t.Unmarshal(v); err != nil {
@@ -347,23 +383,28 @@ func decodeNodeMeta(b []byte, m *model.Node, legacyRole *string) error {
 			}
 			m.Created = t.Time
 		case 11, 12:
+			// Only the entries the model keeps become strings.
 			k, val, err := mapEntry(v)
 			if err != nil {
 				return err
 			}
-			if f == 11 && k == legacyRoleLabel {
-				*legacyRole = val
-			} else if f == 11 {
-				addRole(m, k, val)
-			} else {
-				addAnnotation(m, k, val)
+			switch {
+			case f == 11 && string(k) == legacyRoleLabel:
+				*legacyRole = string(val)
+			case f == 11 && roleLabel(k):
+				addRole(m, string(k), string(val))
+			case f == 12 && kuredAnnotation(k):
+				addAnnotation(m, string(k), string(val))
+			case f == 12 && x != nil && string(k) == metav1.InitialEventsAnnotationKey:
+				x.initialEventsEnd = string(val)
 			}
 		}
 		return nil
 	})
 }
 
-// decodeNodeStatus reads the conditions and four nodeInfo fields.
+// decodeNodeStatus reads the conditions (through the generated decoder)
+// and four nodeInfo fields.
 func decodeNodeStatus(b []byte, m *model.Node) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		if (f == 4 || f == 7) && wire != wireBytes {
@@ -377,28 +418,51 @@ func decodeNodeStatus(b []byte, m *model.Node) error {
 			}
 			m.Conditions = append(m.Conditions, modelCondition(&c))
 		case 7:
-			// A second nodeInfo merges into the first.
-			ni := corev1.NodeSystemInfo{BootID: m.BootID, MachineID: m.MachineID, OSImage: m.OSImage, KernelVersion: m.KernelVersion}
-			if err := ni.Unmarshal(v); err != nil {
-				return err
-			}
-			m.BootID, m.MachineID, m.OSImage, m.KernelVersion = ni.BootID, ni.MachineID, ni.OSImage, ni.KernelVersion
+			// Field by field, so a second nodeInfo merges into the first
+			// and the six fields the model never reads stay bytes.
+			return decodeNodeInfo(v, m)
 		}
 		return nil
 	})
 }
 
-// mapEntry reads a map<string,string> entry (key 1, value 2).
-func mapEntry(b []byte) (k, v string, err error) {
+// decodeNodeInfo reads the four nodeInfo fields TransformNode keeps:
+// machineID = 1, bootID = 3, kernelVersion = 4, osImage = 5.
+func decodeNodeInfo(b []byte, m *model.Node) error {
+	return eachField(b, func(f int, wire uint64, v []byte) error {
+		var dst *string
+		switch f {
+		case 1:
+			dst = &m.MachineID
+		case 3:
+			dst = &m.BootID
+		case 4:
+			dst = &m.KernelVersion
+		case 5:
+			dst = &m.OSImage
+		default:
+			return nil
+		}
+		if wire != wireBytes {
+			return wrongWire(f, wire)
+		}
+		*dst = string(v)
+		return nil
+	})
+}
+
+// mapEntry reads a map<string,string> entry (key 1, value 2); both point
+// into b.
+func mapEntry(b []byte) (k, v []byte, err error) {
 	err = eachField(b, func(f int, wire uint64, x []byte) error {
 		if (f == 1 || f == 2) && wire != wireBytes {
 			return wrongWire(f, wire)
 		}
 		switch f {
 		case 1:
-			k = string(x)
+			k = x
 		case 2:
-			v = string(x)
+			v = x
 		}
 		return nil
 	})

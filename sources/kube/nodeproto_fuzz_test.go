@@ -12,7 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
@@ -165,6 +167,167 @@ func FuzzDecodeNodeList(f *testing.F) {
 		got, cont, err = DecodeNodeList(bytes.NewReader(canon))
 		if err != nil || !reflect.DeepEqual(got, want) || cont != wantCont {
 			t.Fatalf("canonical encoding: %v\ngot  %+v %q\nwant %+v %q", err, got, cont, want, wantCont)
+		}
+	})
+}
+
+// clientGoEvents decodes b as client-go's typed watch does and returns the
+// raw objects (to re-encode canonically) with the decoded events.
+func clientGoEvents(t testing.TB, b []byte) ([]watchEvent, []decoded, error) {
+	dec := clientGoDecoder(t, nopCloser(b))
+	var raw []watchEvent
+	var out []decoded
+	for {
+		et, obj, err := dec.Decode()
+		if err != nil {
+			return raw, out, err
+		}
+		d, derr := decodeAll(&oneEvent{et: et, obj: obj})
+		if derr != io.EOF || len(d) != 1 {
+			// An object of another kind (client-go decodes any kind the
+			// scheme knows; the reflector drops it for its type).
+			return raw, out, errors.New("not a Node or Status")
+		}
+		raw = append(raw, watchEvent{et, obj.DeepCopyObject()})
+		out = append(out, d[0])
+	}
+}
+
+// oneEvent is a watch.Decoder of one event.
+type oneEvent struct {
+	et   watch.EventType
+	obj  k8sruntime.Object
+	done bool
+}
+
+func (o *oneEvent) Decode() (watch.EventType, k8sruntime.Object, error) {
+	if o.done {
+		return "", nil, io.EOF
+	}
+	o.done = true
+	return o.et, o.obj, nil
+}
+
+func (o *oneEvent) Close() {}
+
+// pbFrame is one watch frame: an event of type typ whose object is obj
+// (already in its envelope), parts appended to the event.
+func pbFrame(typ string, obj []byte, parts ...[]byte) []byte {
+	ev := append(pbString(1, typ), pbBytes(2, pbBytes(1, obj))...)
+	ev = append(ev, bytes.Join(parts, nil)...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(ev))), ev...)
+}
+
+// pbObject wraps a message in the apiserver's envelope as kind.
+func pbObject(kind string, msg ...[]byte) []byte {
+	return append([]byte("k8s\x00"), append(pbBytes(1, pbString(1, "v1"), pbString(2, kind)), pbBytes(2, msg...)...)...)
+}
+
+// oddNodeEvents are watch frames in encodings the generated decoders read
+// (or reject) in their own way.
+func oddNodeEvents() map[string][]byte {
+	named := pbBytes(1, pbString(1, "n"), pbString(5, "u"), pbString(6, "7"))
+	return map[string][]byte{
+		"nodeInfo twice": pbFrame("ADDED", pbObject("Node", named,
+			pbBytes(3, pbBytes(7, pbString(1, "machine"), pbString(3, "boot"))),
+			pbBytes(3, pbBytes(7, pbString(5, "Debian")), pbBytes(7, pbString(4, "6.1"))))),
+		"legacy role twice": pbFrame("ADDED", pbObject("Node", pbBytes(1, pbString(1, "n"),
+			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "old")),
+			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "new"))))),
+		"initial-events-end twice": pbFrame("BOOKMARK", pbObject("Node", pbBytes(1, pbString(6, "9"),
+			pbBytes(12, pbString(1, metav1.InitialEventsAnnotationKey), pbString(2, "true")),
+			pbBytes(12, pbString(1, metav1.InitialEventsAnnotationKey), pbString(2, "false"))))),
+		"namespaced node":  pbFrame("MODIFIED", pbObject("Node", pbBytes(1, pbString(1, "n"), pbString(3, "ns")))),
+		"metadata twice":   pbFrame("ADDED", pbObject("Node", named, pbBytes(1, pbString(5, "u2")))),
+		"name as varint":   pbFrame("ADDED", pbObject("Node", pbBytes(1, pbVarint(1, 7)))),
+		"rv as varint":     pbFrame("ADDED", pbObject("Node", pbBytes(1, pbVarint(6, 7)))),
+		"nodeInfo varint":  pbFrame("ADDED", pbObject("Node", named, pbBytes(3, pbBytes(7, pbVarint(3, 1))))),
+		"type twice":       pbFrame("ADDED", pbObject("Node", named), pbString(1, "DELETED")),
+		"object twice":     pbFrame("ADDED", pbObject("Node", named), pbBytes(2, pbBytes(1, pbObject("Node", pbBytes(1, pbString(1, "m")))))),
+		"object, no raw":   pbFrame("ADDED", pbObject("Node", named), pbBytes(2)),
+		"type as varint":   append(binary.BigEndian.AppendUint32(nil, 2), pbVarint(1, 1)...),
+		"typeMeta twice":   pbFrame("ADDED", append(pbObject("Status"), append(pbBytes(1, pbString(2, "Node")), pbBytes(2, named)...)...)),
+		"status":           pbFrame("ERROR", pbObject("Status", pbString(2, "Failure"), pbVarint(6, 410), pbString(4, "Expired"))),
+		"status in ADDED":  pbFrame("ADDED", pbObject("Status", pbVarint(6, 500))),
+		"kind without ver": pbFrame("ADDED", append([]byte("k8s\x00"), append(pbBytes(1, pbString(2, "Node")), pbBytes(2, named)...)...)),
+		"encoded":          pbFrame("ADDED", append(pbObject("Node", named), pbString(3, "gzip")...)),
+		"content type":     pbFrame("ADDED", append(pbObject("Node", named), pbString(4, "application/json")...)),
+	}
+}
+
+// TestNodeWatchDecoderOddEncodings: on each odd frame, nodeWatchDecoder
+// fails when client-go fails and gives what it gives when it succeeds.
+func TestNodeWatchDecoderOddEncodings(t *testing.T) {
+	for name, b := range oddNodeEvents() {
+		want, wantErr := decodeAll(clientGoDecoder(t, nopCloser(b)))
+		got, err := decodeAll(newNodeWatchDecoder(nopCloser(b)))
+		switch {
+		case wantErr != io.EOF && err == io.EOF:
+			t.Errorf("%s: client-go fails (%v), nodeWatchDecoder gives %+v", name, wantErr, got)
+		case wantErr == io.EOF && err != io.EOF:
+			t.Errorf("%s: client-go reads it (%+v), nodeWatchDecoder fails: %v", name, want, err)
+		case !reflect.DeepEqual(got, want):
+			t.Errorf("%s:\ngot  %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
+// TestNodeWatchDecoderClaimedLength: a frame, or a field inside one, that
+// claims more bytes than arrive allocates nothing near the claim.
+func TestNodeWatchDecoderClaimedLength(t *testing.T) {
+	frame := func(n uint32, b ...byte) []byte { return append(binary.BigEndian.AppendUint32(nil, n), b...) }
+	for name, b := range map[string][]byte{
+		"frame":       frame(maxWatchFrame, pbTag(1, wireBytes)...),
+		"event field": frame(maxWatchFrame, append(pbTag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-1)...)...),
+		"two frames":  append(watchStream(t, sampleEvents()[0]), frame(maxWatchFrame-1, 1, 2, 3)...),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := decodeAll(newNodeWatchDecoder(nopCloser(b)))
+		runtime.ReadMemStats(&after)
+		if err != io.ErrUnexpectedEOF {
+			t.Errorf("%s: %v, want an unexpected EOF", name, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+			t.Errorf("%s: %d MiB allocated for %d bytes of input", name, n>>20, len(b))
+		}
+	}
+}
+
+// FuzzNodeWatchDecoder: on any bytes nodeWatchDecoder never panics; the
+// events it and client-go's decoder (with TransformNode) both give are the
+// same, in the same order (one may stop earlier on what the other
+// tolerates); when both read the whole stream they give the same events;
+// and whatever client-go reads, its canonical encoding (as the apiserver
+// writes it) nodeWatchDecoder reads to the same events.
+func FuzzNodeWatchDecoder(f *testing.F) {
+	// Small seeds: the fuzzer all but stops on a stream of kubelet-sized
+	// nodes (tens of KB); TestNodeWatchDecoderMatchesClientGo covers those.
+	evs := sampleEvents()
+	small := watchStream(f, evs[2], evs[3], evs[4], evs[6], evs[7], evs[8])
+	f.Add(small)
+	f.Add(small[:len(small)/2])
+	for _, b := range oddNodeEvents() {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeAll(newNodeWatchDecoder(nopCloser(b)))
+		raw, want, wantErr := clientGoEvents(t, b)
+		n := min(len(got), len(want))
+		if n > 0 && !reflect.DeepEqual(got[:n], want[:n]) {
+			t.Fatalf("differs from client-go:\ngot  %+v\nwant %+v", got, want)
+		}
+		quiet := func(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }
+		if quiet(err) && quiet(wantErr) && len(got) != len(want) {
+			t.Fatalf("both read the stream, %d events against client-go's %d", len(got), len(want))
+		}
+		if len(raw) == 0 {
+			return
+		}
+		canon := watchStream(t, raw...)
+		got, err = decodeAll(newNodeWatchDecoder(nopCloser(canon)))
+		if err != io.EOF || !reflect.DeepEqual(got, want) {
+			t.Fatalf("canonical encoding: %v\ngot  %+v\nwant %+v", err, got, want)
 		}
 	})
 }

@@ -19,6 +19,24 @@ const roleLabelPrefix = "node-role.kubernetes.io/"
 // legacyRoleLabel is the old single-valued role label.
 const legacyRoleLabel = "kubernetes.io/role"
 
+// roleLabel reports whether the model reads a node label with key k: a
+// role label, new (node-role.kubernetes.io/<role>) or old
+// (kubernetes.io/role). TransformNode, NodeToModel and the protobuf reader
+// (nodeproto.go, on the bytes before they become strings) all ask here.
+func roleLabel[K ~string | ~[]byte](k K) bool {
+	return hasPrefix(k, roleLabelPrefix) || string(k) == legacyRoleLabel
+}
+
+// kuredAnnotation reports whether the model reads a node annotation with
+// key k: kured's (weave.works/kured-*).
+func kuredAnnotation[K ~string | ~[]byte](k K) bool { return hasPrefix(k, kuredAnnotationPrefix) }
+
+// hasPrefix is strings.HasPrefix for a string or a byte slice, without
+// making a string of the bytes.
+func hasPrefix[K ~string | ~[]byte](k K, prefix string) bool {
+	return len(k) >= len(prefix) && string(k[:len(prefix)]) == prefix
+}
+
 // stripMeta keeps only the identity of an object: no managedFields, owner
 // references, finalizers, labels or annotations.
 func stripMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
@@ -43,7 +61,7 @@ func TransformNode(obj any) (any, error) {
 	}
 	out := &corev1.Node{ObjectMeta: stripMeta(n.ObjectMeta)}
 	for k, v := range n.Labels {
-		if strings.HasPrefix(k, roleLabelPrefix) || k == legacyRoleLabel {
+		if roleLabel(k) {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}
 			}
@@ -51,7 +69,7 @@ func TransformNode(obj any) (any, error) {
 		}
 	}
 	for k, v := range n.Annotations {
-		if strings.HasPrefix(k, kuredAnnotationPrefix) {
+		if kuredAnnotation(k) {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
 			}
@@ -114,7 +132,7 @@ func addRole(m *model.Node, k, v string) {
 
 // addAnnotation keeps a node annotation if it is kured's.
 func addAnnotation(m *model.Node, k, v string) {
-	if strings.HasPrefix(k, kuredAnnotationPrefix) {
+	if kuredAnnotation(k) {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
