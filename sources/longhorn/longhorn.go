@@ -17,8 +17,14 @@
 // apiserver and the dynamic fake client of sources/sim.
 //
 // With Options.Once (a one-shot report: --snapshot) there is no informer: the
-// volumes are listed once (one streamed request; pages if asked), decoded
-// the same way as they stream (once.go).
+// volumes are read once, decoded as they stream (once.go). Through REST,
+// longhorn-system's volumes come as a server-side Table of Longhorn's
+// printer columns without the objects (table.go), which the apiserver
+// serialises several times faster than the objects, and the other
+// namespaces' as the JSON list, at once; the few volumes that are not
+// healthy (at most MaxFollowUps) are then fetched whole for what a Table
+// lacks (replica count, ownerID). A server or CRD without a usable Table
+// gets the JSON list.
 //
 // It must only read, and never hand out pointers into its cache.
 package longhorn

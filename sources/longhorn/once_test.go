@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,44 +75,129 @@ func TestDecodeVolumeListRejectsNonLists(t *testing.T) {
 	}
 }
 
-// fakeLonghornAPI serves volume lists in pages of ?limit, or a status.
+// fakeLonghornAPI serves volume lists in pages of ?limit (of every
+// namespace or of one, with a metadata.namespace field selector), as JSON or,
+// when asked, as a Table (with Longhorn's columns, or only Name and Age
+// with noColumns, or a 406 with noTable); single volumes by name; or a
+// status.
 type fakeLonghornAPI struct {
-	mu     sync.Mutex
-	vols   []*unstructured.Unstructured
-	status int // when set, every request gets it (with a Status body)
-	calls  []string
+	mu        sync.Mutex
+	vols      []*unstructured.Unstructured
+	status    int // when set, every request gets it (with a Status body)
+	noTable   bool
+	noColumns bool
+	gone      map[string]bool // names whose GET is a 404
+	calls     []string
 }
 
 func (f *fakeLonghornAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, r.URL.Path+"?"+r.URL.RawQuery)
+	table := strings.Contains(r.Header.Get("Accept"), "as=Table")
+	call := r.URL.Path + "?" + r.URL.RawQuery
+	if table {
+		call = "Table " + call
+	}
+	f.calls = append(f.calls, call)
 	w.Header().Set("Content-Type", "application/json")
+	fail := func(code int) {
+		w.WriteHeader(code)
+		reason := map[int]string{404: "NotFound", 403: "Forbidden", 406: "NotAcceptable"}[code]
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"nope","reason":%q,"code":%d}`, reason, code)
+	}
 	if f.status != 0 {
-		w.WriteHeader(f.status)
-		reason := map[int]string{404: "NotFound", 403: "Forbidden"}[f.status]
-		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"nope","reason":%q,"code":%d}`, reason, f.status)
+		fail(f.status)
 		return
 	}
-	if r.URL.Path != "/apis/longhorn.io/v1beta2/volumes" {
+	ns, name := "", ""
+	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/longhorn.io/v1beta2/")
+	if after, isNS := strings.CutPrefix(rest, "namespaces/"); isNS {
+		ns, rest, _ = strings.Cut(after, "/")
+	}
+	rest, hasName := strings.CutPrefix(rest, "volumes/")
+	if hasName {
+		name = rest
+	} else if rest != "volumes" {
+		ok = false
+	}
+	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	var sel []*unstructured.Unstructured
+	fs := r.URL.Query().Get("fieldSelector")
+	for _, u := range f.vols {
+		switch {
+		case ns != "" && u.GetNamespace() != ns,
+			name != "" && u.GetName() != name,
+			fs != "" && (fs != "metadata.namespace!="+LonghornNamespace || u.GetNamespace() == LonghornNamespace):
+			continue
+		}
+		sel = append(sel, u)
+	}
+	if name != "" {
+		if len(sel) == 0 || f.gone[name] {
+			fail(404)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(sel[0].Object)
+		return
+	}
+	if table && f.noTable {
+		fail(406)
 		return
 	}
 	start, _ := strconv.Atoi(r.URL.Query().Get("continue"))
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	end := len(f.vols)
+	end := len(sel)
 	if limit > 0 {
 		end = min(start+limit, end)
 	}
-	var items []any
-	for _, u := range f.vols[start:end] {
-		items = append(items, u.Object)
-	}
 	meta := map[string]any{"resourceVersion": "9"}
-	if end < len(f.vols) {
+	if end < len(sel) {
 		meta["continue"] = strconv.Itoa(end)
 	}
+	if table {
+		_ = json.NewEncoder(w).Encode(fakeTable(sel[start:end], meta, !f.noColumns))
+		return
+	}
+	var items []any
+	for _, u := range sel[start:end] {
+		items = append(items, u.Object)
+	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "longhorn.io/v1beta2", "kind": "VolumeList", "metadata": meta, "items": items})
+}
+
+// fakeTable is the Table of vols the apiserver would serve with Longhorn's
+// columns (or without them: Name and Age).
+func fakeTable(vols []*unstructured.Unstructured, meta map[string]any, columns bool) map[string]any {
+	defs := []any{map[string]any{"name": "Name", "type": "string", "format": "name"}}
+	paths := [][]string{}
+	if columns {
+		for _, c := range []struct {
+			name string
+			path []string
+		}{{"Data Engine", []string{"spec", "dataEngine"}}, {"State", []string{"status", "state"}},
+			{"Robustness", []string{"status", "robustness"}}, {"Size", []string{"spec", "size"}},
+			{"Node", []string{"status", "currentNodeID"}}} {
+			defs = append(defs, map[string]any{"name": c.name, "type": "string", "format": ""})
+			paths = append(paths, c.path)
+		}
+	}
+	defs = append(defs, map[string]any{"name": "Age", "type": "date", "format": ""})
+	rows := []any{}
+	for _, u := range vols {
+		cells := []any{u.GetName()}
+		for _, p := range paths {
+			if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, p...); ok {
+				cells = append(cells, fmt.Sprint(v))
+			} else {
+				cells = append(cells, nil)
+			}
+		}
+		rows = append(rows, map[string]any{"cells": append(cells, "5m"), "object": nil})
+	}
+	return map[string]any{"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "columnDefinitions": defs, "rows": rows}
 }
 
 func onceREST(t *testing.T, api *fakeLonghornAPI) rest.Interface {
@@ -142,11 +228,28 @@ func TestOnceREST(t *testing.T) {
 			t.Errorf("summary %+v", s)
 		}
 	})
-	want := []string{"/apis/longhorn.io/v1beta2/volumes?limit=2", "/apis/longhorn.io/v1beta2/volumes?continue=2&limit=2",
-		"/apis/longhorn.io/v1beta2/volumes?continue=4&limit=2"}
-	if !reflect.DeepEqual(api.calls, want) {
-		t.Errorf("calls %q\nwant %q", api.calls, want)
+	// The Table of longhorn-system pages; the other namespaces' list too
+	// (one page: none there); the two degraded volumes are fetched whole.
+	want := []string{
+		"/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes/pvc-1?",
+		"/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes/pvc-3?",
+		"/apis/longhorn.io/v1beta2/volumes?fieldSelector=metadata.namespace%21%3Dlonghorn-system&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?continue=2&includeObject=None&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?continue=4&includeObject=None&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None&limit=2",
 	}
+	if got := sortedCalls(api); !reflect.DeepEqual(got, want) {
+		t.Errorf("calls %q\nwant %q", got, want)
+	}
+	r.Read(func(c *model.Cluster) {
+		for _, v := range c.Volumes() {
+			// The Table has no replica count: only the fetched ones say it.
+			wantReplicas := map[model.Robustness]int{model.RobustnessDegraded: 3}[v.Robustness]
+			if v.Replicas != wantReplicas || v.Node != "w-1" || v.State != "attached" || v.Namespace != LonghornNamespace {
+				t.Errorf("%+v", v)
+			}
+		}
+	})
 
 	for _, tc := range []struct {
 		code int
@@ -179,21 +282,145 @@ func TestOnceDynamic(t *testing.T) {
 	})
 }
 
-// TestOnceRESTOneRequestByDefault: by default the volumes come in one
-// streamed request, without a limit (continue pages of a custom resource
-// cost the apiserver twice the CPU).
-func TestOnceRESTOneRequestByDefault(t *testing.T) {
+func sortedCalls(api *fakeLonghornAPI) []string {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	return slices.Sorted(slices.Values(api.calls))
+}
+
+// TestOnceRESTTableByDefault: by default the volumes come in two requests
+// at once, without a limit (continue pages of a custom resource cost the
+// apiserver twice the CPU): longhorn-system's as a Table without objects,
+// the other namespaces' as JSON; a volume in another namespace is read
+// whole; healthy volumes are not fetched again.
+func TestOnceRESTTableByDefault(t *testing.T) {
 	api := &fakeLonghornAPI{}
 	for i := range 3 {
 		api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%d", i), "healthy", 3, "w-1"))
 	}
+	elsewhere := volume("pvc-elsewhere", "healthy", 2, "w-2")
+	elsewhere.SetNamespace("storage")
+	api.vols = append(api.vols, elsewhere)
 	r, _ := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true})
+	want := []model.Volume{
+		{Namespace: LonghornNamespace, Name: "pvc-0", Robustness: "healthy", State: "attached", Node: "w-1"},
+		{Namespace: LonghornNamespace, Name: "pvc-1", Robustness: "healthy", State: "attached", Node: "w-1"},
+		{Namespace: LonghornNamespace, Name: "pvc-2", Robustness: "healthy", State: "attached", Node: "w-1"},
+		{Namespace: "storage", Name: "pvc-elsewhere", Robustness: "healthy", State: "attached", Node: "w-2", Replicas: 2},
+	}
 	r.Read(func(c *model.Cluster) {
-		if c.VolumeCount() != 3 {
-			t.Errorf("%d volumes", c.VolumeCount())
+		if got := modelVolumes(c); !reflect.DeepEqual(got, want) {
+			t.Errorf("volumes\n%+v\nwant\n%+v", got, want)
 		}
 	})
-	if want := []string{"/apis/longhorn.io/v1beta2/volumes?"}; !reflect.DeepEqual(api.calls, want) {
-		t.Errorf("calls %q, want %q", api.calls, want)
+	if want := []string{
+		"/apis/longhorn.io/v1beta2/volumes?fieldSelector=metadata.namespace%21%3Dlonghorn-system",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None",
+	}; !reflect.DeepEqual(sortedCalls(api), want) {
+		t.Errorf("calls %q, want %q", sortedCalls(api), want)
+	}
+}
+
+func modelVolumes(c *model.Cluster) []model.Volume {
+	var out []model.Volume
+	for _, v := range c.Volumes() {
+		out = append(out, *v)
+	}
+	return out
+}
+
+// TestOnceRESTNamespace: with Options.Namespace, one request: that
+// namespace's Table.
+func TestOnceRESTNamespace(t *testing.T) {
+	api := &fakeLonghornAPI{}
+	v := volume("pvc-a", "healthy", 3, "w-1")
+	v.SetNamespace("storage")
+	api.vols = append(api.vols, v, volume("pvc-b", "healthy", 3, "w-1"))
+	r, _ := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true, Namespace: "storage"})
+	r.Read(func(c *model.Cluster) {
+		if got := modelVolumes(c); len(got) != 1 || got[0].Namespace != "storage" || got[0].Name != "pvc-a" {
+			t.Errorf("volumes %+v", got)
+		}
+	})
+	if want := []string{"Table /apis/longhorn.io/v1beta2/namespaces/storage/volumes?includeObject=None"}; !reflect.DeepEqual(sortedCalls(api), want) {
+		t.Errorf("calls %q, want %q", sortedCalls(api), want)
+	}
+}
+
+// TestOnceRESTTableFallback: a server that answers no Table (406), or a
+// Table without Longhorn's columns (an old or edited CRD), gets the full
+// list asked for instead, paged as asked; the volumes are the same.
+func TestOnceRESTTableFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		api  *fakeLonghornAPI
+	}{{"406", &fakeLonghornAPI{noTable: true}}, {"no columns", &fakeLonghornAPI{noColumns: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := tc.api
+			for i := range 3 {
+				api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%d", i), []string{"healthy", "faulted"}[i%2], 3, "w-1"))
+			}
+			r, s := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true, PageSize: 2})
+			if h := s.Health(); h.Status != model.StatusOK {
+				t.Fatalf("health %+v", h)
+			}
+			r.Read(func(c *model.Cluster) {
+				got := modelVolumes(c)
+				if len(got) != 3 || got[1].Replicas != 3 || got[1].Robustness != model.RobustnessFaulted {
+					t.Errorf("volumes %+v", got)
+				}
+			})
+			want := []string{
+				"/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?continue=2&limit=2",
+				"/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?limit=2",
+				"/apis/longhorn.io/v1beta2/volumes?fieldSelector=metadata.namespace%21%3Dlonghorn-system&limit=2",
+				"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None&limit=2",
+			}
+			if got := sortedCalls(api); !reflect.DeepEqual(got, want) {
+				t.Errorf("calls %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// TestOnceRESTFollowUps: up to MaxFollowUps volumes that are not healthy, or
+// attached without a currentNodeID, are fetched whole (replicas, and the
+// ownerID as their node); one gone since the Table is dropped; past
+// MaxFollowUps none is fetched, and they say no replica count.
+func TestOnceRESTFollowUps(t *testing.T) {
+	api := &fakeLonghornAPI{gone: map[string]bool{"pvc-gone": true}}
+	noNode := volume("pvc-nonode", "healthy", 2, "")
+	_ = unstructured.SetNestedField(noNode.Object, "w-9", "status", "ownerID")
+	api.vols = append(api.vols, volume("pvc-bad", "degraded", 3, "w-1"), volume("pvc-gone", "faulted", 3, ""),
+		volume("pvc-ok", "healthy", 3, "w-1"), noNode)
+	r, _ := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true})
+	want := []model.Volume{
+		{Namespace: LonghornNamespace, Name: "pvc-bad", Robustness: "degraded", State: "attached", Node: "w-1", Replicas: 3},
+		{Namespace: LonghornNamespace, Name: "pvc-nonode", Robustness: "healthy", State: "attached", Node: "w-9", Replicas: 2},
+		{Namespace: LonghornNamespace, Name: "pvc-ok", Robustness: "healthy", State: "attached", Node: "w-1"},
+	}
+	r.Read(func(c *model.Cluster) {
+		if got := modelVolumes(c); !reflect.DeepEqual(got, want) {
+			t.Errorf("volumes\n%+v\nwant\n%+v", got, want)
+		}
+	})
+	if got := len(sortedCalls(api)); got != 2+3 {
+		t.Errorf("%d requests, want 2 lists and 3 GETs: %q", got, sortedCalls(api))
+	}
+
+	// Past the cap: no GET, no replica count.
+	api = &fakeLonghornAPI{}
+	for i := range MaxFollowUps + 1 {
+		api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%03d", i), "degraded", 3, "w-1"))
+	}
+	r, _ = startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true})
+	r.Read(func(c *model.Cluster) {
+		got := modelVolumes(c)
+		if len(got) != MaxFollowUps+1 || got[0].Replicas != 0 || got[0].Robustness != model.RobustnessDegraded {
+			t.Errorf("%d volumes, the first %+v", len(got), got[0])
+		}
+	})
+	if got := len(sortedCalls(api)); got != 2 {
+		t.Errorf("%d requests, want the 2 lists: %q", got, sortedCalls(api))
 	}
 }
