@@ -115,6 +115,7 @@ type Cluster struct {
 	timeline    []TimelineEntry
 	seq         uint64
 	names       []string // sorted node names; nil when stale
+	volKeys     []string // sorted volume keys (namespace/name); nil when stale
 	now         time.Time
 	synced      bool
 	judged      bool          // locks were judged at least once
@@ -183,13 +184,21 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		delete(c.locks, e.Ref)
 	case VolumeUpserted:
 		v := e.Volume
-		if old, ok := c.volumes[v.Key()]; ok && old.Robustness != v.Robustness {
+		k := v.Key()
+		old, ok := c.volumes[k]
+		if !ok {
+			c.volKeys = nil
+		} else if old.Robustness != v.Robustness {
 			c.add(TimelineEntry{Time: now, Kind: KindVolume, Node: v.Node, To: string(v.Robustness),
 				Message: fmt.Sprintf("volume %s %s → %s", v.Name, old.Robustness, v.Robustness)})
 		}
-		c.volumes[v.Key()] = &v
+		c.volumes[k] = &v
 	case VolumeDeleted:
-		delete(c.volumes, e.Namespace+"/"+e.Name)
+		k := e.Namespace + "/" + e.Name
+		if _, ok := c.volumes[k]; ok {
+			delete(c.volumes, k)
+			c.volKeys = nil
+		}
 	case RebootRequiredSet:
 		c.reboot = make(map[string]bool, len(e.Values))
 		for k, v := range e.Values {
@@ -387,10 +396,21 @@ func (c *Cluster) LockStatuses() []LockStatus { return c.statuses }
 // Volumes returns every Longhorn volume, sorted by namespace/name.
 func (c *Cluster) Volumes() []*Volume {
 	out := make([]*Volume, 0, len(c.volumes))
-	for _, k := range sortedKeys(c.volumes) {
+	for _, k := range c.volumeKeys() {
 		out = append(out, c.volumes[k])
 	}
 	return out
+}
+
+// volumeKeys returns the volumes' keys, sorted: sorted once per change of
+// the set of volumes, not on every read (the lock engine's volumes gate,
+// the summary and the snapshot each read them all, 10,000 on a large
+// cluster). Callers must not modify it.
+func (c *Cluster) volumeKeys() []string {
+	if c.volKeys == nil {
+		c.volKeys = sortedKeys(c.volumes)
+	}
+	return c.volKeys
 }
 
 // VolumeCount returns the number of volumes.

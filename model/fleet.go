@@ -307,7 +307,7 @@ func (c *Cluster) VolumeSummary() *VolumeSummary {
 		return nil
 	}
 	s := &VolumeSummary{NotHealthy: []string{}}
-	for _, k := range sortedKeys(c.volumes) {
+	for _, k := range c.volumeKeys() {
 		v := c.volumes[k]
 		s.Total++
 		switch v.Robustness {
