@@ -118,10 +118,11 @@ type Cluster struct {
 	volKeys     []string // sorted volume keys (namespace/name); nil when stale
 	now         time.Time
 	synced      bool
-	judged      bool          // locks were judged at least once
-	target      OS            // the main family's newest OS, valid while targetOK
-	targets     map[string]OS // newest OS per family (OSFamily), valid while targetOK
-	families    []string      // the families seen, most nodes first, valid while targetOK
+	judged      bool              // locks were judged at least once
+	target      OS                // the main family's newest OS, valid while targetOK
+	targets     map[string]OS     // newest OS per family (OSFamily), valid while targetOK
+	families    []string          // the families seen, most nodes first, valid while targetOK
+	familyOf    map[string]string // OSFamily by image (osFamily), emptied by deriveTargets
 	targetOK    bool
 	pods        podState // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
 }

@@ -70,7 +70,23 @@ func (c *Cluster) TargetFor(n *Node) OS {
 		return OS{Image: c.Options.TargetOS}
 	}
 	c.deriveTargets()
-	return c.targets[OSFamily(n.OSImage)]
+	return c.targets[c.osFamily(n.OSImage)]
+}
+
+// osFamily is OSFamily(image), remembered per image until the nodes'
+// images change (deriveTargets): a fleet has a handful of images, and
+// OSFamily splits and joins the image's words on every call, several times
+// per node on each Recompute.
+func (c *Cluster) osFamily(image string) string {
+	if f, ok := c.familyOf[image]; ok {
+		return f
+	}
+	if c.familyOf == nil {
+		c.familyOf = map[string]string{}
+	}
+	f := OSFamily(image)
+	c.familyOf[image] = f
+	return f
 }
 
 // deriveTargets finds the newest image/kernel pair per OS family and the
@@ -80,12 +96,13 @@ func (c *Cluster) deriveTargets() {
 		return
 	}
 	c.targets = map[string]OS{}
+	c.familyOf = nil
 	count := map[string]int{}
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
-		f := OSFamily(n.OSImage)
+		f := c.osFamily(n.OSImage)
 		o := OS{Image: n.OSImage, Kernel: n.KernelVersion}
-		if best, ok := c.targets[f]; !ok || compareOS(o, best) > 0 {
+		if best, ok := c.targets[f]; !ok || o != best && compareOS(o, best) > 0 {
 			c.targets[f] = o
 		}
 		count[f]++
@@ -117,7 +134,7 @@ func (c *Cluster) Upgraded(n *Node, target OS) bool {
 		t := c.Options.TargetOS
 		return n.OSImage == t || n.KernelVersion == t || containsWhole(n.OSImage, t)
 	}
-	if target == (OS{}) || OSFamily(target.Image) != OSFamily(n.OSImage) {
+	if target == (OS{}) || target.Image != n.OSImage && c.osFamily(target.Image) != c.osFamily(n.OSImage) {
 		target = c.TargetFor(n)
 	}
 	return target != (OS{}) && n.OSImage == target.Image && n.KernelVersion == target.Kernel
@@ -171,7 +188,7 @@ func (c *Cluster) Fleet(now time.Time) Fleet {
 		if up {
 			f.Upgraded++
 		}
-		if fp := byFamily[OSFamily(n.OSImage)]; fp != nil {
+		if fp := byFamily[c.osFamily(n.OSImage)]; fp != nil {
 			fp.Nodes++
 			if up {
 				fp.Upgraded++
