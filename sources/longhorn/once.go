@@ -293,15 +293,22 @@ func (s *Source) getVolume(ctx context.Context, ns, name string) (model.Volume, 
 // decodeVolume reads one Volume's JSON as the model sees it.
 func decodeVolume(r io.Reader) (model.Volume, error) {
 	s := newScanner(r)
-	if c, err := s.next(); err != nil || c != '{' {
-		return model.Volume{}, fmt.Errorf("volume: not an object (%v)", err)
+	c, err := s.next()
+	if err == nil && c != '{' {
+		err = fmt.Errorf("want an object, got %q", c)
 	}
 	var it volumeItem
-	if err := it.read(s); err != nil {
-		return model.Volume{}, fmt.Errorf("volume: %w", err)
+	if err == nil {
+		err = it.read(s)
 	}
-	if end, err := s.atEnd(); err != nil || !end {
-		return model.Volume{}, fmt.Errorf("volume: data after the object (%v)", err)
+	if err == nil {
+		var end bool
+		if end, err = s.atEnd(); err == nil && !end {
+			err = errors.New("data after the object")
+		}
+	}
+	if err != nil {
+		return model.Volume{}, fmt.Errorf("volume: %w", err)
 	}
 	return it.model(), nil
 }

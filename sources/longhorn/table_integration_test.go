@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -355,5 +356,58 @@ func TestTableErrorsAgainstRealAPIServer(t *testing.T) {
 		if h.Status != model.StatusForbidden || h.Message != msg || len(vols) != 0 {
 			t.Errorf("namespace %q: forbidden: %+v, %d volumes", ns, h, len(vols))
 		}
+	}
+}
+
+// TestTableRBACAgainstRealAPIServer: a user who may list volumes but not get
+// them reads them all (the follow-up GETs fail and the Table's rows stay);
+// a user who may list them only in longhorn-system is forbidden, as the
+// full list across namespaces was.
+func TestTableRBACAgainstRealAPIServer(t *testing.T) {
+	c := testcluster.Start(t)
+	dyn := c.Dynamic(t)
+	c.InstallLonghornCRD(t)
+	createNamespace(t, c, longhorn.LonghornNamespace)
+	lh := longhorn.LonghornNamespace
+	setVolume(t, dyn, lh, "pvc-a", 3, map[string]any{"state": "attached", "robustness": "degraded", "currentNodeID": "w-1"})
+	setVolume(t, dyn, lh, "pvc-b", 3, map[string]any{"state": "attached", "robustness": "healthy", "currentNodeID": "w-2"})
+	ctx := context.Background()
+	cs := c.Client(t)
+	rule := []rbacv1.PolicyRule{{APIGroups: []string{"longhorn.io"}, Resources: []string{"volumes"}, Verbs: []string{"list"}}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "list-volumes"}, Rules: rule},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ref := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "list-volumes"}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}}, RoleRef: ref}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().RoleBindings(lh).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "bob"}}, RoleRef: ref}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(user string) (model.SourceHealth, []model.Volume) {
+		t.Helper()
+		d, err := dynamic.NewForConfig(c.UserConfig(user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := longhorn.NewREST(c.UserConfig(user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readOnce(t, longhorn.Options{Client: d, REST: rc})
+	}
+	h, got := read("alice")
+	want := []model.Volume{
+		{Namespace: lh, Name: "pvc-a", Robustness: model.RobustnessDegraded, State: "attached", Node: "w-1"},
+		{Namespace: lh, Name: "pvc-b", Robustness: model.RobustnessHealthy, State: "attached", Node: "w-2"},
+	}
+	if h.Status != model.StatusOK || !reflect.DeepEqual(got, want) {
+		t.Errorf("list without get: %+v\n got %+v\nwant %+v", h, got, want)
+	}
+	if h, got := read("bob"); h.Status != model.StatusForbidden || h.Message != "cannot list volumes.longhorn.io (RBAC)" || len(got) != 0 {
+		t.Errorf("list in longhorn-system only: %+v, %d volumes", h, len(got))
 	}
 }

@@ -285,3 +285,19 @@ func BenchmarkDecodeVolumeTable(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeVolume: a follow-up GET's body reads as VolumeToModel reads it
+// (the ownerID of a volume attached without a currentNodeID); a cut, a
+// non-object or trailing data is an error.
+func TestDecodeVolume(t *testing.T) {
+	body := `{"metadata":{"name":"a","namespace":"ns"},"spec":{"numberOfReplicas":3},"status":{"state":"attached","robustness":"degraded","ownerID":"w-1"}}`
+	want := model.Volume{Namespace: "ns", Name: "a", Replicas: 3, State: "attached", Robustness: model.RobustnessDegraded, Node: "w-1"}
+	if got, err := decodeVolume(strings.NewReader(body)); err != nil || got != want {
+		t.Errorf("%v %+v, want %+v", err, got, want)
+	}
+	for _, bad := range []string{body[:len(body)-1], body + `{}`, `[]`, `null`, ``} {
+		if got, err := decodeVolume(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error, %+v", bad, got)
+		}
+	}
+}
