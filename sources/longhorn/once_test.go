@@ -87,6 +87,7 @@ type fakeLonghornAPI struct {
 	noTable   bool
 	noColumns bool
 	gone      map[string]bool // names whose GET is a 404
+	expire    int             // how many continue requests get 410 Expired
 	calls     []string
 }
 
@@ -145,6 +146,12 @@ func (f *fakeLonghornAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if table && f.noTable {
 		fail(406)
+		return
+	}
+	if f.expire > 0 && r.URL.Query().Get("continue") != "" {
+		f.expire--
+		w.WriteHeader(http.StatusGone)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old","reason":"Expired","code":410}`)
 		return
 	}
 	start, _ := strconv.Atoi(r.URL.Query().Get("continue"))
@@ -422,5 +429,32 @@ func TestOnceRESTFollowUps(t *testing.T) {
 	})
 	if got := len(sortedCalls(api)); got != 2 {
 		t.Errorf("%d requests, want the 2 lists: %q", got, sortedCalls(api))
+	}
+}
+
+// TestOnceRESTTableExpired: a Table whose continue token expired (410) is
+// read again from the start, as the JSON list is, never half.
+func TestOnceRESTTableExpired(t *testing.T) {
+	api := &fakeLonghornAPI{expire: 1}
+	for i := range 3 {
+		api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%d", i), "healthy", 3, "w-1"))
+	}
+	r, s := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true, Namespace: LonghornNamespace, PageSize: 2})
+	if h := s.Health(); h.Status != model.StatusOK {
+		t.Fatalf("health %+v", h)
+	}
+	r.Read(func(c *model.Cluster) {
+		if got := modelVolumes(c); len(got) != 3 {
+			t.Errorf("volumes %+v", got)
+		}
+	})
+	want := []string{
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?continue=2&includeObject=None&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?continue=2&includeObject=None&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None&limit=2",
+		"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None&limit=2",
+	}
+	if got := sortedCalls(api); !reflect.DeepEqual(got, want) {
+		t.Errorf("calls %q\nwant %q", got, want)
 	}
 }

@@ -218,6 +218,23 @@ func TestTableAgainstRealAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("pages", func(t *testing.T) {
+		_, want := readOnce(t, longhorn.Options{Client: dyn, REST: rc})
+		h, got := readOnce(t, longhorn.Options{Client: dyn, REST: rc, PageSize: 3})
+		if h.Status != model.StatusOK || !reflect.DeepEqual(got, want) {
+			t.Errorf("in pages of 3: %+v\n got %+v\nwant %+v", h, got, want)
+		}
+		var tables int
+		for _, c := range proxy.take() {
+			if strings.HasPrefix(c, "Table ") && strings.Contains(c, "limit=3") {
+				tables++
+			}
+		}
+		if tables != 3 { // 8 volumes in longhorn-system
+			t.Errorf("%d Table pages, want 3", tables)
+		}
+	})
+
 	t.Run("past the cap", func(t *testing.T) {
 		for i := range longhorn.MaxFollowUps {
 			setVolume(t, dyn, lh, fmt.Sprintf("pvc-many-%03d", i), 3, st("attached", "degraded", "w-6", "w-6"))
