@@ -44,10 +44,12 @@ import (
 // apiserver) it reports, each over REBOOTWATCH_BENCH_RUNS runs (default 5)
 // as min/median/max:
 //
-//   - server: what the apiserver alone needs to serve the two large lists a
-//     snapshot reads (the volumes as JSON, the nodes as protobuf, gzip,
-//     nothing decoded), each and both at once: the floor under the
-//     snapshot's wall time (see server_test.go);
+//   - server: what the apiserver alone needs to serve the lists a snapshot
+//     reads (the volumes as the whole JSON list and as the snapshot reads
+//     them, a Table of longhorn-system's beside the other namespaces' JSON
+//     list; the nodes as protobuf; gzip, nothing decoded), each and the
+//     snapshot's at once: the floor under the snapshot's wall time (see
+//     server_test.go);
 //   - snapshot: `rebootwatch --snapshot -o json` built from this tree, as a
 //     subprocess under /usr/bin/time: wall time until it exits with the full
 //     report, its CPU time (user+sys), its peak RSS (ru_maxrss) and the
