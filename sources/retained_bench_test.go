@@ -1,6 +1,7 @@
 package sources_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
@@ -18,11 +21,15 @@ import (
 
 // BenchmarkRetainedBytes measures what stays in memory per node and per
 // Longhorn volume while the dashboard, watch or agent runs (issue 14): the
-// informer's store holding the transformed objects (TransformNode,
-// TransformVolume), and the model's own copy. For comparison it also
-// measures a store of untransformed objects (decoded from JSON, so each
-// holds its own strings as a client's would) (what an informer without the
-// transforms would keep). Nodes and volumes are scalefixture's: a kubelet's
+// informer's store holding what it keeps on a real apiserver (node-store:
+// the *kube.Node its protobuf list and watch read, kube.ReadNodeList;
+// volume-store: TransformVolume's *longhorn.Volume), and the model's own
+// copy. For comparison it also measures a store of untransformed objects
+// (decoded from JSON, so each holds its own strings as a client's would)
+// (what an informer without the transforms would keep), and the node store
+// of a fake clientset's informer (node-store-transformed: TransformNode's
+// stripped *corev1.Node, which the real apiserver's informer kept before
+// it read protobuf into *kube.Node). Nodes and volumes are scalefixture's: a kubelet's
 // full status with 30 images, a Longhorn volume with a realistic spec and
 // status. Each figure is the live heap (HeapAlloc after a GC) a store of
 // 5,000 nodes or 10,000 volumes adds, divided by their number.
@@ -41,11 +48,22 @@ func BenchmarkRetainedBytes(b *testing.B) {
 				}
 				return st
 			}),
-			"B/node-store": retained(nodes, func() any {
+			"B/node-store-transformed": retained(nodes, func() any {
 				st := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 				for i := range nodes {
 					t, _ := kube.TransformNode(decodedNode(b, i))
 					_ = st.Add(t)
+				}
+				return st
+			}),
+			"B/node-store": retained(nodes, func() any {
+				st := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+				for i := range nodes {
+					l, err := kube.ReadNodeList(bytes.NewReader(nodeListProto(b, decodedNode(b, i))))
+					if err != nil || len(l.Items) != 1 {
+						b.Fatal(err)
+					}
+					_ = st.Add(l.Items[0])
 				}
 				return st
 			}),
@@ -97,6 +115,16 @@ func decodedNode(b *testing.B, i int) *corev1.Node {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// nodeListProto is a NodeList of n as the apiserver sends it in protobuf.
+func nodeListProto(b *testing.B, n *corev1.Node) []byte {
+	var buf bytes.Buffer
+	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), corev1.SchemeGroupVersion)
+	if err := enc.Encode(&corev1.NodeList{Items: []corev1.Node{*n}}, &buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // decodedVolume is volume i as the dynamic client decodes it.
