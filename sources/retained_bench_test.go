@@ -58,12 +58,12 @@ func BenchmarkRetainedBytes(b *testing.B) {
 			}),
 			"B/node-store": retained(nodes, func() any {
 				st := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-				for i := range nodes {
-					l, err := kube.ReadNodeList(bytes.NewReader(nodeListProto(b, decodedNode(b, i))))
-					if err != nil || len(l.Items) != 1 {
-						b.Fatal(err)
-					}
-					_ = st.Add(l.Items[0])
+				l, err := kube.ReadNodeList(bytes.NewReader(nodeListProto(b, nodes)))
+				if err != nil || len(l.Items) != nodes {
+					b.Fatal(err)
+				}
+				for _, n := range l.Items {
+					_ = st.Add(n)
 				}
 				return st
 			}),
@@ -117,11 +117,16 @@ func decodedNode(b *testing.B, i int) *corev1.Node {
 	return n
 }
 
-// nodeListProto is a NodeList of n as the apiserver sends it in protobuf.
-func nodeListProto(b *testing.B, n *corev1.Node) []byte {
+// nodeListProto is a NodeList of scalefixture's first n nodes as the
+// apiserver sends it in protobuf (one list, as the informer reads it).
+func nodeListProto(b *testing.B, n int) []byte {
+	l := &corev1.NodeList{Items: make([]corev1.Node, n)}
+	for i := range n {
+		l.Items[i] = *scalefixture.Node(i)
+	}
 	var buf bytes.Buffer
 	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), corev1.SchemeGroupVersion)
-	if err := enc.Encode(&corev1.NodeList{Items: []corev1.Node{*n}}, &buf); err != nil {
+	if err := enc.Encode(l, &buf); err != nil {
 		b.Fatal(err)
 	}
 	return buf.Bytes()

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,7 +26,7 @@ import (
 // full Nodes only to drop that was a third of a --snapshot's CPU at 5,000
 // nodes (and most of its heap); here those fields are skipped by their
 // length, never decoded. The small parts that are kept (a condition,
-// nodeInfo, a timestamp) go through the generated decoders.
+// timestamp) go through the generated decoder.
 
 // protobufEnvelope starts every protobuf response of the apiserver.
 var protobufEnvelope = []byte("k8s\x00")
@@ -81,7 +80,7 @@ func DecodeNodeList(r io.Reader) ([]model.Node, string, error) {
 			nodes = make([]model.Node, 0, ListPageSize)
 		}
 		nodes = append(nodes, model.Node{})
-		return decodeNode(b, &nodes[len(nodes)-1], nil)
+		return decodeNode(b, &nodes[len(nodes)-1], nil, nil)
 	})
 	if err != nil {
 		return nil, "", err
@@ -318,9 +317,11 @@ type nodeExtra struct {
 }
 
 // decodeNode reads one Node into the model's node (and, when x is not nil,
-// what the informer keeps beside it: nodeExtra). A message field given twice merges
-// into the first, as protobuf has it; a scalar's last value wins.
-func decodeNode(b []byte, m *model.Node, x *nodeExtra) error {
+// what the informer keeps beside it: nodeExtra), making the strings a
+// fleet's nodes share through ss (nil: each its own). A message field
+// given twice merges into the first, as protobuf has it; a scalar's last
+// value wins.
+func decodeNode(b []byte, m *model.Node, x *nodeExtra, ss *strs) error {
 	var legacyRole string // the last kubernetes.io/role label's value
 	err := eachField(b, func(f int, wire uint64, v []byte) error {
 		if f >= 1 && f <= 3 && wire != wireBytes {
@@ -328,7 +329,7 @@ func decodeNode(b []byte, m *model.Node, x *nodeExtra) error {
 		}
 		switch f {
 		case 1:
-			return decodeNodeMeta(v, m, x, &legacyRole)
+			return decodeNodeMeta(v, m, x, ss, &legacyRole)
 		case 2: // spec
 			return eachField(v, func(f int, wire uint64, v []byte) error {
 				if f == 4 {
@@ -341,7 +342,7 @@ func decodeNode(b []byte, m *model.Node, x *nodeExtra) error {
 				return nil
 			})
 		case 3:
-			return decodeNodeStatus(v, m)
+			return decodeNodeStatus(v, m, ss)
 		}
 		return nil
 	})
@@ -355,7 +356,7 @@ func decodeNode(b []byte, m *model.Node, x *nodeExtra) error {
 // resourceVersion and the initial-events-end annotation); managedFields and the rest are
 // skipped. The legacy role label's value is left in legacyRole (a map
 // key's last value wins).
-func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, legacyRole *string) error {
+func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole *string) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		switch f {
 		case 1, 3, 5, 6, 8, 11, 12:
@@ -390,11 +391,11 @@ func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, legacyRole *string) e
 			}
 			switch {
 			case f == 11 && string(k) == legacyRoleLabel:
-				*legacyRole = string(val)
+				*legacyRole = ss.str(val)
 			case f == 11 && roleLabel(k):
-				addRole(m, string(k), string(val))
+				addRole(m, ss.str(k), ss.str(val))
 			case f == 12 && kuredAnnotation(k):
-				addAnnotation(m, string(k), string(val))
+				addAnnotation(m, ss.str(k), string(val))
 			case f == 12 && x != nil && string(k) == metav1.InitialEventsAnnotationKey:
 				x.initialEventsEnd = string(val)
 			}
@@ -403,52 +404,118 @@ func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, legacyRole *string) e
 	})
 }
 
-// decodeNodeStatus reads the conditions (through the generated decoder)
-// and four nodeInfo fields.
-func decodeNodeStatus(b []byte, m *model.Node) error {
+// decodeNodeStatus reads the conditions and four nodeInfo fields.
+func decodeNodeStatus(b []byte, m *model.Node, ss *strs) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		if (f == 4 || f == 7) && wire != wireBytes {
 			return wrongWire(f, wire)
 		}
 		switch f {
 		case 4:
-			var c corev1.NodeCondition
-			if err := c.Unmarshal(v); err != nil {
+			c, err := decodeCondition(v, ss)
+			if err != nil {
 				return err
 			}
-			m.Conditions = append(m.Conditions, modelCondition(&c))
+			m.Conditions = append(m.Conditions, c)
 		case 7:
 			// Field by field, so a second nodeInfo merges into the first
 			// and the six fields the model never reads stay bytes.
-			return decodeNodeInfo(v, m)
+			return decodeNodeInfo(v, m, ss)
 		}
 		return nil
 	})
 }
 
+// decodeCondition reads a NodeCondition as modelCondition keeps it: type =
+// 1, status = 2, lastTransitionTime = 4, reason = 5, message = 6 (not the
+// heartbeat, 3).
+func decodeCondition(b []byte, ss *strs) (model.Condition, error) {
+	var c model.Condition
+	err := eachField(b, func(f int, wire uint64, v []byte) error {
+		if f >= 1 && f <= 6 && wire != wireBytes {
+			return wrongWire(f, wire)
+		}
+		switch f {
+		case 1:
+			c.Type = ss.str(v)
+		case 2:
+			c.Status = ss.str(v)
+		case 4:
+			var t metav1.Time
+			if err := t.Unmarshal(v); err != nil {
+				return err
+			}
+			c.LastTransition = t.Time
+		case 5:
+			c.Reason = ss.str(v)
+		case 6:
+			c.Message = ss.str(v)
+		}
+		return nil
+	})
+	return c, err
+}
+
 // decodeNodeInfo reads the four nodeInfo fields TransformNode keeps:
 // machineID = 1, bootID = 3, kernelVersion = 4, osImage = 5.
-func decodeNodeInfo(b []byte, m *model.Node) error {
+func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		var dst *string
+		shared := false // the same on many nodes
 		switch f {
 		case 1:
 			dst = &m.MachineID
 		case 3:
 			dst = &m.BootID
 		case 4:
-			dst = &m.KernelVersion
+			dst, shared = &m.KernelVersion, true
 		case 5:
-			dst = &m.OSImage
+			dst, shared = &m.OSImage, true
 		default:
 			return nil
 		}
 		if wire != wireBytes {
 			return wrongWire(f, wire)
 		}
-		*dst = string(v)
+		if shared {
+			*dst = ss.str(v)
+		} else {
+			*dst = string(v)
+		}
 		return nil
 	})
+}
+
+// strs makes strings of bytes, handing out the same string for the same
+// bytes while it has room: a fleet's nodes repeat their conditions'
+// types, reasons and messages, their OS image, kernel and role names, so
+// the informer's cache (and the model, which shares its strings) holds
+// each once per list or watch stream instead of once per node. It is
+// bounded (maxStrs strings of at most maxStrLen bytes), so a server
+// sending endless distinct strings costs no more than plain strings would.
+// A nil *strs makes each string its own.
+type strs struct{ m map[string]string }
+
+const (
+	maxStrs   = 4096
+	maxStrLen = 256
+)
+
+func (s *strs) str(b []byte) string {
+	if s == nil || len(b) > maxStrLen {
+		return string(b)
+	}
+	if v, ok := s.m[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if len(s.m) < maxStrs {
+		if s.m == nil {
+			s.m = make(map[string]string, 64)
+		}
+		s.m[v] = v
+	}
+	return v
 }
 
 // mapEntry reads a map<string,string> entry (key 1, value 2); both point

@@ -102,11 +102,11 @@ func cloneNode(m *model.Node) model.Node {
 }
 
 // newNode reads one Node's protobuf (the bytes inside its envelope) into
-// a *Node.
-func newNode(b []byte) (*Node, error) {
+// a *Node, its shared strings through ss.
+func newNode(b []byte, ss *strs) (*Node, error) {
 	n := &Node{}
 	var x nodeExtra
-	if err := decodeNode(b, &n.Model, &x); err != nil {
+	if err := decodeNode(b, &n.Model, &x, ss); err != nil {
 		return nil, err
 	}
 	n.Name, n.Namespace, n.UID, n.ResourceVersion = n.Model.Name, x.namespace, types.UID(n.Model.UID), x.resourceVersion
@@ -121,8 +121,9 @@ func newNode(b []byte) (*Node, error) {
 // a *NodeList of *Node with the list's resourceVersion and continue token.
 func ReadNodeList(r io.Reader) (*NodeList, error) {
 	l := &NodeList{}
+	ss := &strs{}
 	lm, err := decodeNodeList(r, func(b []byte) error {
-		n, err := newNode(b)
+		n, err := newNode(b, ss)
 		if err != nil {
 			return err
 		}
@@ -211,6 +212,7 @@ const maxWatchFrame = 16 << 20
 type nodeWatchDecoder struct {
 	body io.ReadCloser
 	d    *nodeStream
+	ss   strs
 }
 
 func newNodeWatchDecoder(body io.ReadCloser) *nodeWatchDecoder {
@@ -234,7 +236,7 @@ func (w *nodeWatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	et, obj, err := decodeNodeEvent(frame)
+	et, obj, err := decodeNodeEvent(frame, &w.ss)
 	if err != nil {
 		return "", nil, fmt.Errorf("node watch event: %w", err)
 	}
@@ -251,7 +253,7 @@ var eventTypes = []watch.EventType{watch.Added, watch.Modified, watch.Deleted, w
 // Node, or a Status for an ERROR event. A field given twice keeps its last
 // value (the event's raw object: the last one given), as the generated
 // decoder has it.
-func decodeNodeEvent(frame []byte) (watch.EventType, runtime.Object, error) {
+func decodeNodeEvent(frame []byte, ss *strs) (watch.EventType, runtime.Object, error) {
 	var (
 		et  watch.EventType
 		raw []byte
@@ -293,7 +295,7 @@ func decodeNodeEvent(frame []byte) (watch.EventType, runtime.Object, error) {
 	}
 	switch {
 	case string(apiVersion) == "v1" && string(kind) == "Node":
-		n, err := newNode(obj)
+		n, err := newNode(obj, ss)
 		if err != nil {
 			return "", nil, err
 		}
