@@ -64,7 +64,8 @@ type Options struct {
 	// Namespace limits the watch to one namespace; "" watches all
 	// (Longhorn keeps its volumes in longhorn-system by default).
 	Namespace string
-	// RequestTimeout bounds each list request (default 20s).
+	// RequestTimeout bounds each list request, and Once's follow-up GETs
+	// all together (default 20s).
 	RequestTimeout time.Duration
 	// RecheckInterval is how often to look again for an absent CRD (default 5m).
 	RecheckInterval time.Duration

@@ -233,7 +233,10 @@ func (s *Source) getTablePage(ctx context.Context, ns, cont string) ([]model.Vol
 // too little of: those not healthy (their replica count is the stall
 // explainer's evidence) and those attached without a node (whose node is
 // status.ownerID). A volume gone since (404) is dropped; any other failure
-// keeps the Table's row (the read as a whole succeeded).
+// keeps the Table's row (the read as a whole succeeded). The GETs together
+// get one RequestTimeout: they only add detail to a read that succeeded,
+// so a server that stalls on them holds the report for one timeout, not
+// one per wave of followUpConcurrency; a GET not sent by then is not sent.
 func (s *Source) followUp(ctx context.Context, vols []model.Volume) []model.Volume {
 	var idx []int
 	for i, v := range vols {
@@ -249,6 +252,8 @@ func (s *Source) followUp(ctx context.Context, vols []model.Volume) []model.Volu
 			"volumes", len(idx), "max", MaxFollowUps)
 		return vols
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
 	gone := make([]bool, len(vols))
 	sem := make(chan struct{}, followUpConcurrency)
 	var wg sync.WaitGroup
@@ -256,6 +261,9 @@ func (s *Source) followUp(ctx context.Context, vols []model.Volume) []model.Volu
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
 			v, err := s.getVolume(ctx, vols[i].Namespace, vols[i].Name)
 			switch {
 			case apierrors.IsNotFound(err):

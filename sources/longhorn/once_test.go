@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -88,10 +89,18 @@ type fakeLonghornAPI struct {
 	noColumns bool
 	gone      map[string]bool // names whose GET is a 404
 	expire    int             // how many continue requests get 410 Expired
+	hangGets  bool            // a GET of one volume answers nothing until the client gives up
 	calls     []string
 }
 
 func (f *fakeLonghornAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.hangGets && strings.Contains(r.URL.Path, "/volumes/") {
+		f.mu.Lock()
+		f.calls = append(f.calls, r.URL.Path+"?"+r.URL.RawQuery)
+		f.mu.Unlock()
+		<-r.Context().Done()
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	table := strings.Contains(r.Header.Get("Accept"), "as=Table")
@@ -429,6 +438,37 @@ func TestOnceRESTFollowUps(t *testing.T) {
 	})
 	if got := len(sortedCalls(api)); got != 2 {
 		t.Errorf("%d requests, want the 2 lists: %q", got, sortedCalls(api))
+	}
+}
+
+// TestOnceRESTFollowUpsBounded: the follow-up GETs together get one
+// RequestTimeout, not one per wave of followUpConcurrency: a server that
+// lists but stalls on every GET holds the report for one timeout, which
+// ends the first wave, and no GET is sent after it; the read stands on
+// the Table's rows (no replica count) and says ok.
+func TestOnceRESTFollowUpsBounded(t *testing.T) {
+	api := &fakeLonghornAPI{hangGets: true}
+	for i := range MaxFollowUps {
+		api.vols = append(api.vols, volume(fmt.Sprintf("pvc-%03d", i), "degraded", 3, "w-1"))
+	}
+	r, s := startSource(t, Options{Client: newFake(), REST: onceREST(t, api), Once: true, RequestTimeout: 2 * time.Second})
+	if h := s.Health(); h.Status != model.StatusOK {
+		t.Fatalf("health %+v", h)
+	}
+	r.Read(func(c *model.Cluster) {
+		got := modelVolumes(c)
+		if len(got) != MaxFollowUps || got[0].Replicas != 0 || got[0].Robustness != model.RobustnessDegraded {
+			t.Errorf("%d volumes, the first %+v", len(got), got[0])
+		}
+	})
+	var gets int
+	for _, c := range sortedCalls(api) {
+		if strings.Contains(c, "/volumes/") {
+			gets++
+		}
+	}
+	if gets != followUpConcurrency {
+		t.Errorf("%d GETs sent, want the first wave's %d", gets, followUpConcurrency)
 	}
 }
 
