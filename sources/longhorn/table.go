@@ -267,33 +267,28 @@ func readRow(s *scanner, cols *tableCols, in *interner) (model.Volume, error) {
 		n = 0
 		return readArray(s, func(i int) error {
 			n++
-			switch i {
-			case cols.name:
-				b, ok, err := cellBytes(s)
-				if ok {
-					v.Name = string(b)
-				}
-				return err
-			case cols.state:
-				b, ok, err := cellBytes(s)
-				if ok {
-					v.State = in.intern(b)
-				}
-				return err
-			case cols.robustness:
-				b, ok, err := cellBytes(s)
-				if ok {
-					v.Robustness = model.NormalRobustness(string(b))
-				}
-				return err
-			case cols.node:
-				b, ok, err := cellBytes(s)
-				if ok {
-					v.Node = in.intern(b)
-				}
+			if i != cols.name && i != cols.state && i != cols.robustness && i != cols.node {
+				return s.skip()
+			}
+			// One cell may be several of the four (a column both of
+			// format name and named State, say): each takes it.
+			b, ok, err := cellBytes(s)
+			if !ok {
 				return err
 			}
-			return s.skip()
+			if i == cols.name {
+				v.Name = string(b)
+			}
+			if i == cols.state {
+				v.State = in.intern(b)
+			}
+			if i == cols.robustness {
+				v.Robustness = model.NormalRobustness(string(b))
+			}
+			if i == cols.node {
+				v.Node = in.intern(b)
+			}
+			return nil
 		})
 	})
 	if err != nil {

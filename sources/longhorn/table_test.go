@@ -87,6 +87,12 @@ func TestDecodeVolumeTableOdd(t *testing.T) {
 		{"a column named twice: the first",
 			`{"kind":"Table",` + columnsJSON[:len(columnsJSON)-1] + `,{"name":"State"}],"rows":[{"cells":["a","first","faulted","","second"]}]}`,
 			[]model.Volume{{Namespace: "ns", Name: "a", Robustness: model.RobustnessFaulted, State: "first"}}, ""},
+		{"a column that is both the name column and State",
+			`{"kind":"Table","columnDefinitions":[{"name":"State","format":"name"},{"name":"Robustness"},{"name":"Node"}],"rows":[{"cells":["a","degraded","n"]}]}`,
+			[]model.Volume{{Namespace: "ns", Name: "a", Robustness: model.RobustnessDegraded, State: "a", Node: "n"}}, ""},
+		{"the same, rows before the columns",
+			`{"kind":"Table","rows":[{"cells":["a","degraded","n"]}],"columnDefinitions":[{"name":"State","format":"name"},{"name":"Robustness"},{"name":"Node"}]}`,
+			[]model.Volume{{Namespace: "ns", Name: "a", Robustness: model.RobustnessDegraded, State: "a", Node: "n"}}, ""},
 		{"rows before the columns",
 			`{"rows":[{"cells":["a","attached","degraded","w-1"]},{"cells":["b",1,null,"w-2"]}],"kind":"Table",` + columnsJSON + `}`,
 			[]model.Volume{{Namespace: "ns", Name: "a", Robustness: model.RobustnessDegraded, State: "attached", Node: "w-1"},
@@ -218,6 +224,7 @@ func FuzzDecodeVolumeTable(f *testing.F) {
 		`{"rows":[{"cells":["a","attached","degraded","w-1"]}],"kind":"Table",` + columnsJSON + `}`,
 		`{"kind":"Table","metadata":{"continue":"x"},"metadata":null,` + columnsJSON + `,"rows":null}`,
 		`{"kind":"Table","columnDefinitions":[{"name":"Name"},{"name":"Volume","format":"name"},{"name":"State"},{"name":"Robustness"},{"name":"Node"}],"rows":[{"cells":["x","a","s","degraded","n"]}]}`,
+		`{"kind":"Table","columnDefinitions":[{"name":"Node","format":"name"},{"name":"State"},{"name":"Robustness"}],"rows":[{"cells":["a","b","c"]}]}`,
 		"{\"kind\":\"Table\"," + columnsJSON + ",\"rows\":[{\"cells\":[\"pvc-\xff\",\"a\\u00e9\",\"Healthy\",\"\\ud83d\"]}]}",
 	} {
 		f.Add([]byte(s))
