@@ -19,14 +19,15 @@ import (
 )
 
 // This file is the one-shot read of nodes (Options.Once) against a real
-// apiserver: each page of the NodeList comes as protobuf and is read
+// apiserver, and the protobuf reader the node informer's list and watch
+// share with it (nodewatch.go): each NodeList comes as protobuf and is read
 // straight into the model's nodes, as NodeToModel(TransformNode(n)) makes
 // them. A kubelet's Node is mostly what the model never reads — the image
 // list, capacity, addresses, managedFields — and decoding a page of 500
 // full Nodes only to drop that was a third of a --snapshot's CPU at 5,000
 // nodes (and most of its heap); here those fields are skipped by their
-// length, never decoded. The small parts that are kept (a condition,
-// timestamp) go through the generated decoder.
+// length, never decoded. Only the timestamps go through the generated
+// decoder.
 
 // protobufEnvelope starts every protobuf response of the apiserver.
 var protobufEnvelope = []byte("k8s\x00")

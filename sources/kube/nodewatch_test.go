@@ -336,3 +336,42 @@ func BenchmarkNodeWatchDecode(b *testing.B) {
 func protobufConfig(host string) *rest.Config {
 	return kubeclient.ProtobufConfig(&rest.Config{Host: host, QPS: -1})
 }
+
+// TestNodeCopiesShareNothing: what the source hands the model (cloneNode)
+// and what DeepCopyObject makes share no slice or map with the cached
+// Node: changing a copy leaves the cache as it was.
+func TestNodeCopiesShareNothing(t *testing.T) {
+	page := nodeListProto(t, "", scalefixture.Node(3), node("odd", false, map[string]string{"node-role.kubernetes.io/gpu": ""}))
+	l, err := ReadNodeList(bytes.NewReader(page))
+	if err != nil || len(l.Items) != 2 {
+		t.Fatal(err)
+	}
+	again, _ := ReadNodeList(bytes.NewReader(page))
+	cached, want := l.Items[1], again.Items[1]
+	cached.Annotations = map[string]string{"a": "b"}
+	want.Annotations = map[string]string{"a": "b"}
+	if !reflect.DeepEqual(cached.DeepCopyObject(), cached) || len(cached.Model.Roles) == 0 || len(cached.Model.Conditions) == 0 ||
+		len(cached.Model.Annotations) == 0 {
+		t.Fatalf("copy of %+v", cached)
+	}
+	mutate := func(m *model.Node) {
+		m.Roles[0] = "changed"
+		m.Conditions[0].Status = "changed"
+		for k := range m.Annotations {
+			m.Annotations[k] = "changed"
+		}
+	}
+	sent := cloneNode(&cached.Model)
+	mutate(&sent)
+	c := cached.DeepCopyObject().(*Node)
+	mutate(&c.Model)
+	c.Annotations["a"] = "changed"
+	if !reflect.DeepEqual(cached, want) {
+		t.Errorf("the cached node changed with its copies:\n%+v\nwant %+v", cached, want)
+	}
+	lc := l.DeepCopyObject().(*NodeList)
+	mutate(&lc.Items[0].Model)
+	if reflect.DeepEqual(lc.Items[0], l.Items[0]) || lc.ResourceVersion != l.ResourceVersion {
+		t.Error("NodeList.DeepCopyObject shares its items")
+	}
+}
