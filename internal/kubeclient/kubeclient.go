@@ -1,6 +1,7 @@
 // Package kubeclient holds the client-go configuration that the CLI and the
 // agent share: every API request bounded by a timeout, without cutting the
-// long-lived watch streams that informers hold open.
+// long-lived watch streams that informers hold open, and a session's first
+// requests sharing one connection instead of each dialling its own.
 //
 // It must not start informers, judge anything or read kubeconfigs: callers
 // bring a rest.Config and get one back.
@@ -11,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -25,14 +28,56 @@ func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	w := rest.CopyConfig(cfg)
 	w.Timeout = 0
 	prev := w.WrapTransport
+	gate := &oneDial{ready: make(chan struct{})}
 	w.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if prev != nil {
 			rt = prev(rt)
 		}
-		return &timeoutTransport{next: rt, timeout: timeout}
+		// The timeout bounds a request's wait at the gate too.
+		return &timeoutTransport{next: gate.wrap(rt), timeout: timeout}
 	}
 	return w
 }
+
+// oneDial holds a session's first requests until the first of them has a
+// connection. They all start at once (every source lists at start), before
+// any connection exists, and Go's transport then dials and TLS-handshakes
+// once per request: HTTP/2 is only known after the handshake, and every
+// connection but one is closed unused (the apiserver paid for each
+// handshake all the same). Once the first request holds its connection,
+// the others share it. A request whose context ends while held fails with
+// its context's error; a first request that fails releases the others.
+type oneDial struct {
+	first atomic.Bool
+	once  sync.Once
+	ready chan struct{}
+}
+
+func (g *oneDial) release() { g.once.Do(func() { close(g.ready) }) }
+
+func (g *oneDial) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if g.first.CompareAndSwap(false, true) {
+			// This request dials. Its connection is shared once the
+			// transport has written the request on it (by then an HTTP/2
+			// connection is in the transport's pool).
+			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { g.release() }}
+			resp, err := next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+			g.release()
+			return resp, err
+		}
+		select {
+		case <-g.ready:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // ProtobufConfig derives from cfg the config for clients of built-in types:
 // they travel as protobuf (nodes at a fraction of JSON's decoding cost),
