@@ -38,8 +38,11 @@ func TestOnceMatchesInformersRealCluster(t *testing.T) {
 		if cfgUser != "" {
 			cfg = tc.UserConfig(cfgUser)
 		}
+		// Both pictures are judged at the same instant: a lock's age in a
+		// blocker's reason ("held … for 2s") would otherwise differ when
+		// the second picture is taken a second later.
 		s, err := Open(ctx, Options{Config: cfg, Context: "itest", RequestTimeout: 10 * time.Second, Once: once,
-			KuredDaemonSet: scalefixture.KuredNamespace + "/" + scalefixture.KuredName})
+			KuredDaemonSet: scalefixture.KuredNamespace + "/" + scalefixture.KuredName, WallNow: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
