@@ -87,8 +87,8 @@ func FuzzIndentCompact(f *testing.F) {
 	})
 }
 
-// snapshotFixture is the snapshot of n ready nodes, a held kured lock and a
-// volume per node, judged by the lock engine.
+// snapshotFixture is the snapshot of n ready nodes and a healthy volume per
+// node (no lock), judged by the lock engine.
 func snapshotFixture(t testing.TB, n int) model.Snapshot {
 	t.Helper()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
