@@ -18,27 +18,15 @@ import (
 )
 
 // createVolume creates a Volume and sets its status through the status
-// subresource, as longhorn-manager does.
+// subresource, as longhorn-manager does (setVolume): attached to node, or
+// detached when node is "".
 func createVolume(t testing.TB, dyn dynamic.Interface, ns, name, robustness, node string, replicas int64) {
 	t.Helper()
-	ctx := context.Background()
-	ri := dyn.Resource(testcluster.LonghornVolumeGVR).Namespace(ns)
-	u, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "longhorn.io/v1beta2", "kind": "Volume",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec":     map[string]any{"numberOfReplicas": replicas, "size": "1073741824", "frontend": "blockdev"},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	state := "detached"
 	if node != "" {
 		state = "attached"
 	}
-	u.Object["status"] = map[string]any{"robustness": robustness, "state": state, "currentNodeID": node, "ownerID": node}
-	if _, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setVolume(t, dyn, ns, name, replicas, map[string]any{"robustness": robustness, "state": state, "currentNodeID": node, "ownerID": node})
 }
 
 // TestAgainstRealAPIServer runs the informer as the dashboard and the agent
