@@ -464,7 +464,7 @@ func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int)
 	return b, func(name string) string { return name + tail }
 }
 
-// longhornBlocker: degraded, rebuilding or faulted volumes make the next
+// longhornBlocker: degraded (rebuilding) or faulted volumes make the next
 // drain unsafe.
 func (x *explainer) longhornBlocker(name string) (model.Blocker, bool) {
 	return x.lh.get(name, x.longhornShared)
@@ -480,7 +480,10 @@ func (x *explainer) longhornShared() (model.Blocker, func(string) string, bool) 
 	var bad []string
 	var evidence []model.Evidence
 	for _, v := range x.c.Volumes() {
-		if v.Robustness == model.RobustnessHealthy {
+		// As the volumes gate (plan.go): degraded or faulted. Longhorn
+		// reports a detached volume as unknown; it has no replica a drain
+		// could take.
+		if v.Robustness != model.RobustnessDegraded && v.Robustness != model.RobustnessFaulted {
 			continue
 		}
 		bad = append(bad, v.Name)
