@@ -121,14 +121,15 @@ func (s *Source) listDynamic(ctx context.Context) ([]model.Volume, error) {
 const LonghornNamespace = "longhorn-system"
 
 // MaxFollowUps is how many volumes, at most, the one-shot read fetches
-// whole after the Table (the volumes that are not healthy, or attached
+// whole after the Table (the volumes degraded or faulted, or attached
 // without a currentNodeID): a Table has no spec.numberOfReplicas (the
 // stall explainer's ", 3 replicas wanted") and no status.ownerID (the node
-// of a volume attached without a currentNodeID). A handful of GETs costs
-// the apiserver next to nothing; past 50, fetching them would cost more
-// than the full list the Table replaced (each GET is a round trip and a
-// quorum read from etcd), so the read keeps the Table's picture and those
-// volumes say no replica count.
+// of a volume attached without a currentNodeID). Healthy volumes and
+// detached ones (Longhorn reports their robustness as unknown) are not
+// fetched: the explainer names neither. The cap bounds the requests a
+// cluster with many degraded volumes adds to the report; 50 is a judgment,
+// not a measured break-even. Past it, no volume is fetched and the Table's
+// picture stands: those volumes say no replica count.
 const MaxFollowUps = 50
 
 // followUpConcurrency bounds the follow-up GETs in flight.
@@ -230,8 +231,8 @@ func (s *Source) getTablePage(ctx context.Context, ns, cont string) ([]model.Vol
 }
 
 // followUp fetches whole, at most MaxFollowUps, the volumes the Table says
-// too little of: those not healthy (their replica count is the stall
-// explainer's evidence) and those attached without a node (whose node is
+// too little of: those degraded or faulted (their replica count is the
+// stall explainer's evidence) and those attached without a node (whose node is
 // status.ownerID). A volume gone since (404) is dropped; any other failure
 // keeps the Table's row (the read as a whole succeeded). The GETs together
 // get one RequestTimeout: they only add detail to a read that succeeded,
@@ -240,7 +241,8 @@ func (s *Source) getTablePage(ctx context.Context, ns, cont string) ([]model.Vol
 func (s *Source) followUp(ctx context.Context, vols []model.Volume) []model.Volume {
 	var idx []int
 	for i, v := range vols {
-		if v.Robustness != model.RobustnessHealthy || (v.State == "attached" && v.Node == "") {
+		bad := v.Robustness == model.RobustnessDegraded || v.Robustness == model.RobustnessFaulted
+		if bad || (v.State == "attached" && v.Node == "") {
 			idx = append(idx, i)
 		}
 	}

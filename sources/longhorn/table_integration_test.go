@@ -148,7 +148,7 @@ func createNamespace(t *testing.T, c *testcluster.Cluster, name string) {
 // dynamic path, VolumeToModel): every robustness, attached without a
 // currentNodeID, no status at all, odd values, a volume in another
 // namespace; it asks for longhorn-system's Table (no full list there), the
-// other namespaces' JSON list and a GET per volume that is not healthy.
+// other namespaces' JSON list and a GET per volume degraded or faulted.
 // Past MaxFollowUps such volumes, it asks no GET and those say no replicas.
 func TestTableAgainstRealAPIServer(t *testing.T) {
 	c := testcluster.Start(t)
@@ -198,18 +198,19 @@ func TestTableAgainstRealAPIServer(t *testing.T) {
 	}
 
 	t.Run("follow-ups", func(t *testing.T) {
-		// The healthy volumes come from the Table alone: no replica
-		// count. The rest, and pvc-owner (attached without a
-		// currentNodeID), were fetched whole.
+		// The healthy and unknown volumes come from the Table alone: no
+		// replica count. The degraded and faulted ones, and pvc-owner
+		// (attached without a currentNodeID), were fetched whole.
 		compare(t, func(v *model.Volume) {
-			if v.Robustness == model.RobustnessHealthy && v.Name != "pvc-owner" {
+			bad := v.Robustness == model.RobustnessDegraded || v.Robustness == model.RobustnessFaulted
+			if !bad && v.Name != "pvc-owner" {
 				v.Replicas = 0
 			}
 		})
 		calls := proxy.take()
 		want := []string{"/apis/longhorn.io/v1beta2/volumes?fieldSelector=metadata.namespace%21%3Dlonghorn-system",
 			"Table /apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes?includeObject=None"}
-		for _, n := range []string{"pvc-degraded", "pvc-faulted", "pvc-fresh", "pvc-odd", "pvc-owner", "pvc-unknown", "pvc-upper"} {
+		for _, n := range []string{"pvc-degraded", "pvc-faulted", "pvc-owner", "pvc-upper"} {
 			want = append(want, "/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes/"+n+"?")
 		}
 		slices.Sort(want)
