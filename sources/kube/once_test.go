@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -239,6 +242,72 @@ func TestOnceReadsPodsOfCordonedNodes(t *testing.T) {
 	if err := s.WaitForSync(ctx); err != nil {
 		t.Errorf("WaitForSync: %v", err)
 	}
+}
+
+// TestOncePodsSettleWhenTheProbeAnswers: when the pod probe is the last to
+// answer, the pods source reports the moment it does, not on a later poll
+// (it was polled every 10 ms). In a synctest bubble no time passes
+// between the probe's answer and the report.
+func TestOncePodsSettleWhenTheProbeAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		cs := slowPodLists{Interface: fake.NewClientset(node("a", true, nil)), answer: answer}
+		var mu sync.Mutex
+		var podsAt time.Time
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := Start(ctx, Options{Client: cs, Once: true}, func(ev model.Event) {
+			if sc, ok := ev.(model.SourceChanged); ok && sc.Health.Name == model.SourcePods {
+				mu.Lock()
+				podsAt = time.Now()
+				mu.Unlock()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // every list is read; only the probe is out
+		answered := time.Now()
+		close(answer)
+		synctest.Wait()
+		mu.Lock()
+		at := podsAt
+		mu.Unlock()
+		if !at.Equal(answered) {
+			t.Errorf("pods reported at %v, the probe answered at %v", at, answered)
+		}
+		cancel()
+		s.Wait()
+	})
+}
+
+// slowPodLists is a clientset whose pod lists wait for answer (the fake's
+// reactors run under its lock, which would hold every other list too).
+type slowPodLists struct {
+	kubernetes.Interface
+	answer chan struct{}
+}
+
+func (c slowPodLists) CoreV1() corev1client.CoreV1Interface {
+	return slowCore{CoreV1Interface: c.Interface.CoreV1(), answer: c.answer}
+}
+
+type slowCore struct {
+	corev1client.CoreV1Interface
+	answer chan struct{}
+}
+
+func (c slowCore) Pods(ns string) corev1client.PodInterface {
+	return slowPods{PodInterface: c.CoreV1Interface.Pods(ns), answer: c.answer}
+}
+
+type slowPods struct {
+	corev1client.PodInterface
+	answer chan struct{}
+}
+
+func (p slowPods) List(ctx context.Context, lo metav1.ListOptions) (*corev1.PodList, error) {
+	<-p.answer
+	return p.PodInterface.List(ctx, lo)
 }
 
 // TestOnceProbesPodsOnce: a one-shot read lists one pod to learn whether

@@ -67,7 +67,8 @@ type podSource struct {
 	invalid   map[string]string    // selector -> why it cannot be listed
 	probeErr  error
 	probed    bool
-	settled   bool // the first picture was reported: health reports go out
+	probedCh  chan struct{} // closed once probed
+	settled   bool          // the first picture was reported: health reports go out
 }
 
 // podWatch is one narrow pod watch.
@@ -95,7 +96,7 @@ func newPodSource(s *Source) *podSource {
 		limit = DefaultMaxPodWatchNodes
 	}
 	return &podSource{s: s, max: limit, cordoned: map[string]bool{}, nodes: map[string]*podWatch{},
-		sels: map[string]*podWatch{}, invalid: map[string]string{},
+		sels: map[string]*podWatch{}, invalid: map[string]string{}, probedCh: make(chan struct{}),
 		rep: sources.NewReporter(model.SourcePods, 0, s.send, s.opts.Clock)}
 }
 
@@ -116,6 +117,9 @@ func (ps *podSource) start(ctx context.Context, waitFor ...*part) {
 			return
 		}
 		ps.mu.Lock()
+		if !ps.probed {
+			close(ps.probedCh)
+		}
 		ps.probeErr, ps.probed = err, true
 		ps.reportLocked()
 		ps.mu.Unlock()
@@ -180,21 +184,17 @@ func (ps *podSource) settle(ctx context.Context, waitFor []*part) {
 			return
 		}
 	}
-	for {
-		ps.mu.Lock()
-		if ps.probed {
-			ps.settled = true
-			ps.reportLocked()
-			ps.mu.Unlock()
-			return
-		}
-		ps.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
+	// Then the probe's answer, as soon as it comes (it was polled every
+	// 10 ms: a probe slower than every list held the report that long).
+	select {
+	case <-ps.probedCh:
+	case <-ctx.Done():
+		return
 	}
+	ps.mu.Lock()
+	ps.settled = true
+	ps.reportLocked()
+	ps.mu.Unlock()
 }
 
 // nodeSeen records whether a node is cordoned and starts or stops the watch
