@@ -45,6 +45,28 @@ func (p palette) r(st lipgloss.Style, s string) string {
 	return st.Render(s)
 }
 
+// plain is p.r with no style: the text itself (lipgloss would only turn
+// its tabs into spaces, so only a text with a tab goes through it).
+func (p palette) plain(s string) string {
+	if !p.on || !strings.Contains(s, "\t") {
+		return s
+	}
+	return lipgloss.NewStyle().Render(s)
+}
+
+// textWidth is lipgloss.Width(s), counted without it for printable ASCII
+// (one cell per byte), which node names, phases and the like are.
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return lipgloss.Width(s)
+		}
+	}
+	return len(s)
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // tone is the style of a tone in the theme: muted is faint, critical bold.
 func (p palette) tone(x model.Tone) lipgloss.Style {
 	if !p.on {
@@ -108,7 +130,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				act = "—"
 			}
 			t.add([]cell{{s: string(l.Kind)}, {s: l.Namespace + "/" + l.Name}, {s: holder}, {s: held},
-				{s: string(l.Verdict), st: p.tone(l.Verdict.Tone())}, {s: act}, {s: l.Reason, last: true}})
+				{s: string(l.Verdict), st: ptr(p.tone(l.Verdict.Tone()))}, {s: act}, {s: l.Reason, last: true}})
 		}
 		t.write(&b, p)
 	}
@@ -149,8 +171,8 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				to := c.TargetFor(node) // its own OS family's target
 				os += " → " + x(shortOS(to.Image, to.Kernel), maxName/2)
 			}
-			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: p.tone(n.Phase.Tone())},
-				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: rst}, {s: sched, st: sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
+			t.add([]cell{{s: n.Name}, {s: node.Role()}, {s: string(n.Phase), st: ptr(p.tone(n.Phase.Tone()))},
+				{s: Stepper(n.Phase)}, {s: inPhase}, {s: ready, st: &rst}, {s: sched, st: &sst}, {s: os}, {s: reboot}, {s: lk, last: true}})
 		}
 		t.write(&b, p)
 	}
@@ -223,7 +245,7 @@ func blocked(b *strings.Builder, p palette, snap model.Snapshot) {
 			if !bl.Stalls {
 				st = p.dim()
 			}
-			t.add([]cell{{s: n.Name}, {s: string(bl.Kind), st: st}, {s: bl.Clears}, {s: bl.Reason, last: true}})
+			t.add([]cell{{s: n.Name}, {s: string(bl.Kind), st: &st}, {s: bl.Clears}, {s: bl.Reason, last: true}})
 		}
 	}
 	if len(t.rows) > 0 {
@@ -323,8 +345,11 @@ func shortOS(image, kernel string) string {
 }
 
 type cell struct {
-	s    string
-	st   lipgloss.Style
+	s string
+	// st is the cell's style, nil for none: an unstyled cell is written
+	// as it is, without going through lipgloss for each of a 5,000-node
+	// table's cells (and a Style is large: only styled cells hold one).
+	st   *lipgloss.Style
 	last bool
 }
 
@@ -349,16 +374,22 @@ func (t *table) add(r []cell) {
 func (t *table) write(b *strings.Builder, p palette) {
 	w := make([]int, len(t.head))
 	for i, h := range t.head {
-		w[i] = lipgloss.Width(h)
+		w[i] = textWidth(h)
 	}
 	for _, r := range t.rows {
 		for i, c := range r {
-			if n := lipgloss.Width(c.s); n > w[i] {
+			if n := textWidth(c.s); n > w[i] {
 				w[i] = n
 			}
 		}
 	}
-	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-lipgloss.Width(s))) }
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-textWidth(s))) }
+	render := func(c cell, s string) string {
+		if c.st == nil {
+			return p.plain(s)
+		}
+		return p.r(*c.st, s)
+	}
 	b.WriteString("  ")
 	for i, h := range t.head {
 		if i == len(t.head)-1 {
@@ -372,9 +403,9 @@ func (t *table) write(b *strings.Builder, p palette) {
 		b.WriteString("  ")
 		for i, c := range r {
 			if c.last || i == len(r)-1 {
-				b.WriteString(p.r(c.st, c.s))
+				b.WriteString(render(c, c.s))
 			} else {
-				b.WriteString(p.r(c.st, pad(c.s, w[i])) + "  ")
+				b.WriteString(render(c, pad(c.s, w[i])) + "  ")
 			}
 		}
 		b.WriteString("\n")
