@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -164,71 +165,17 @@ func normalMachineID(id string) ([]byte, error) {
 // ZincatiNodeID returns the id Zincati sends to fleetlock for a node: the
 // systemd app-specific id of its machine id (sd_id128_get_machine_app_specific
 // with Zincati's app id), as 32 lower-case hex digits.
-//
-// It is HMAC-SHA256 keyed by the machine id's 16 bytes over the app id,
-// computed with two sha256.Sum256 calls on stack buffers: judging a
-// fleetlock holder that is no node's name computes it for every node (5,000
-// on a large cluster, on --snapshot's critical path), and crypto/hmac
-// allocated two digests and a key copy per call
-// (BenchmarkZincatiNodeID; FuzzZincatiNodeID checks it against crypto/hmac).
 func ZincatiNodeID(machineID string) (string, error) {
-	var key [16]byte
-	if !hexID(machineID, &key) {
-		k, err := normalMachineID(machineID)
-		if err != nil {
-			return "", err
-		}
-		copy(key[:], k)
+	key, err := normalMachineID(machineID)
+	if err != nil {
+		return "", err
 	}
-	const blockSize = 64 // SHA-256's
-	var inner [blockSize + 16]byte
-	var outer [blockSize + sha256.Size]byte
-	for i := range blockSize {
-		k := byte(0)
-		if i < len(key) {
-			k = key[i]
-		}
-		inner[i], outer[i] = k^0x36, k^0x5c
-	}
-	copy(inner[blockSize:], zincatiAppID)
-	in := sha256.Sum256(inner[:])
-	copy(outer[blockSize:], in[:])
-	sum := sha256.Sum256(outer[:])
+	m := hmac.New(sha256.New, key)
+	m.Write(zincatiAppID)
+	sum := m.Sum(nil)[:16]
 	sum[6] = (sum[6] & 0x0F) | 0x40
 	sum[8] = (sum[8] & 0x3F) | 0x80
-	var out [32]byte
-	hex.Encode(out[:], sum[:16])
-	return string(out[:]), nil
-}
-
-// hexID decodes a machine id written as exactly 32 hex digits (either
-// case) into key; false for anything else (dashes, space, not hex), which
-// normalMachineID then reads or rejects.
-func hexID(id string, key *[16]byte) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := range key {
-		hi, ok1 := fromHex(id[2*i])
-		lo, ok2 := fromHex(id[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		key[i] = hi<<4 | lo
-	}
-	return true
-}
-
-func fromHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	return hex.EncodeToString(sum), nil
 }
 
 // byZincati maps a fleetlock holder that is a Zincati id (or a raw machine
