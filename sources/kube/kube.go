@@ -11,8 +11,9 @@
 // It works the same over a real apiserver and client-go fake clientsets (the
 // demo in sources/sim). On a real apiserver the node informer's list and
 // watch read the protobuf straight into the small *Node it caches
-// (nodewatch.go, with nodeproto.go's reader); with a fake, nodes go through
-// the typed client and TransformNode.
+// (nodewatch.go, with nodeproto.go's reader); with a fake, or behind a
+// proxy that passes no protobuf on (406, or JSON whatever was asked), nodes
+// go through the typed client (JSON, as client-go negotiates it).
 //
 // With Options.Once (a one-shot report: --snapshot) there are no informers,
 // watches or probes: every part lists its resource once, all parts in
@@ -194,9 +195,10 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	cs := o.Client
 
 	// Nodes. On a real apiserver the informer's list and watch read the
-	// protobuf straight into *Node (nodewatch.go); a fake clientset (the
-	// demo) goes through the typed client, and TransformNode strips each
-	// *corev1.Node before it enters the cache.
+	// protobuf straight into *Node (nodewatch.go), or, once the server
+	// answered that it sends none, take JSON through the typed client into
+	// *Node; a fake clientset (the demo) goes through the typed client, and
+	// TransformNode strips each *corev1.Node before it enters the cache.
 	var (
 		nodeExample runtime.Object = &corev1.Node{}
 		nodeList                   = func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
@@ -208,7 +210,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	)
 	rc := nodeListREST(cs)
 	if rc != nil {
-		rn := restNodes{c: rc}
+		rn := newRESTNodes(rc, cs)
 		nodeExample, nodeList, nodeWatch = &Node{}, rn.List, rn.Watch
 	}
 	nodes := s.newPart(model.SourceNodes, "nodes", "", nodeExample, TransformNode, nodeList, nodeWatch)

@@ -32,6 +32,10 @@ import (
 // protobufEnvelope starts every protobuf response of the apiserver.
 var protobufEnvelope = []byte("k8s\x00")
 
+// errNotProtobuf is a list response that does not start with the
+// envelope: not protobuf (a proxy that ignored the Accept header).
+var errNotProtobuf = errors.New("not a protobuf response")
+
 // nodeListREST returns the REST client behind cs's nodes, or nil when cs is
 // not a real clientset (a fake's RESTClient is a nil pointer).
 func nodeListREST(cs kubernetes.Interface) *rest.RESTClient {
@@ -204,8 +208,11 @@ func unexpected(err error) error {
 func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	var env [4]byte
-	if _, err := io.ReadFull(d.r, env[:]); err != nil || !bytes.Equal(env[:], protobufEnvelope) {
-		return lm, errors.New("not a protobuf response")
+	if _, err := io.ReadFull(d.r, env[:]); err != nil {
+		return lm, err
+	}
+	if !bytes.Equal(env[:], protobufEnvelope) {
+		return lm, errNotProtobuf
 	}
 	var kind string
 	sawList := false

@@ -11,8 +11,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -30,7 +34,9 @@ import (
 // (the dashboard, watch and the agent): both come as protobuf and are read
 // with nodeproto.go's reader straight into a Node — the model's node (as
 // NodeToModel(TransformNode(n)) makes it) and the identity the informer's
-// cache needs. A full Node is never decoded: client-go's path decoded every
+// cache needs. A full Node is never decoded (unless the server sends no
+// protobuf: then restNodes takes JSON through the typed client, as
+// client-go would): client-go's path decoded every
 // event's WatchEvent wrapper, copied its raw bytes, decoded the whole Node
 // (images, managedFields, capacity) and then dropped most of it in
 // TransformNode. The fake clientset of the demo and of the unit tests keeps
@@ -109,11 +115,19 @@ func newNode(b []byte, ss *strs) (*Node, error) {
 	if err := decodeNode(b, &n.Model, &x, ss); err != nil {
 		return nil, err
 	}
-	n.Name, n.Namespace, n.UID, n.ResourceVersion = n.Model.Name, x.namespace, types.UID(n.Model.UID), x.resourceVersion
-	if x.initialEventsEnd == "true" {
-		n.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
-	}
+	n.ObjectMeta = informerMeta(n.Model.Name, x.namespace, n.Model.UID, x.resourceVersion, x.initialEventsEnd == "true")
 	return n, nil
+}
+
+// informerMeta is the ObjectMeta a Node keeps: its name, namespace, uid and
+// resourceVersion, and the initial-events-end annotation when it ends a
+// WatchList's initial events.
+func informerMeta(name, namespace, uid, rv string, initialEventsEnd bool) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(uid), ResourceVersion: rv}
+	if initialEventsEnd {
+		m.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return m
 }
 
 // ReadNodeList reads a NodeList in the apiserver's protobuf encoding from r
@@ -138,14 +152,86 @@ func ReadNodeList(r io.Reader) (*NodeList, error) {
 }
 
 // protobufAccept asks for protobuf only: a server that cannot send it
-// answers 406, never a JSON body the readers would take for garbage.
+// answers 406 (and restNodes falls back to the typed client), never a JSON
+// body the readers would take for garbage.
 const protobufAccept = "application/vnd.kubernetes.protobuf"
 
 // restNodes lists and watches nodes as protobuf through the clientset's
 // REST client, reading lists and watch events straight into *Node: the
 // node informer's ListWatch on a real apiserver.
+//
+// A proxy between rebootwatch and the apiserver that cannot pass protobuf
+// on answers 406 Not Acceptable (or, ignoring the Accept header, a list
+// that is not protobuf). client-go would have taken JSON there, so with
+// typed set restNodes then does the same, for good: every later list and
+// watch goes through the typed client (the clientset's content
+// negotiation, JSON included), its nodes made into *Node as newNode makes
+// them (nodeFromTyped).
 type restNodes struct {
 	c rest.Interface
+	// typed is the fallback for a server that sends no protobuf; nil: none.
+	typed corev1client.NodeInterface
+	// noProtobuf is set once the server answered a protobuf request with
+	// 406 or with something else (set only with typed).
+	noProtobuf *atomic.Bool
+}
+
+// newRESTNodes is restNodes for cs's nodes, with the typed client as the
+// fallback.
+func newRESTNodes(rc rest.Interface, cs kubernetes.Interface) restNodes {
+	return restNodes{c: rc, typed: cs.CoreV1().Nodes(), noProtobuf: &atomic.Bool{}}
+}
+
+// useTyped reports whether requests go through the typed client.
+func (r restNodes) useTyped() bool { return r.typed != nil && r.noProtobuf.Load() }
+
+// fallBack reports whether err says the server cannot send protobuf and
+// there is a typed client to use instead; from then on, it is used.
+func (r restNodes) fallBack(err error) bool {
+	if r.typed == nil {
+		return false
+	}
+	if apierrors.IsNotAcceptable(err) || errors.Is(err, errNotProtobuf) {
+		r.noProtobuf.Store(true)
+		return true
+	}
+	return false
+}
+
+// nodeFromTyped is a typed client's Node as the informer keeps it, as
+// newNode reads it from protobuf: the model's node and its identity (and
+// the initial-events-end annotation of a WatchList's BOOKMARK).
+func nodeFromTyped(n *corev1.Node) *Node {
+	return &Node{Model: NodeToModel(n), ObjectMeta: informerMeta(n.Name, n.Namespace, string(n.UID), n.ResourceVersion,
+		n.Annotations[metav1.InitialEventsAnnotationKey] == "true")}
+}
+
+// listTyped lists the nodes through the typed client into a *NodeList.
+func (r restNodes) listTyped(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	tl, err := r.typed.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &NodeList{ListMeta: tl.ListMeta, Items: make([]*Node, len(tl.Items))}
+	for i := range tl.Items {
+		l.Items[i] = nodeFromTyped(&tl.Items[i])
+	}
+	return l, nil
+}
+
+// watchTyped watches the nodes through the typed client, its events'
+// nodes made into *Node.
+func (r restNodes) watchTyped(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.typed.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+		if n, ok := ev.Object.(*corev1.Node); ok {
+			ev.Object = nodeFromTyped(n)
+		}
+		return ev, true
+	}), nil
 }
 
 // request is the typed client's request for nodes with opts, asking for
@@ -162,6 +248,9 @@ func (r restNodes) request(opts *metav1.ListOptions) *rest.Request {
 // List lists the nodes (one page when opts.Limit is set) into a *NodeList.
 func (r restNodes) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	opts.Watch = false
+	if r.useTyped() {
+		return r.listTyped(ctx, opts)
+	}
 	if opts.TimeoutSeconds != nil {
 		// As the typed client's List: the request's timeout bounds it.
 		var cancel context.CancelFunc
@@ -170,10 +259,17 @@ func (r restNodes) List(ctx context.Context, opts metav1.ListOptions) (runtime.O
 	}
 	body, err := r.request(&opts).Stream(ctx)
 	if err != nil {
+		if r.fallBack(err) {
+			return r.listTyped(ctx, opts)
+		}
 		return nil, err
 	}
 	defer body.Close()
-	return ReadNodeList(body)
+	l, err := ReadNodeList(body)
+	if err != nil && r.fallBack(err) {
+		return r.listTyped(ctx, opts)
+	}
+	return l, err
 }
 
 // Watch opens a watch whose events carry *Node (or, for ERROR, the
@@ -181,8 +277,14 @@ func (r restNodes) List(ctx context.Context, opts metav1.ListOptions) (runtime.O
 // it is stopped.
 func (r restNodes) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
+	if r.useTyped() {
+		return r.watchTyped(ctx, opts)
+	}
 	body, err := r.request(&opts).Stream(ctx)
 	if err != nil {
+		if r.fallBack(err) {
+			return r.watchTyped(ctx, opts)
+		}
 		// As client-go's Request.Watch: a connection that broke or timed
 		// out before the answer is an empty watch (the reflector starts
 		// again), not an error.
