@@ -209,17 +209,26 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		}
 	)
 	rc := nodeListREST(cs)
+	var rn restNodes
 	if rc != nil {
-		rn := newRESTNodes(rc, cs)
+		rn = newRESTNodes(rc, cs)
 		nodeExample, nodeList, nodeWatch = &Node{}, rn.List, rn.Watch
 	}
 	nodes := s.newPart(model.SourceNodes, "nodes", "", nodeExample, TransformNode, nodeList, nodeWatch)
 	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
 	if o.Once && rc != nil {
 		// A real apiserver: pages are read straight into the model's
-		// nodes as they stream in (nodeproto.go), never decoded whole.
+		// nodes as they stream in (nodeproto.go), never decoded whole; a
+		// server that sends no protobuf is read through the typed client.
 		nodes.listPage = func(ctx context.Context, lo metav1.ListOptions) ([]any, string, error) {
-			return listNodesProto(ctx, rc, lo)
+			if rn.useTyped() {
+				return listNodesTyped(ctx, rn, lo)
+			}
+			objs, cont, err := listNodesProto(ctx, rc, lo)
+			if err != nil && rn.fallBack(err) {
+				return listNodesTyped(ctx, rn, lo)
+			}
+			return objs, cont, err
 		}
 	}
 	s.handle(nodes, cache.ResourceEventHandlerFuncs{

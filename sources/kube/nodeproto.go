@@ -19,7 +19,8 @@ import (
 )
 
 // This file is the one-shot read of nodes (Options.Once) against a real
-// apiserver, and the protobuf reader the node informer's list and watch
+// apiserver (through the typed client, as JSON, when it sends no protobuf),
+// and the protobuf reader the node informer's list and watch
 // share with it (nodewatch.go): each NodeList comes as protobuf and is read
 // straight into the model's nodes, as NodeToModel(TransformNode(n)) makes
 // them. A kubelet's Node is mostly what the model never reads — the image
@@ -71,6 +72,21 @@ func listNodesProto(ctx context.Context, rc *rest.RESTClient, lo metav1.ListOpti
 		objs[i] = &nodes[i]
 	}
 	return objs, cont, nil
+}
+
+// listNodesTyped is listNodesProto's fallback for a server that sends no
+// protobuf: one page through rn's typed client, as *Node.
+func listNodesTyped(ctx context.Context, rn restNodes, lo metav1.ListOptions) ([]any, string, error) {
+	obj, err := rn.listTyped(ctx, lo)
+	if err != nil {
+		return nil, "", err
+	}
+	l := obj.(*NodeList)
+	objs := make([]any, len(l.Items))
+	for i, n := range l.Items {
+		objs[i] = n
+	}
+	return objs, l.Continue, nil
 }
 
 // DecodeNodeList reads a NodeList in the apiserver's protobuf encoding (the

@@ -151,6 +151,18 @@ func TestNodeInformerFallsBackToJSON(t *testing.T) {
 				h, _ := m.Source(model.SourceNodes)
 				return m.NodeCount() == 2 && n != nil && n.Unschedulable && h.Status == model.StatusOK
 			})
+			// The one-shot read (--snapshot) too.
+			once := sourcetest.NewRecorder("proxy")
+			sourcetest.Start(t, once, func(ctx context.Context, sink sources.Sink) (*Source, error) {
+				return Start(ctx, Options{Client: cs, Once: true}, sink)
+			})
+			once.Read(func(m *model.Cluster) {
+				n, _ := m.Node("odd")
+				h, _ := m.Source(model.SourceNodes)
+				if m.NodeCount() != 2 || n == nil || !n.Unschedulable || h.Status != model.StatusOK {
+					t.Errorf("one-shot read: %d nodes, nodes source %+v", m.NodeCount(), h)
+				}
+			})
 			accepts := p.acceptCounts()
 			if notAcceptable && accepts[protobufAccept] == 0 {
 				t.Errorf("node requests asked for %v: none for protobuf alone", accepts)
