@@ -515,8 +515,11 @@ func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
 // types, reasons and messages, their OS image, kernel and role names, so
 // the informer's cache (and the model, which shares its strings) holds
 // each once per list or watch stream instead of once per node. It is
-// bounded (maxStrs strings of at most maxStrLen bytes), so a server
-// sending endless distinct strings costs no more than plain strings would.
+// bounded (maxStrs strings of at most maxStrLen bytes: at most 1 MiB of
+// strings and the map over them), so a server sending endless distinct
+// strings costs at most that beyond plain strings: the table holds its
+// strings until the stream ends (a list when it is read, a watch at its
+// timeout, minutes), after the nodes stopped using them too.
 // A nil *strs makes each string its own.
 type strs struct{ m map[string]string }
 
