@@ -69,6 +69,10 @@ func (g *oneDial) wrap(next http.RoundTripper) http.RoundTripper {
 		select {
 		case <-g.ready:
 		case <-req.Context().Done():
+			// A RoundTripper must close the body, errors included.
+			if req.Body != nil {
+				_ = req.Body.Close()
+			}
 			return nil, req.Context().Err()
 		}
 		return next.RoundTrip(req)

@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -221,4 +224,151 @@ func TestOneDialHeldRequestsAreBounded(t *testing.T) {
 	if !errors.Is(ownErr, context.DeadlineExceeded) {
 		t.Errorf("held request with its own deadline: %v", ownErr)
 	}
+}
+
+// trackedBody is a request body that records whether it was closed.
+type trackedBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (b *trackedBody) Close() error { b.closed.Store(true); return nil }
+
+// TestOneDialGate is the gate alone, in a synctest bubble: a request is
+// still held when every goroutine is blocked, with no time passing, so
+// the order of events is checked without a sleep. The first request goes
+// on and the others wait; a held request whose context ends stops waiting
+// with its context's error while the first is still out, and closes its
+// body as a RoundTripper must; a first request that fails releases the
+// others; a first request written on its connection releases them while
+// it is still out.
+func TestOneDialGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancelAll := context.WithCancel(context.Background())
+		defer cancelAll()
+		var mu sync.Mutex
+		var sent []string
+		sentNow := func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Join(sent, " ")
+		}
+		// next stands for the transport: it records each request that
+		// reached it; the first waits for end, or tells it was written
+		// (as the transport does once the request is on its connection)
+		// and then waits for its context, as every other request does.
+		end := make(chan error)
+		next := func(writes bool) http.RoundTripper {
+			return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+				mu.Lock()
+				sent = append(sent, req.URL.Path)
+				mu.Unlock()
+				if req.URL.Path == "/first" {
+					if !writes {
+						return nil, <-end
+					}
+					httptrace.ContextClientTrace(req.Context()).WroteRequest(httptrace.WroteRequestInfo{})
+				}
+				<-req.Context().Done()
+				return nil, req.Context().Err()
+			})
+		}
+		do := func(rt http.RoundTripper, ctx context.Context, path string, body io.ReadCloser) <-chan error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://apiserver.test"+path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := make(chan error, 1)
+			go func() {
+				resp, err := rt.RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				ch <- err
+			}()
+			return ch
+		}
+		pending := func(ch <-chan error) bool {
+			select {
+			case err := <-ch:
+				t.Errorf("ended (%v), want still out", err)
+				return false
+			default:
+				return true
+			}
+		}
+
+		// The first request cannot connect: the others are held.
+		rt := (&oneDial{ready: make(chan struct{})}).wrap(next(false))
+		first := do(rt, ctx, "/first", nil)
+		synctest.Wait()
+		hctx, hcancel := context.WithCancel(ctx)
+		body := &trackedBody{Reader: strings.NewReader("{}")}
+		held := do(rt, hctx, "/held", body)
+		other := do(rt, ctx, "/other", nil)
+		synctest.Wait()
+		if got := sentNow(); got != "/first" {
+			t.Fatalf("sent %q while the first is out, want /first alone", got)
+		}
+		pending(held)
+		pending(other)
+
+		// A held request's own context ends its wait; the first is
+		// still out and the other still held.
+		hcancel()
+		synctest.Wait()
+		select {
+		case err := <-held:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("held request: %v, want its context's error", err)
+			}
+		default:
+			t.Fatal("a held request whose context ended is still waiting")
+		}
+		if !body.closed.Load() {
+			t.Error("a held request that ended did not close its body (RoundTripper's contract)")
+		}
+		pending(first)
+		pending(other)
+		if got := sentNow(); got != "/first" {
+			t.Errorf("sent %q, want /first alone", got)
+		}
+
+		// The first fails: the other goes on.
+		end <- errors.New("dial failed")
+		synctest.Wait()
+		if err := <-first; err == nil || err.Error() != "dial failed" {
+			t.Errorf("first request: %v", err)
+		}
+		if got := sentNow(); got != "/first /other" {
+			t.Errorf("sent %q once the first failed, want /first /other", got)
+		}
+		cancelAll()
+		if err := <-other; !errors.Is(err, context.Canceled) {
+			t.Errorf("other request: %v", err)
+		}
+
+		// A first request written on its connection releases the others
+		// while it is still out.
+		mu.Lock()
+		sent = nil
+		mu.Unlock()
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		rt = (&oneDial{ready: make(chan struct{})}).wrap(next(true))
+		first = do(rt, ctx2, "/first", nil)
+		synctest.Wait()
+		second := do(rt, ctx2, "/second", nil)
+		synctest.Wait()
+		if got := sentNow(); got != "/first /second" {
+			t.Errorf("sent %q once the first was written, want /first /second", got)
+		}
+		pending(first)
+		cancel2()
+		for _, ch := range []<-chan error{first, second} {
+			if err := <-ch; !errors.Is(err, context.Canceled) {
+				t.Errorf("request ended with %v, want its context's error", err)
+			}
+		}
+	})
 }
