@@ -1,7 +1,7 @@
 // Package kubeclient holds the client-go configuration that the CLI and the
 // agent share: every API request bounded by a timeout, without cutting the
 // long-lived watch streams that informers hold open, and a session's first
-// requests sharing one connection instead of each dialling its own.
+// requests sharing one HTTP/2 connection instead of each dialling its own.
 //
 // It must not start informers, judge anything or read kubeconfigs: callers
 // bring a rest.Config and get one back.
@@ -39,14 +39,20 @@ func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	return w
 }
 
-// oneDial holds a session's first requests until the first of them has a
-// connection. They all start at once (every source lists at start), before
-// any connection exists, and Go's transport then dials and TLS-handshakes
-// once per request: HTTP/2 is only known after the handshake, and every
-// connection but one is closed unused (the apiserver paid for each
-// handshake all the same). Once the first request holds its connection,
-// the others share it. A request whose context ends while held fails with
-// its context's error; a first request that fails releases the others.
+// oneDial holds a session's first requests until the first of them has
+// been written on its connection. They all start at once (every source
+// lists at start), before any connection exists, and Go's transport then
+// dials and TLS-handshakes once per request: HTTP/2 is only known after
+// the handshake, and every connection but one is closed unused (the
+// apiserver paid for each handshake all the same). Once the first request
+// is written, the others share its HTTP/2 connection. A server or proxy
+// that speaks only HTTP/1.1 carries one request per connection: there the
+// others dial their own once the first is written, as they did without
+// the gate, one dial later. A request whose context ends while held fails
+// with its context's error; a first request that fails releases the
+// others. Only a session's first requests wait: once released, the gate
+// stays open (a connection lost later is dialled again as Go's transport
+// does).
 type oneDial struct {
 	first atomic.Bool
 	once  sync.Once

@@ -135,19 +135,15 @@ func clientFor(t *testing.T, host string, timeout time.Duration) *http.Client {
 	return c
 }
 
-// TestOneDialForConcurrentFirstRequests: a session's first requests, all
-// made at once before any connection exists, share one connection (one
-// TLS handshake), over HTTP/2; they dialled one connection each before.
-func TestOneDialForConcurrentFirstRequests(t *testing.T) {
-	srv, conns, release := tlsServer(t)
-	client := clientFor(t, srv.URL, 10*time.Second)
-	const n = 8
+// getAtOnce makes n GETs at once (/api/v1/r0 …) and returns each one's
+// body and error once all have ended, running meanwhile after starting them.
+func getAtOnce(client *http.Client, url string, n int, meanwhile func()) ([]string, []error) {
 	var wg sync.WaitGroup
 	protos := make([]string, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			resp, err := client.Get(srv.URL + fmt.Sprintf("/api/v1/r%d", i))
+			resp, err := client.Get(url + fmt.Sprintf("/api/v1/r%d", i))
 			if err != nil {
 				errs[i] = err
 				return
@@ -157,10 +153,23 @@ func TestOneDialForConcurrentFirstRequests(t *testing.T) {
 			protos[i], errs[i] = string(b), err
 		})
 	}
-	// Every request is out (or held) before the server answers any.
-	time.Sleep(100 * time.Millisecond)
-	release()
+	meanwhile()
 	wg.Wait()
+	return protos, errs
+}
+
+// TestOneDialForConcurrentFirstRequests: a session's first requests, all
+// made at once before any connection exists, share one connection (one
+// TLS handshake), over HTTP/2; they dialled one connection each before.
+func TestOneDialForConcurrentFirstRequests(t *testing.T) {
+	srv, conns, release := tlsServer(t)
+	client := clientFor(t, srv.URL, 10*time.Second)
+	const n = 8
+	protos, errs := getAtOnce(client, srv.URL, n, func() {
+		// Every request is out (or held) before the server answers any.
+		time.Sleep(100 * time.Millisecond)
+		release()
+	})
 	for i := range n {
 		if errs[i] != nil || protos[i] != "HTTP/2.0" {
 			t.Errorf("request %d: %q, %v", i, protos[i], errs[i])
@@ -171,9 +180,13 @@ func TestOneDialForConcurrentFirstRequests(t *testing.T) {
 	}
 }
 
-// TestOneDialHeldRequestsAreBounded: while the first request cannot get a
-// connection, the requests held behind it still end within the timeout, or
-// with their own context; and once the first has failed, the others go on.
+// TestOneDialHeldRequestsAreBounded: against a server that never finishes
+// a TLS handshake, with the real transport, every request ends with a
+// deadline error: on the timeout, or on its own shorter deadline. It
+// cannot tell whether a request was held or dialled (were the gate to
+// ignore a held request's context, the first's own timeout would release
+// it, and it would end with a deadline error all the same):
+// TestOneDialGate checks the gate's order of events.
 func TestOneDialHeldRequestsAreBounded(t *testing.T) {
 	// A listener that accepts and never answers: the TLS handshake hangs.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -273,7 +286,7 @@ func TestOneDialGate(t *testing.T) {
 				return nil, req.Context().Err()
 			})
 		}
-		do := func(rt http.RoundTripper, ctx context.Context, path string, body io.ReadCloser) <-chan error {
+		do := func(ctx context.Context, rt http.RoundTripper, path string, body io.ReadCloser) <-chan error {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://apiserver.test"+path, body)
 			if err != nil {
 				t.Fatal(err)
@@ -282,7 +295,7 @@ func TestOneDialGate(t *testing.T) {
 			go func() {
 				resp, err := rt.RoundTrip(req)
 				if resp != nil {
-					resp.Body.Close()
+					_ = resp.Body.Close()
 				}
 				ch <- err
 			}()
@@ -300,12 +313,12 @@ func TestOneDialGate(t *testing.T) {
 
 		// The first request cannot connect: the others are held.
 		rt := (&oneDial{ready: make(chan struct{})}).wrap(next(false))
-		first := do(rt, ctx, "/first", nil)
+		first := do(ctx, rt, "/first", nil)
 		synctest.Wait()
 		hctx, hcancel := context.WithCancel(ctx)
 		body := &trackedBody{Reader: strings.NewReader("{}")}
-		held := do(rt, hctx, "/held", body)
-		other := do(rt, ctx, "/other", nil)
+		held := do(hctx, rt, "/held", body)
+		other := do(ctx, rt, "/other", nil)
 		synctest.Wait()
 		if got := sentNow(); got != "/first" {
 			t.Fatalf("sent %q while the first is out, want /first alone", got)
@@ -356,9 +369,9 @@ func TestOneDialGate(t *testing.T) {
 		ctx2, cancel2 := context.WithCancel(context.Background())
 		defer cancel2()
 		rt = (&oneDial{ready: make(chan struct{})}).wrap(next(true))
-		first = do(rt, ctx2, "/first", nil)
+		first = do(ctx2, rt, "/first", nil)
 		synctest.Wait()
-		second := do(rt, ctx2, "/second", nil)
+		second := do(ctx2, rt, "/second", nil)
 		synctest.Wait()
 		if got := sentNow(); got != "/first /second" {
 			t.Errorf("sent %q once the first was written, want /first /second", got)
@@ -371,4 +384,44 @@ func TestOneDialGate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOneDialHTTP1: a server that speaks only HTTP/1.1 (no h2 in its TLS
+// handshake) carries one request per connection: the first requests made
+// at once each get a connection and are all out together, since the gate
+// waits for the first to be written, not answered (the server answers none
+// until every one has arrived).
+func TestOneDialHTTP1(t *testing.T) {
+	const n = 4
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == n {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, r.Proto)
+	}))
+	var conns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	client := clientFor(t, srv.URL, 30*time.Second)
+	protos, errs := getAtOnce(client, srv.URL, n, func() {})
+	for i := range n {
+		if errs[i] != nil || protos[i] != "HTTP/1.1" {
+			t.Errorf("request %d: %q, %v", i, protos[i], errs[i])
+		}
+	}
+	if got := conns.Load(); got != n {
+		t.Errorf("%d connections for %d concurrent HTTP/1.1 requests, want %d", got, n, n)
+	}
 }
