@@ -30,11 +30,14 @@ func WatchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	prev := w.WrapTransport
 	gate := &oneDial{ready: make(chan struct{})}
 	w.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		// The gate is innermost: cfg's own wrappers (the agent's count of
+		// failed API calls) see a request that ends while held as they
+		// see any failed request. The timeout bounds the wait there too.
+		rt = gate.wrap(rt)
 		if prev != nil {
 			rt = prev(rt)
 		}
-		// The timeout bounds a request's wait at the gate too.
-		return &timeoutTransport{next: gate.wrap(rt), timeout: timeout}
+		return &timeoutTransport{next: rt, timeout: timeout}
 	}
 	return w
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,5 +424,91 @@ func TestOneDialHTTP1(t *testing.T) {
 	}
 	if got := conns.Load(); got != n {
 		t.Errorf("%d connections for %d concurrent HTTP/1.1 requests, want %d", got, n, n)
+	}
+}
+
+// TestOneDialHeldFailuresReachWrappers: a request that ends while held
+// behind the first is seen by the config's own WrapTransport as any failed
+// request is (the agent counts failed API calls there,
+// rebootwatch_api_errors_total).
+func TestOneDialHeldFailuresReachWrappers(t *testing.T) {
+	// A listener that accepts and never answers: the first request's TLS
+	// handshake hangs, holding the gate.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	var mu sync.Mutex
+	var failed []string
+	url := "https://" + ln.Addr().String()
+	cfg := &rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, req.URL.Path)
+					mu.Unlock()
+				}
+				return resp, err
+			})
+		}}
+	client, err := rest.HTTPClientFor(WatchConfig(cfg, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(ctx context.Context, path string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		return err
+	}
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	defer cancel1()
+	first := make(chan error, 1)
+	go func() { first <- do(ctx1, "/api/v1/nodes") }()
+	accepted <- <-accepted // the first request has dialled: it holds the gate
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := do(ctx2, "/api/v1/pods"); !errors.Is(err, context.Canceled) {
+		t.Errorf("held request: %v, want its context's error", err)
+	}
+	mu.Lock()
+	seen := slices.Contains(failed, "/api/v1/pods")
+	got := strings.Join(failed, " ")
+	mu.Unlock()
+	if !seen {
+		t.Errorf("failures the config's wrapper saw: %q, want the held request's (/api/v1/pods) among them", got)
+	}
+	cancel1()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("first request: %v", err)
 	}
 }
