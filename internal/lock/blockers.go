@@ -492,7 +492,7 @@ func (x *explainer) longhornShared() (model.Blocker, func(string) string, bool) 
 	if len(bad) == 0 {
 		return model.Blocker{}, nil, false
 	}
-	head := fmt.Sprintf("Longhorn is not ready for the next node: %s not healthy (%s); draining ", count(len(bad), "volume", "volumes"), list(bad, 3))
+	head := fmt.Sprintf("Longhorn is not ready for the next node: %s degraded or faulted (%s); draining ", count(len(bad), "volume", "volumes"), list(bad, 3))
 	return model.Blocker{Kind: model.BlockerLonghorn, Stalls: true, Evidence: evidence,
 			Clears: "wait for Longhorn to rebuild the replicas", Short: "longhorn: " + count(len(bad), "volume", "volumes")},
 		func(name string) string { return head + name + " now can leave a volume without a healthy replica" }, true

@@ -106,7 +106,7 @@ func TestBlockerKinds(t *testing.T) {
 			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")), lockEv(kuredWith("")),
 				model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "pvc-db", Robustness: model.RobustnessDegraded, Replicas: 3, Node: "w2"}}}}},
 			node: "w3", kind: model.BlockerLonghorn, stalls: true,
-			words: []string{"1 volume not healthy (pvc-db)", "draining w3"}},
+			words: []string{"1 volume degraded or faulted (pvc-db)", "draining w3"}},
 		// Longhorn reports a detached volume's robustness as unknown: it
 		// has no replica to lose to a drain, and the volumes gate lets it
 		// pass; the explainer must not name it either.
@@ -115,7 +115,7 @@ func TestBlockerKinds(t *testing.T) {
 				model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "pvc-db", Robustness: model.RobustnessDegraded, Replicas: 3, Node: "w2"}},
 				model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "pvc-idle", Robustness: model.RobustnessUnknown, State: "detached"}}}}},
 			node: "w3", kind: model.BlockerLonghorn, stalls: true,
-			words: []string{"1 volume not healthy (pvc-db)", "draining w3"}},
+			words: []string{"1 volume degraded or faulted (pvc-db)", "draining w3"}},
 		{name: "a drain that does not finish",
 			steps: []step{{now.Add(-40 * time.Minute), []model.Event{nodesOK(), prom, up(node("w1", cordoned())),
 				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0))))}}, {now, nil}},
