@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,10 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
 
 func cordoned(n *corev1.Node) *corev1.Node {
@@ -229,6 +232,15 @@ func TestPodsWatchedOnlyOnCordonedNodes(t *testing.T) {
 
 func TestPodWatchesAreBounded(t *testing.T) {
 	cs := fake.NewClientset(cordoned(node("w-1", true, nil)), cordoned(node("w-2", true, nil)), cordoned(node("w-3", true, nil)))
+	// The fake's watch sees only what happens after it started: the delete
+	// below waits for the node watch (it raced it under load, 1 run in 9).
+	watching := make(chan struct{})
+	var once sync.Once
+	cs.PrependWatchReactor("nodes", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := cs.Tracker().Watch(corev1.SchemeGroupVersion.WithResource("nodes"), a.GetNamespace())
+		once.Do(func() { close(watching) })
+		return true, w, err
+	})
 	r, _ := start(t, cs, Options{MaxPodWatchNodes: 2})
 	r.Eventually(t, "two watched", func(c *model.Cluster) bool {
 		_, k1 := c.NodePods("w-1")
@@ -239,6 +251,11 @@ func TestPodWatchesAreBounded(t *testing.T) {
 	if h := r.Source(model.SourcePods); h.Status != model.StatusOK ||
 		h.Message != "pods of 2 cordoned nodes; 1 more cordoned node(s) not watched (at most 2)" {
 		t.Errorf("pods health %+v", h)
+	}
+	select {
+	case <-watching:
+	case <-time.After(sourcetest.IntegrationTimeout):
+		t.Fatal("the node informer never watched")
 	}
 	if err := cs.CoreV1().Nodes().Delete(t.Context(), "w-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
