@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -239,8 +238,9 @@ type goneProxy struct {
 	proxy *httputil.ReverseProxy
 	armed atomic.Bool
 
+	watches testcluster.Watches
+
 	mu      sync.Mutex
-	watches map[*http.Request]context.CancelFunc
 	gone    int // resuming watches answered with 410
 	relists int // fresh reads after a 410
 	accepts map[string]int
@@ -250,25 +250,9 @@ type goneProxy struct {
 
 func newGoneProxy(t *testing.T, c *testcluster.Cluster) (*goneProxy, *rest.Config) {
 	t.Helper()
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rest.TransportFor(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &goneProxy{watches: map[*http.Request]context.CancelFunc{}, accepts: map[string]int{},
+	p := &goneProxy{proxy: c.ReverseProxy(t, c.Admin), accepts: map[string]int{},
 		goneEvent: watchStream(t, watchEvent{watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone,
 			Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (2)"}})}
-	p.proxy = &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = target.Host
-		},
-		Transport:     tr,
-		FlushInterval: -1,
-	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return p, protobufConfig(srv.URL)
@@ -302,33 +286,13 @@ func (p *goneProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.proxy.ServeHTTP(w, r)
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	p.mu.Lock()
-	p.watches[r] = cancel
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.watches, r)
-		p.mu.Unlock()
-		cancel()
-	}()
-	defer func() {
-		// A cut stream aborts the handler; that is the point.
-		if v := recover(); v != nil && v != http.ErrAbortHandler {
-			panic(v)
-		}
-	}()
-	p.proxy.ServeHTTP(w, r.WithContext(ctx))
+	p.watches.Forward(p.proxy, w, r)
 }
 
 // armAndCut arms the proxy and cuts every open node watch.
 func (p *goneProxy) armAndCut() {
 	p.armed.Store(true)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, cancel := range p.watches {
-		cancel()
-	}
+	p.watches.CutAll()
 }
 
 func (p *goneProxy) counts() (gone, relists int, accepts map[string]int) {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -38,21 +37,7 @@ type recordingProxy struct {
 
 func newRecordingProxy(t *testing.T, c *testcluster.Cluster, cfg *rest.Config) (*recordingProxy, *rest.Config) {
 	t.Helper()
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &recordingProxy{proxy: &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = target.Host
-		},
-		Transport: tr,
-	}}
+	p := &recordingProxy{proxy: c.ReverseProxy(t, cfg)}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return p, &rest.Config{Host: srv.URL, QPS: -1}

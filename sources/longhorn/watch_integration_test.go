@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,8 +167,9 @@ type goneProxy struct {
 	proxy *httputil.ReverseProxy
 	armed atomic.Bool
 
+	watches testcluster.Watches
+
 	mu      sync.Mutex
-	watches map[*http.Request]context.CancelFunc
 	gone    int    // resuming watches answered with 410
 	relists int    // fresh lists after a 410
 	first   string // the informer's first request: "list" or "watch"
@@ -177,24 +177,7 @@ type goneProxy struct {
 
 func newGoneProxy(t *testing.T, c *testcluster.Cluster) (*goneProxy, *rest.Config) {
 	t.Helper()
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rest.TransportFor(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &goneProxy{watches: map[*http.Request]context.CancelFunc{}}
-	p.proxy = &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = target.Host
-		},
-		Transport:     tr,
-		FlushInterval: -1,
-		ErrorLog:      nil,
-	}
+	p := &goneProxy{proxy: c.ReverseProxy(t, c.Admin)}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return p, &rest.Config{Host: srv.URL, QPS: -1}
@@ -228,33 +211,13 @@ func (p *goneProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.proxy.ServeHTTP(w, r)
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	p.mu.Lock()
-	p.watches[r] = cancel
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.watches, r)
-		p.mu.Unlock()
-		cancel()
-	}()
-	defer func() {
-		// A cut stream aborts the handler; that is the point.
-		if v := recover(); v != nil && v != http.ErrAbortHandler {
-			panic(v)
-		}
-	}()
-	p.proxy.ServeHTTP(w, r.WithContext(ctx))
+	p.watches.Forward(p.proxy, w, r)
 }
 
 // armAndCut arms the proxy and cuts every open watch.
 func (p *goneProxy) armAndCut() {
 	p.armed.Store(true)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, cancel := range p.watches {
-		cancel()
-	}
+	p.watches.CutAll()
 }
 
 func (p *goneProxy) counts() (gone, relists int) {
