@@ -97,9 +97,6 @@ func listNodesTyped(ctx context.Context, rn restNodes, lo metav1.ListOptions) ([
 func DecodeNodeList(r io.Reader) ([]model.Node, string, error) {
 	var nodes []model.Node
 	lm, err := decodeNodeList(r, func(b []byte) error {
-		if nodes == nil {
-			nodes = make([]model.Node, 0, ListPageSize)
-		}
 		nodes = append(nodes, model.Node{})
 		return decodeNode(b, &nodes[len(nodes)-1], nil, nil)
 	})
