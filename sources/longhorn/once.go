@@ -1,6 +1,7 @@
 package longhorn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -153,33 +154,25 @@ func (s *Source) listREST(ctx context.Context) ([]model.Volume, error) {
 	if ns == "" {
 		ns = LonghornNamespace
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
 		others   []model.Volume
 		otherErr error
 		wg       sync.WaitGroup
 	)
+	// Neither request cancels the other when it fails: each ends within
+	// its own RequestTimeout, and a request cancelled while its connection
+	// is still being dialled leaves client-go's -v tracing (its
+	// debuggingRoundTripper) writing from the dial after the request
+	// returned, a data race (TestVerboseShowsClientGoDiagnostics under
+	// -race, against an unreachable apiserver).
 	if s.opts.Namespace == "" {
 		wg.Go(func() {
 			others, otherErr = s.listJSON(ctx, "", "metadata.namespace!="+LonghornNamespace)
-			if otherErr != nil {
-				cancel()
-			}
 		})
 	}
 	vols, table, err := s.listTable(ctx, ns)
-	if err != nil {
-		cancel()
-	}
 	wg.Wait()
-	// One failed and cancelled the other: report the first cause.
-	for _, e := range []error{err, otherErr} {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return nil, e
-		}
-	}
-	if err = errors.Join(err, otherErr); err != nil {
+	if err = cmp.Or(err, otherErr); err != nil {
 		return nil, err
 	}
 	if table {
