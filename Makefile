@@ -13,9 +13,24 @@ GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build plugin demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint testcluster helm screenshots clean
+.PHONY: all deps build plugin demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint shellcheck testcluster helm screenshots clean help
 
 all: build
+
+# help lists the targets a developer runs.
+help:
+	@echo 'make demo          the dashboard on the embedded demo cluster (builds first)'
+	@echo 'make test          everything CI runs: unit, integration (real apiserver, Prometheus), tmux e2e; -race'
+	@echo 'make unit          unit tests only (-race, -short)'
+	@echo 'make build         bin/rebootwatch, bin/rebootwatch-agent, bin/kubectl-rebootwatch'
+	@echo 'make lint          go vet, golangci-lint (incl. the import rules), shellcheck'
+	@echo 'make fmt           gofmt every Go file'
+	@echo 'make bench         Go benchmarks (-benchmem)'
+	@echo 'make bench-scale   the scale benchmark against a real apiserver (about 10 minutes)'
+	@echo 'make screenshots   regenerate screenshots/ from the demo'
+	@echo 'make testcluster   build bin/kube-apiserver, bin/etcd, bin/kubectl (cached)'
+	@echo 'make helm          build bin/helm for the chart tests (cached)'
+	@echo 'make deps          install tmux, prometheus, bash-completion, shellcheck from Debian when missing'
 
 build:
 	$(GO) build -o $(BIN)/rebootwatch ./cmd/rebootwatch
@@ -85,9 +100,15 @@ vet:
 golangci-lint:
 	$(GO) run $(GOLANGCI_LINT) run $(PKGS)
 
-# lint: go vet, then golangci-lint (staticcheck, errcheck, govet, misspell,
-# revive, ineffassign, unused, and the gofmt check: .golangci.yml).
-lint: vet golangci-lint
+# shellcheck: the shell scripts CI and the tests run (Debian's shellcheck,
+# installed by hack/deps.sh).
+shellcheck: deps
+	shellcheck hack/*.sh .ci/run
+
+# lint: go vet, golangci-lint (staticcheck, errcheck, govet, misspell,
+# revive, ineffassign, unused, depguard's import rules from
+# docs/architecture.md, and the gofmt check: .golangci.yml), then shellcheck.
+lint: vet golangci-lint shellcheck
 
 screenshots: build
 	bash hack/screenshots.sh

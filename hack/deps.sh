@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs the system packages the full test suite needs when they are
-# missing: tmux (the end-to-end script), prometheus (the Prometheus
-# source's integration tests) and bash-completion (the completion script's
-# test completes real command lines), all from Debian. Nothing else is needed but
+# Installs the system packages the full test suite and the linters need when
+# they are missing: tmux (the end-to-end script), prometheus (the Prometheus
+# source's integration tests), bash-completion (the completion script's
+# test completes real command lines) and shellcheck (`make lint` checks the
+# shell scripts), all from Debian. Nothing else is needed but
 # Go. Run by `make test`; safe to run again.
 set -euo pipefail
 need=()
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi

@@ -7,7 +7,7 @@
 # The demo runs frozen (--speed 0) at fixed moments of its scenario so every
 # run sees the same cluster. It only talks to the embedded demo cluster.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=${REBOOTWATCH_BIN:-$PWD/bin/rebootwatch}
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "tmux not installed: skipping the tmux end-to-end script"
@@ -53,7 +53,7 @@ esc() {
 	sleep 0.4
 }
 # The confirm dialog ignores keys for 400ms after opening.
-settle() { sleep "${1:-0.6}"; }
+settle() { sleep 0.6; }
 
 # wait_for TEXT [TRIES]: poll the screen (0.1s apart) until TEXT shows.
 wait_for() {
@@ -319,6 +319,7 @@ if screen | grep -qE '^ *FORGED'; then ko "hostile snapshot: no forged line"; el
 # (a process of its own, before the first frame): lipgloss does it once when
 # it is initialised, and the dashboard must not ask again.
 mkdir -p "$TMPD/fakebin"
+# shellcheck disable=SC2016 # $1 and $@ belong to the shim, not to this script
 printf '#!/bin/sh\n[ "$1" = info ] && echo info >>"%s"\nexec "%s" "$@"\n' "$TMPD/tmux-info.log" "$(command -v tmux)" >"$TMPD/fakebin/tmux"
 chmod +x "$TMPD/fakebin/tmux"
 "${T[@]}" kill-session -t e2e >/dev/null 2>&1
