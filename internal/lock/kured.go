@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/model"
@@ -89,106 +91,337 @@ type KuredLock struct {
 	Entries []KuredEntry
 }
 
-// rawEntry mirrors kured's lock annotation value; fields are raw so that
-// every type error is reported, never silently zeroed.
-type rawEntry struct {
-	NodeID   *string         `json:"nodeID"`
-	Metadata json.RawMessage `json:"metadata"`
-	Created  json.RawMessage `json:"created"`
-	TTL      json.RawMessage `json:"TTL"`
+// kuredNodeMeta, kuredValue and kuredMultiValue are kured's own structs
+// (pkg/daemonsetlock NodeMeta, LockAnnotationValue and
+// multiLockAnnotationValue), field for field and tag for tag: decoding into
+// them with encoding/json is exactly what kured does with its annotation
+// (key names match case-insensitively, the last of duplicate keys wins,
+// unknown keys are ignored, null leaves a field as it was).
+type kuredNodeMeta struct {
+	Unschedulable bool `json:"unschedulable"`
 }
 
-// ParseKured parses the value of weave.works/kured-node-lock: the single
-// form, the multi-lock form, the legacy form without created/TTL, and the
-// manual {"nodeID":"manual"}. It never panics; anything malformed is an error
-// saying what is wrong.
+type kuredValue struct {
+	NodeID   string        `json:"nodeID"`
+	Metadata kuredNodeMeta `json:"metadata,omitempty"`
+	Created  time.Time     `json:"created"`
+	TTL      time.Duration `json:"TTL"`
+}
+
+type kuredMultiValue struct {
+	MaxOwners       int          `json:"maxOwners"`
+	LockAnnotations []kuredValue `json:"locks"`
+}
+
+func (v kuredValue) entry() KuredEntry {
+	return KuredEntry{NodeID: v.NodeID, Created: v.Created, TTL: v.TTL, Unschedulable: v.Metadata.Unschedulable, HasCreated: !v.Created.IsZero()}
+}
+
+// KuredReading is what kured itself reads from its lock annotation: kured
+// with --concurrency 1 decodes it into its single-lock struct, with a
+// higher concurrency into its multi-lock struct, whatever the value's shape.
+type KuredReading struct {
+	// Concurrency is the kured --concurrency the value was read with.
+	Concurrency int
+	// Absent: there is no annotation (both of kured's modes read it as free).
+	Absent bool
+	// Err is kured's decoding error: kured's Acquire, Holding and Release
+	// then fail on every node.
+	Err error
+	// MaxOwners is the multi-lock's maxOwners field (kured itself uses its
+	// own --concurrency instead).
+	MaxOwners int
+	// Entries are the holders kured reads: the single lock's one entry
+	// (nodeID "" included: kured reads that as held by nobody it knows,
+	// until its TTL passes), or the multi-lock's entries in order.
+	Entries []KuredEntry
+	// unsure: kured's concurrency is a guess (the words say only the mode).
+	unsure bool
+}
+
+// Multi reports whether kured reads the value with its multi-lock struct.
+func (r KuredReading) Multi() bool { return r.Concurrency > 1 }
+
+// KuredReads decodes an annotation value (present says whether the
+// annotation exists) as kured with the given --concurrency does.
+func KuredReads(value string, present bool, concurrency int) KuredReading {
+	r := KuredReading{Concurrency: concurrency, Absent: !present}
+	if !present {
+		return r
+	}
+	if r.Multi() {
+		var m kuredMultiValue
+		if err := json.Unmarshal([]byte(value), &m); err != nil {
+			r.Err = err
+			return r
+		}
+		r.MaxOwners = m.MaxOwners
+		for _, v := range m.LockAnnotations {
+			r.Entries = append(r.Entries, v.entry())
+		}
+		return r
+	}
+	var v kuredValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil {
+		r.Err = err
+		return r
+	}
+	r.Entries = []KuredEntry{v.entry()}
+	return r
+}
+
+// count is how many of the entries kured reads equal e.
+func (r KuredReading) count(e KuredEntry) int {
+	n := 0
+	for _, x := range r.Entries {
+		if x.NodeID == e.NodeID && x.Created.Equal(e.Created) && x.TTL == e.TTL && x.Unschedulable == e.Unschedulable {
+			n++
+		}
+	}
+	return n
+}
+
+// equal reports whether two readings read the same holders.
+func (r KuredReading) equal(o KuredReading) bool {
+	if r.Absent != o.Absent || (r.Err == nil) != (o.Err == nil) || r.Multi() != o.Multi() || len(r.Entries) != len(o.Entries) {
+		return false
+	}
+	for i := range r.Entries {
+		a, b := r.Entries[i], o.Entries[i]
+		if a.NodeID != b.NodeID || !a.Created.Equal(b.Created) || a.TTL != b.TTL || a.Unschedulable != b.Unschedulable {
+			return false
+		}
+	}
+	return true
+}
+
+// String says in words what kured reads, for reasons and errors.
+func (r KuredReading) String() string {
+	mode := fmt.Sprintf("kured (--concurrency %d)", r.Concurrency)
+	switch {
+	case r.unsure && r.Multi():
+		mode = "kured with --concurrency > 1"
+	case r.unsure:
+		mode = "kured with --concurrency 1"
+	}
+	switch {
+	case r.Absent:
+		return mode + " reads no annotation: free"
+	case r.Err != nil:
+		return fmt.Sprintf("%s cannot decode it (%s): its Acquire, Holding and Release fail on every node, so no node reboots until the value is fixed", mode, clip(r.Err.Error()))
+	case !r.Multi():
+		e := r.Entries[0]
+		if e.NodeID == "" {
+			w := "until its TTL passes"
+			if e.TTL <= 0 {
+				w = "forever (no TTL)"
+			}
+			return mode + ` reads it as held by nodeID "", which is no node: no node can take the lock ` + w
+		}
+		return fmt.Sprintf("%s reads it as held by %q", mode, clip(e.NodeID))
+	case len(r.Entries) == 0:
+		return mode + " reads it as a multi-lock with no holders: free"
+	}
+	var hs []string
+	for _, e := range r.Entries {
+		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
+	}
+	return fmt.Sprintf("%s reads it as held by %s", mode, list(hs, 5))
+}
+
+// kuredForm is an error of a value that is not in the form kured writes.
+type kuredForm struct{ what string }
+
+func (e *kuredForm) Error() string { return e.what }
+
+// ParseKured parses the value of weave.works/kured-node-lock in the forms
+// kured writes (json.Marshal of its structs): the single form, the
+// multi-lock form, the legacy single form without created/TTL, and the
+// manual {"nodeID":"manual"}. The form is judged on the keys, never on
+// spacing, key order or how a number or string is spelled (those read the
+// same for kured and here): every key must be one of kured's, spelled as
+// kured spells it (kured's encoding/json would also take "Locks" or
+// "NODEID"), listed once at every level (kured's reader takes the last of
+// duplicates), and no other key may appear; every value must have the type
+// kured's struct gives it, and no value may be null (kured never writes one,
+// except a multi-lock's locks). Whatever it accepts, kured's own reading
+// (KuredReads, with the concurrency of the value's shape) reads the same
+// (FuzzKuredReadsAgree). It never panics; anything else is an error saying
+// what is odd.
 func ParseKured(value string) (KuredLock, error) {
 	v := strings.TrimSpace(value)
 	if v == "" {
 		return KuredLock{}, errors.New("annotation value is empty")
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(v), &top); err != nil {
-		return KuredLock{}, fmt.Errorf("annotation is not a JSON object: %v", err)
+	keys, vals, err := strictObject([]byte(v), "")
+	if err != nil {
+		return KuredLock{}, err
 	}
-	if top == nil {
-		return KuredLock{}, errors.New("annotation is JSON null, not an object")
+	multi := false
+	for _, k := range keys {
+		if strings.EqualFold(k, "locks") || strings.EqualFold(k, "maxOwners") {
+			multi = true
+		}
 	}
-	_, hasLocks := top["locks"]
-	_, hasMax := top["maxOwners"]
-	if hasLocks || hasMax {
-		return parseMulti(top)
+	if multi {
+		return parseMulti(keys, vals)
 	}
-	e, err := parseEntry([]byte(v))
+	e, err := parseEntry(keys, vals, "")
 	if err != nil {
 		return KuredLock{}, err
 	}
 	return KuredLock{Entries: []KuredEntry{e}}, nil
 }
 
-func parseMulti(top map[string]json.RawMessage) (KuredLock, error) {
+// strictObject reads a JSON object's keys in order with each value's bytes,
+// refusing a duplicate key (where names the object for the message).
+func strictObject(raw []byte, where string) ([]string, map[string]json.RawMessage, error) {
+	subject := where
+	if subject == "" {
+		subject = "annotation "
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return nil, nil, &kuredForm{subject + "is JSON null, not an object"}
+		}
+		return nil, nil, &kuredForm{subject + "is not a JSON object"}
+	}
+	var keys []string
+	vals := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return nil, nil, &kuredForm{subject + "is not a JSON object"}
+		}
+		var rv json.RawMessage
+		if err := dec.Decode(&rv); err != nil {
+			return nil, nil, &kuredForm{fmt.Sprintf("%sis not valid JSON: %v", subject, err)}
+		}
+		if _, dup := vals[k]; dup {
+			return nil, nil, &kuredForm{fmt.Sprintf("%sduplicate key %q (kured reads the last one)", where, clip(k))}
+		}
+		keys, vals[k] = append(keys, k), rv
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, nil, &kuredForm{subject + "is not a JSON object"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, &kuredForm{subject + "has data after the JSON object"}
+	}
+	return keys, vals, nil
+}
+
+// onlyKeys checks that every key is one of kured's, spelled as kured does.
+func onlyKeys(keys []string, where string, allowed ...string) error {
+	for _, k := range keys {
+		if slices.Contains(allowed, k) {
+			continue
+		}
+		for _, a := range allowed {
+			if strings.EqualFold(k, a) {
+				return &kuredForm{fmt.Sprintf("%skey %q is not kured's %q (kured's reader matches it all the same)", where, clip(k), a)}
+			}
+		}
+		return &kuredForm{fmt.Sprintf("%sextra key %q (kured writes only %s)", where, clip(k), strings.Join(allowed, ", "))}
+	}
+	return nil
+}
+
+func parseMulti(keys []string, vals map[string]json.RawMessage) (KuredLock, error) {
+	if err := onlyKeys(keys, "", "maxOwners", "locks"); err != nil {
+		return KuredLock{}, err
+	}
 	l := KuredLock{Multi: true}
-	if raw, ok := top["maxOwners"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &l.MaxOwners); err != nil {
-			return KuredLock{}, fmt.Errorf("multi-lock maxOwners is not an integer: %s", clip(string(raw)))
-		}
-		if l.MaxOwners < 0 {
-			return KuredLock{}, fmt.Errorf("multi-lock maxOwners is negative: %d", l.MaxOwners)
-		}
+	raw, ok := vals["maxOwners"]
+	switch {
+	case !ok:
+		return KuredLock{}, &kuredForm{"multi-lock has no maxOwners (kured always writes it)"}
+	case isNull(raw):
+		return KuredLock{}, &kuredForm{"multi-lock maxOwners is null"}
+	}
+	if err := json.Unmarshal(raw, &l.MaxOwners); err != nil {
+		return KuredLock{}, fmt.Errorf("multi-lock maxOwners is not an integer: %s", clip(string(raw)))
+	}
+	if l.MaxOwners < 0 {
+		return KuredLock{}, fmt.Errorf("multi-lock maxOwners is negative: %d", l.MaxOwners)
+	}
+	raw, ok = vals["locks"]
+	if !ok {
+		return KuredLock{}, &kuredForm{"multi-lock has no locks list (kured always writes it)"}
 	}
 	var entries []json.RawMessage
-	if raw, ok := top["locks"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &entries); err != nil {
-			return KuredLock{}, fmt.Errorf("multi-lock locks is not a list: %s", clip(string(raw)))
-		}
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return KuredLock{}, fmt.Errorf("multi-lock locks is not a list: %s", clip(string(raw)))
 	}
 	for i, raw := range entries {
-		e, err := parseEntry(raw)
+		where := fmt.Sprintf("multi-lock entry %d: ", i)
+		ks, vs, err := strictObject(raw, where)
 		if err != nil {
-			return KuredLock{}, fmt.Errorf("multi-lock entry %d: %v", i, err)
+			return KuredLock{}, err
+		}
+		e, err := parseEntry(ks, vs, where)
+		if err != nil {
+			return KuredLock{}, err
 		}
 		l.Entries = append(l.Entries, e)
 	}
 	return l, nil
 }
 
-func parseEntry(raw []byte) (KuredEntry, error) {
-	var r rawEntry
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return KuredEntry{}, fmt.Errorf("lock is not a JSON object: %v", err)
+func parseEntry(keys []string, vals map[string]json.RawMessage, where string) (KuredEntry, error) {
+	if err := onlyKeys(keys, where, "nodeID", "metadata", "created", "TTL"); err != nil {
+		return KuredEntry{}, err
 	}
-	if r.NodeID == nil {
-		return KuredEntry{}, errors.New("lock has no nodeID")
+	for _, k := range keys {
+		if isNull(vals[k]) {
+			return KuredEntry{}, &kuredForm{fmt.Sprintf("%slock %s is null", where, k)}
+		}
 	}
-	e := KuredEntry{NodeID: *r.NodeID}
+	raw, ok := vals["nodeID"]
+	if !ok {
+		return KuredEntry{}, fmt.Errorf("%slock has no nodeID", where)
+	}
+	var e KuredEntry
+	if err := json.Unmarshal(raw, &e.NodeID); err != nil {
+		return KuredEntry{}, fmt.Errorf("%slock nodeID is not a string: %s", where, clip(string(raw)))
+	}
 	if strings.TrimSpace(e.NodeID) == "" {
-		return KuredEntry{}, errors.New("lock has an empty nodeID")
+		return KuredEntry{}, fmt.Errorf("%slock has an empty nodeID", where)
 	}
-	if len(r.Created) > 0 && !isNull(r.Created) {
-		if err := json.Unmarshal(r.Created, &e.Created); err != nil {
-			return KuredEntry{}, fmt.Errorf("lock created is not an RFC3339 time: %s", clip(string(r.Created)))
+	if raw, ok := vals["created"]; ok {
+		if err := json.Unmarshal(raw, &e.Created); err != nil {
+			return KuredEntry{}, fmt.Errorf("%slock created is not an RFC3339 time: %s", where, clip(string(raw)))
 		}
 		e.HasCreated = !e.Created.IsZero()
 	}
-	if len(r.TTL) > 0 && !isNull(r.TTL) {
+	if raw, ok := vals["TTL"]; ok {
 		var ns int64
-		if err := json.Unmarshal(r.TTL, &ns); err != nil {
-			return KuredEntry{}, fmt.Errorf("lock TTL is not an integer number of nanoseconds: %s", clip(string(r.TTL)))
+		if err := json.Unmarshal(raw, &ns); err != nil {
+			return KuredEntry{}, fmt.Errorf("%slock TTL is not an integer number of nanoseconds: %s", where, clip(string(raw)))
 		}
 		if ns < 0 {
-			return KuredEntry{}, fmt.Errorf("lock TTL is negative: %d", ns)
+			return KuredEntry{}, fmt.Errorf("%slock TTL is negative: %d", where, ns)
 		}
 		e.TTL = time.Duration(ns)
 	}
-	if len(r.Metadata) > 0 && !isNull(r.Metadata) {
-		var m struct {
-			Unschedulable *bool `json:"unschedulable"`
+	if raw, ok := vals["metadata"]; ok {
+		mw := where + "metadata: "
+		ks, vs, err := strictObject(raw, mw)
+		if err != nil {
+			return KuredEntry{}, err
 		}
-		if err := json.Unmarshal(r.Metadata, &m); err != nil {
-			return KuredEntry{}, fmt.Errorf("lock metadata is malformed: %s", clip(string(r.Metadata)))
+		if err := onlyKeys(ks, mw, "unschedulable"); err != nil {
+			return KuredEntry{}, err
 		}
-		if m.Unschedulable != nil {
-			e.Unschedulable = *m.Unschedulable
+		if raw, ok := vs["unschedulable"]; ok {
+			if isNull(raw) {
+				return KuredEntry{}, &kuredForm{mw + "unschedulable is null"}
+			}
+			if err := json.Unmarshal(raw, &e.Unschedulable); err != nil {
+				return KuredEntry{}, fmt.Errorf("%sunschedulable is not a boolean: %s", mw, clip(string(raw)))
+			}
 		}
 	}
 	return e, nil
@@ -300,12 +533,37 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 	}
 	notes, settings := spec.Config.evidence(), spec.Config.Settings()
 	key := spec.annotationKey()
+	fail := func(err error) (Parsed, error) { return Parsed{Notes: notes, Settings: settings}, err }
+	if err := spec.Config.lockAnnotationError(); err != nil {
+		// kured's Update with that key fails every time: no node can take
+		// the lock, and where a lock would be is not a place to look.
+		return fail(err)
+	}
 	if !spec.Present {
 		return Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings}, nil
 	}
+	conc, known := spec.Config.concurrency()
 	kl, err := ParseKured(spec.Value)
 	if err != nil {
-		return Parsed{Notes: notes, Settings: settings}, err
+		return fail(fmt.Errorf("%v — %s", err, kuredReadsSays(spec.Value, conc, known)))
+	}
+	if known {
+		kr := KuredReads(spec.Value, true, conc)
+		switch {
+		case kl.Multi && conc <= 1:
+			return fail(fmt.Errorf("the value is a multi-lock (%s) but kured runs with --concurrency %d%s, which reads it with its single-lock struct — %s (kured pods of the old and the new setting may both run during a rollout)",
+				holdersWord(kl), conc, spec.Config.fromWord("concurrency"), kr))
+		case !kl.Multi && conc > 1:
+			return fail(fmt.Errorf("the value is a single lock (%s) but kured runs with --concurrency %d%s, which reads it with its multi-lock struct — %s: its next node takes the lock and drops this one (kured pods of the old and the new setting may both run during a rollout)",
+				holdersWord(kl), conc, spec.Config.fromWord("concurrency"), kr))
+		case !kr.equal(kl.reading(conc)):
+			// ParseKured's promise (FuzzKuredReadsAgree) is broken: trust
+			// neither reading.
+			return fail(fmt.Errorf("rebootwatch reads %s, but %s", holdersWord(kl), kr))
+		}
+		if kl.Multi && kl.MaxOwners != conc {
+			notes = append(notes, model.Evidence{Key: "maxOwners", Value: fmt.Sprintf("the value says %d; kured uses its own --concurrency %d", kl.MaxOwners, conc)})
+		}
 	}
 	if len(kl.Entries) == 0 {
 		return Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings}, nil
@@ -337,6 +595,34 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 		p.Entries = append(p.Entries, en)
 	}
 	return p, nil
+}
+
+// reading is l as a KuredReading at concurrency conc.
+func (l KuredLock) reading(conc int) KuredReading {
+	return KuredReading{Concurrency: conc, MaxOwners: l.MaxOwners, Entries: l.Entries}
+}
+
+// holdersWord names a parsed lock's holders.
+func holdersWord(l KuredLock) string {
+	if len(l.Entries) == 0 {
+		return "no holders"
+	}
+	var hs []string
+	for _, e := range l.Entries {
+		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
+	}
+	return "held by " + list(hs, 5)
+}
+
+// kuredReadsSays says what kured reads from a value: at its concurrency
+// when known, else at both of its modes.
+func kuredReadsSays(value string, conc int, known bool) string {
+	if known {
+		return KuredReads(value, true, conc).String()
+	}
+	one, more := KuredReads(value, true, 1), KuredReads(value, true, 2)
+	one.unsure, more.unsure = true, true
+	return "kured's --concurrency is not known here: " + one.String() + "; " + more.String()
 }
 
 func (kuredDriver) Resolve(ix *Index, holder string) Mapping {
@@ -473,6 +759,56 @@ type KuredConfig struct {
 	// Problems are values that could not be read (bad durations, env from
 	// a Secret or ConfigMap that this tool does not resolve).
 	Problems []string
+	// unread are the flags whose value is not known here (a value that does
+	// not parse, or one from a Secret, ConfigMap or field reference).
+	unread map[string]bool
+}
+
+// concurrency is kured's --concurrency, and whether it is known.
+func (c *KuredConfig) concurrency() (int, bool) {
+	if c == nil || c.unread["concurrency"] {
+		return 0, false
+	}
+	return c.Concurrency, true
+}
+
+// fromWord says where a flag's value came from, for messages: " (arg)",
+// " (env KURED_X)" or " (default)".
+func (c *KuredConfig) fromWord(flag string) string {
+	if c == nil {
+		return ""
+	}
+	if f, ok := c.From[flag]; ok {
+		return " (" + f + ")"
+	}
+	return " (default)"
+}
+
+// lockAnnotationError says why kured's lock annotation cannot hold its lock:
+// a name the API server refuses as an annotation key (kured's every Update
+// with it fails, so no node can take the lock), or a name not read here.
+// nil for a usable name, or when the configuration was not read.
+func (c *KuredConfig) lockAnnotationError() error {
+	if c == nil {
+		return nil
+	}
+	if c.unread["lock-annotation"] {
+		return errors.New("kured's --lock-annotation is not known here (its value is not read): where kured keeps its lock is unknown")
+	}
+	if errs := validation.IsQualifiedName(strings.ToLower(c.LockAnnotation)); len(errs) > 0 {
+		return fmt.Errorf("kured's --lock-annotation %q%s is not a valid annotation key (%s): the API server refuses every lock kured writes under it, so whether a lock is held cannot be read",
+			clip(c.LockAnnotation), c.fromWord("lock-annotation"), clip(strings.Join(errs, "; ")))
+	}
+	return nil
+}
+
+// LockAnnotationProblem is lockAnnotationError's message ("" when the name
+// is usable), for the kured source's health.
+func (c *KuredConfig) LockAnnotationProblem() string {
+	if err := c.lockAnnotationError(); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // kuredFlags are the kured flags rebootwatch reads, in display order.
@@ -488,7 +824,7 @@ var kuredBoolFlags = map[string]bool{"alert-firing-only": true, "annotate-nodes"
 func DefaultKuredConfig() KuredConfig {
 	return KuredConfig{DSName: "kured", DSNamespace: "kube-system", LockAnnotation: KuredAnnotation, Concurrency: 1,
 		Period: time.Hour, RebootDays: []string{"su", "mo", "tu", "we", "th", "fr", "sa"}, StartTime: "0:00",
-		EndTime: "23:59:59", TimeZone: "UTC", From: map[string]string{}}
+		EndTime: "23:59:59", TimeZone: "UTC", From: map[string]string{}, unread: map[string]bool{}}
 }
 
 // ParseKuredConfig reads kured's configuration from its container's command
@@ -526,8 +862,10 @@ func ParseKuredConfig(argv []string, env map[string]string, envFrom []string) Ku
 		}
 		if err := c.setOne(name, value); err != nil {
 			c.Problems = append(c.Problems, fmt.Sprintf("--%s from %s: %v", name, from, err))
+			c.unread[name] = true
 			return
 		}
+		delete(c.unread, name)
 		c.From[name] = from
 	}
 	for i := 0; i < len(argv); i++ {
@@ -554,6 +892,7 @@ func ParseKuredConfig(argv []string, env map[string]string, envFrom []string) Ku
 		for _, f := range envFrom {
 			if f == v {
 				c.Problems = append(c.Problems, v+" comes from a Secret, ConfigMap or field reference: its value is not read")
+				c.unread[name] = true
 			}
 		}
 	}

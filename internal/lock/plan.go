@@ -437,11 +437,19 @@ func otherNodesGate(ctx *judgeCtx, js []judged, i int, holders map[string]bool) 
 			why[n] = append(why[n], r)
 		}
 	}
+	// A lock judged unknown without a holder node (malformed, not in its
+	// coordinator's form, or a holder that cannot be mapped) may be held by
+	// any node: who is down is then unknown.
+	var unknown []string
 	for k := range js {
 		if k == i {
 			continue
 		}
 		o := js[k].status
+		if o.Verdict == model.VerdictUnknown && len(o.HolderNodes) == 0 {
+			unknown = append(unknown, "who holds "+o.LockRef.String()+" is unknown ("+clip(o.Reason)+")")
+			continue
+		}
 		if o.Holder == "" || o.Verdict == model.VerdictFree {
 			continue
 		}
@@ -455,6 +463,7 @@ func otherNodesGate(ctx *judgeCtx, js []judged, i int, holders map[string]bool) 
 	for _, n := range sortedKeys(why) {
 		others = append(others, n+" ("+strings.Join(why[n], ", ")+")")
 	}
+	others = append(others, unknown...)
 	if len(others) > 0 {
 		add(GateOtherNodes, false, "other nodes are not steady: %s", list(others, 5))
 	} else {
