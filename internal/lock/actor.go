@@ -147,6 +147,16 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 		}
 	}
 	ap, err := d.Apply(ctx, a.Client, w)
+	var ve *VerifyError
+	if errors.As(err, &ve) {
+		// Written, but not freed for the coordinator: never done. The write
+		// is recorded all the same, saying so.
+		msg := fmt.Sprintf("%s %s: %s", p.Action, w.Ref, ve.Msg)
+		if err := a.event(ctx, p, w, ap, eventFor(p).unverified(ve.Msg)); err != nil {
+			msg += "; the Event could not be recorded: " + err.Error()
+		}
+		return res(model.OutcomeError, "%s", msg)
+	}
 	if err != nil {
 		return a.classify(w, err)
 	}
@@ -173,6 +183,14 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 // uncordon makes the plan's second write, after the lock was freed.
 func (a *Actor) uncordon(ctx context.Context, p Plan, u Write) (model.Outcome, string) {
 	ap, err := applyUncordon(ctx, a.Client, u)
+	var ve *VerifyError
+	if errors.As(err, &ve) {
+		msg := ve.Msg + " — the lock is released, but " + u.Node + " is not uncordoned: uncordon it when it is safe (kubectl uncordon " + u.Node + ")"
+		if err := a.event(ctx, p, u, ap, eventFor(p).uncordon().unverified(ve.Msg)); err != nil {
+			msg += "; the Event could not be recorded: " + err.Error()
+		}
+		return model.OutcomeError, msg
+	}
 	if err != nil {
 		r := a.classify(u, err)
 		return r.Outcome, r.Message + " — the lock is released, but " + u.Node + " is still cordoned: uncordon it when it is safe (kubectl uncordon " + u.Node + ")"
@@ -190,6 +208,15 @@ func (a *Actor) uncordonOnly(ctx context.Context, p Plan, w Write) Result {
 		return Result{Outcome: model.OutcomeError, Write: w, Message: "an uncordon plan carries no uncordon write"}
 	}
 	ap, err := applyUncordon(ctx, a.Client, w)
+	uncordoned := eventText{ReasonUncordoned, "uncordoned the node, done · still cordoned after its reboot cycle,", ""}
+	var ve *VerifyError
+	if errors.As(err, &ve) {
+		msg := "uncordon " + w.Node + ": " + ve.Msg
+		if err := a.event(ctx, p, w, ap, uncordoned.unverified(ve.Msg)); err != nil {
+			msg += "; the Event could not be recorded: " + err.Error()
+		}
+		return Result{Outcome: model.OutcomeError, Message: msg, Write: w}
+	}
 	if err != nil {
 		return a.classify(w, err)
 	}
@@ -197,7 +224,7 @@ func (a *Actor) uncordonOnly(ctx context.Context, p Plan, w Write) Result {
 	if !p.Allowed {
 		msg += " — OVERRIDING failed gates: " + p.Refusal
 	}
-	if err := a.event(ctx, p, w, ap, eventText{ReasonUncordoned, "uncordoned the node, done · still cordoned after its reboot cycle,"}); err != nil {
+	if err := a.event(ctx, p, w, ap, uncordoned); err != nil {
 		msg += "; the Event could not be recorded: " + err.Error()
 	}
 	return Result{Outcome: model.OutcomeDone, Message: msg, Write: w}
@@ -262,18 +289,24 @@ func (a *Actor) apiErr(w Write, verb, resource string, err error) Result {
 	return Result{Outcome: model.OutcomeError, Write: w, Message: fmt.Sprintf("%s %s failed: %v", verb, w.Object, err)}
 }
 
-// eventText is what an Event says.
-type eventText struct{ reason, verb string }
+// eventText is what an Event says; note, when set, says that the write was
+// made but its coordinator does not read it as intended.
+type eventText struct{ reason, verb, note string }
 
 func eventFor(p Plan) eventText {
 	if p.Action == model.ActionReap {
-		return eventText{ReasonReaped, "reaped the reboot lock held by"}
+		return eventText{ReasonReaped, "reaped the reboot lock held by", ""}
 	}
-	return eventText{ReasonReleased, "released the reboot lock held by"}
+	return eventText{ReasonReleased, "released the reboot lock held by", ""}
 }
 
 func (eventText) uncordon() eventText {
-	return eventText{ReasonUncordoned, "uncordoned the node after releasing the reboot lock held by"}
+	return eventText{ReasonUncordoned, "uncordoned the node after releasing the reboot lock held by", ""}
+}
+
+func (t eventText) unverified(msg string) eventText {
+	t.note = "NOT EFFECTIVE: " + msg
+	return t
 }
 
 // event records a write as a Kubernetes Event on the object written. A
@@ -290,6 +323,9 @@ func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventT
 	}
 	if !p.Allowed {
 		msg += "; failed gates overridden: " + p.Refusal
+	}
+	if t.note != "" {
+		msg = t.note + " — " + msg
 	}
 	if len(msg) > 1000 {
 		msg = msg[:1000]

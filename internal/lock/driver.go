@@ -34,7 +34,10 @@ type Driver interface {
 	// Apply makes a write: it re-reads the object, checks the UID and
 	// resourceVersion that were judged and the exact value being replaced,
 	// and updates it carrying that resourceVersion. A changed object is a
-	// *PreconditionError; API errors are returned as they are.
+	// *PreconditionError; API errors are returned as they are. After the
+	// update it reads the object again and reads it as its coordinator does:
+	// a write made that did not change the coordinator's own reading as
+	// intended is a *VerifyError (with the Applied of the write).
 	Apply(ctx context.Context, c kubernetes.Interface, w Write) (Applied, error)
 }
 
@@ -104,6 +107,14 @@ type Applied struct {
 type PreconditionError struct{ Msg string }
 
 func (e *PreconditionError) Error() string { return e.Msg }
+
+// VerifyError is a write that was made, but after which the object, read
+// again and read as its coordinator reads it, is not what the write was for
+// (the coordinator still reads the holder, say). Msg says what the
+// coordinator reads now.
+type VerifyError struct{ Msg string }
+
+func (e *VerifyError) Error() string { return e.Msg }
 
 // APIError wraps a failed API call with what it was, for the message.
 type APIError struct {

@@ -127,7 +127,25 @@ func (fleetlockDriver) Apply(ctx context.Context, c kubernetes.Interface, w Writ
 	if err != nil {
 		return Applied{}, &APIError{Verb: "update", Resource: "leases.coordination.k8s.io", Err: err}
 	}
-	return Applied{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", UID: up.UID, ResourceVersion: up.ResourceVersion}, nil
+	ap := Applied{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", UID: up.UID, ResourceVersion: up.ResourceVersion}
+	// Read it again as fleetlock does (spec.holderIdentity, "" or unset
+	// when free): the judged holder must be gone, and when nothing else
+	// wrote since, the Lease must be free.
+	got, err := lc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether fleetlock reads the Lease as freed is unknown",
+			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
+	}
+	h := holderOf(got)
+	switch {
+	case h == w.Holder:
+		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again (resourceVersion %s), fleetlock reads holder %q: the lock is not freed",
+			w.ResourceVersion, up.ResourceVersion, got.ResourceVersion, clip(h))}
+	case got.ResourceVersion == up.ResourceVersion && h != "":
+		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again, fleetlock reads holder %q, not a free Lease",
+			w.ResourceVersion, up.ResourceVersion, clip(h))}
+	}
+	return ap, nil
 }
 
 func holderOf(l *coordinationv1.Lease) string {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
@@ -719,7 +721,53 @@ func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (
 	if err != nil {
 		return Applied{}, &APIError{Verb: "update", Resource: "daemonsets.apps", Err: err}
 	}
-	return Applied{APIVersion: "apps/v1", Kind: "DaemonSet", UID: up.UID, ResourceVersion: up.ResourceVersion}, nil
+	ap := Applied{APIVersion: "apps/v1", Kind: "DaemonSet", UID: up.UID, ResourceVersion: up.ResourceVersion}
+	got, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether kured reads the lock as freed is unknown",
+			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
+	}
+	return ap, verifyKured(w, up.ResourceVersion, got)
+}
+
+// verifyKured reads the DaemonSet after a write as kured does (at the
+// --concurrency of its pod template, else of the old value's shape): the
+// entry written away must be one fewer in kured's reading, kured must be
+// able to decode the value, and when nothing else wrote since, kured must
+// read exactly what the write meant.
+func verifyKured(w Write, writtenRV string, got *appsv1.DaemonSet) error {
+	conc, known := KuredConfigOf(&got.Spec.Template.Spec).concurrency()
+	old, oldErr := ParseKured(w.OldValue)
+	if !known {
+		conc = 1
+		if oldErr == nil && old.Multi {
+			conc = 2
+		}
+	}
+	before := KuredReads(w.OldValue, true, conc)
+	v, present := got.Annotations[w.Key]
+	after := KuredReads(v, present, conc)
+	intended := KuredReads(w.NewValue, w.Op == OpSetAnnotation, conc)
+	ok := after.Err == nil
+	var still string
+	if oldErr == nil && w.Holder != "" && w.Entry < len(old.Entries) {
+		target := old.Entries[w.Entry]
+		if after.count(target) >= before.count(target) {
+			ok, still = false, fmt.Sprintf(": the entry of %q is still there for kured", clip(target.NodeID))
+		}
+	} else if after.equal(before) {
+		ok, still = false, ": kured reads what it read before the write"
+	}
+	since := ""
+	if got.ResourceVersion == writtenRV {
+		ok = ok && after.equal(intended)
+	} else {
+		since = fmt.Sprintf(" (it changed again since: resourceVersion %s)", got.ResourceVersion)
+	}
+	if ok {
+		return nil
+	}
+	return &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again%s, %s%s", w.ResourceVersion, writtenRV, since, after, still)}
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
@@ -729,6 +777,51 @@ func clip(s string) string {
 		return s[:60] + "…"
 	}
 	return s
+}
+
+// KuredContainer picks kured's container of a pod template: the one named
+// kured, else the first whose image names kured, else the first. nil when
+// there is none.
+func KuredContainer(spec *corev1.PodSpec) *corev1.Container {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == "kured" {
+			return &spec.Containers[i]
+		}
+	}
+	for i := range spec.Containers {
+		if strings.Contains(spec.Containers[i].Image, "kured") {
+			return &spec.Containers[i]
+		}
+	}
+	if len(spec.Containers) > 0 {
+		return &spec.Containers[0]
+	}
+	return nil
+}
+
+// KuredConfigOf reads kured's configuration from a DaemonSet's pod
+// template (its kured container's command, args and KURED_* environment);
+// nil when it has no container.
+func KuredConfigOf(spec *corev1.PodSpec) *KuredConfig {
+	c := KuredContainer(spec)
+	if c == nil {
+		return nil
+	}
+	argv := append(append([]string{}, c.Command...), c.Args...)
+	env := map[string]string{}
+	var from []string
+	for _, e := range c.Env {
+		if !strings.HasPrefix(e.Name, "KURED_") {
+			continue
+		}
+		if e.ValueFrom != nil {
+			from = append(from, e.Name)
+			continue
+		}
+		env[e.Name] = e.Value
+	}
+	cfg := ParseKuredConfig(argv, env, from)
+	return &cfg
 }
 
 // KuredConfig is kured's configuration as its DaemonSet gives it: the

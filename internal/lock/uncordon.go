@@ -48,7 +48,16 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 	if err != nil {
 		return Applied{}, &APIError{Verb: "update", Resource: "nodes", Err: err}
 	}
-	return Applied{APIVersion: "v1", Kind: "Node", UID: up.UID, ResourceVersion: up.ResourceVersion}, nil
+	ap := Applied{APIVersion: "v1", Kind: "Node", UID: up.UID, ResourceVersion: up.ResourceVersion}
+	// Read it again as the scheduler does: spec.unschedulable.
+	got, err := nc.Get(ctx, w.Node, metav1.GetOptions{})
+	if err != nil {
+		return ap, &VerifyError{fmt.Sprintf("the uncordon was written (resourceVersion %s), but reading node %s again failed (%v): whether it is schedulable is unknown", up.ResourceVersion, w.Node, err)}
+	}
+	if got.Spec.Unschedulable {
+		return ap, &VerifyError{fmt.Sprintf("the uncordon was written (resourceVersion %s), but read again (resourceVersion %s), node %s is still cordoned (spec.unschedulable true)", up.ResourceVersion, got.ResourceVersion, w.Node)}
+	}
+	return ap, nil
 }
 
 // GateNode is the uncordon action's own gate: the node finished its cycle.

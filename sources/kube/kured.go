@@ -140,48 +140,10 @@ func (s *Source) KuredConfig() (*lock.KuredConfig, string) {
 	return s.kuredCfg, s.kuredCfgOf
 }
 
-// kuredContainer picks kured's container of a pod template: the one named
-// kured, else the first whose image names kured, else the first. nil when
-// there is none.
-func kuredContainer(spec *corev1.PodSpec) *corev1.Container {
-	for i := range spec.Containers {
-		if spec.Containers[i].Name == "kured" {
-			return &spec.Containers[i]
-		}
-	}
-	for i := range spec.Containers {
-		if strings.Contains(spec.Containers[i].Image, "kured") {
-			return &spec.Containers[i]
-		}
-	}
-	if len(spec.Containers) > 0 {
-		return &spec.Containers[0]
-	}
-	return nil
-}
-
 // kuredConfigOf reads kured's configuration from a (full or transformed)
 // DaemonSet; nil when it has no container.
 func kuredConfigOf(d *appsv1.DaemonSet) *lock.KuredConfig {
-	c := kuredContainer(&d.Spec.Template.Spec)
-	if c == nil {
-		return nil
-	}
-	argv := append(append([]string{}, c.Command...), c.Args...)
-	env := map[string]string{}
-	var from []string
-	for _, e := range c.Env {
-		if !strings.HasPrefix(e.Name, "KURED_") {
-			continue
-		}
-		if e.ValueFrom != nil {
-			from = append(from, e.Name)
-			continue
-		}
-		env[e.Name] = e.Value
-	}
-	cfg := lock.ParseKuredConfig(argv, env, from)
-	return &cfg
+	return lock.KuredConfigOf(&d.Spec.Template.Spec)
 }
 
 // TransformDaemonSet keeps a DaemonSet's identity, its kured lock annotation
@@ -215,7 +177,7 @@ func TransformDaemonSet(obj any) (any, error) {
 			out.Labels[k] = v
 		}
 	}
-	if c := kuredContainer(&d.Spec.Template.Spec); c != nil {
+	if c := lock.KuredContainer(&d.Spec.Template.Spec); c != nil {
 		k := corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args}
 		for _, e := range c.Env {
 			if strings.HasPrefix(e.Name, "KURED_") {
