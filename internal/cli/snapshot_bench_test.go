@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -36,7 +37,9 @@ func scaleEvents(b *testing.B, nodes, volumes int) ([]model.Event, time.Time) {
 	acquired := metav1.NewMicroTime(now.Add(-10 * time.Minute))
 	objs = append(objs,
 		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: scalefixture.KuredName, Namespace: scalefixture.KuredNamespace, UID: "kured-uid",
-			Annotations: map[string]string{"weave.works/kured-node-lock": coordfixture.KuredSingle(scalefixture.NodeName(1), now.Add(-20*time.Minute), 0, false)}}},
+			Annotations: map[string]string{"weave.works/kured-node-lock": coordfixture.KuredSingle(scalefixture.NodeName(1), now.Add(-20*time.Minute), 0, false)}},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured",
+				Image: "ghcr.io/kubereboot/kured:1.17.1", Args: []string{"--ds-namespace=" + scalefixture.KuredNamespace, "--ds-name=" + scalefixture.KuredName}}}}}}},
 		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "fleetlock-default", Namespace: scalefixture.FleetlockNS, UID: "lease-uid"},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, AcquireTime: &acquired, RenewTime: &acquired}})
 	var mu sync.Mutex

@@ -182,3 +182,35 @@ func FuzzKuredReadsAgree(f *testing.F) {
 		}
 	})
 }
+
+// An invalid lock annotation name in kured's configuration (arg or env) is
+// flagged: the lock is unknown, never free (kured's every write under that
+// key is refused, and there is nowhere to read a lock from).
+func TestInvalidKuredLockAnnotationIsUnknown(t *testing.T) {
+	now := at(time.Hour)
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--lock-annotation=Bad Key!"}, want: `--lock-annotation "Bad Key!" (arg) is not a valid annotation key`},
+		{env: map[string]string{"KURED_LOCK_ANNOTATION": "a/b/c"}, want: `--lock-annotation "a/b/c" (env KURED_LOCK_ANNOTATION) is not a valid annotation key`},
+		{args: []string{"--lock-annotation="}, want: `--lock-annotation "" (arg) is not a valid annotation key`},
+	} {
+		cfg := ParseKuredConfig(tc.args, tc.env, nil)
+		obj := model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{Annotation: cfg.LockAnnotation, Config: &cfg}}
+		e := New(Options{})
+		c := build(e, step{now, []model.Event{nodesOK(), up(node("n1")), lockEv(obj)}})
+		sts := c.LockStatuses()
+		if len(sts) != 1 || sts[0].Verdict != model.VerdictUnknown || !strings.Contains(sts[0].Reason, tc.want) {
+			t.Errorf("%v %v: statuses %+v", tc.args, tc.env, sts)
+		}
+		if cfg.LockAnnotationProblem() == "" {
+			t.Errorf("%v %v: no problem reported", tc.args, tc.env)
+		}
+	}
+	// A valid custom key is not flagged.
+	if cfg := ParseKuredConfig([]string{"--lock-annotation=example.com/lock"}, nil, nil); cfg.LockAnnotationProblem() != "" {
+		t.Fatal(cfg.LockAnnotationProblem())
+	}
+}

@@ -58,7 +58,8 @@ func kuredDaemonSet(ns, name, lock string) *appsv1.DaemonSet {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.17.1"}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.17.1",
+					Args: []string{"--ds-namespace=" + ns, "--ds-name=" + name}}}},
 			},
 		},
 	}
@@ -88,6 +89,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	}
 	// A DaemonSet that is not kured must not become a lock.
 	other := kuredDaemonSet(kuredNS, "node-exporter", "")
+	other.Spec.Template.Spec.Containers[0].Image = "quay.io/prometheus/node-exporter:v1.9.1"
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

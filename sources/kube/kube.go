@@ -61,8 +61,9 @@ type Options struct {
 	// FleetlockNamespace is the namespace of the fleetlock-* Leases (default "default").
 	FleetlockNamespace string
 	// KuredDaemonSet is "namespace/name" of kured's DaemonSet; empty means
-	// discover it in every namespace (lock annotation, name kured or
-	// <release>-kured, or a kured label).
+	// discover it in every namespace: the one DaemonSet that runs kured's
+	// image and whose kured's --ds-namespace/--ds-name name it (kured.go);
+	// several such are ambiguous, never guessed.
 	KuredDaemonSet string
 	// RequestTimeout bounds each list request (default 20s).
 	RequestTimeout time.Duration
@@ -116,8 +117,9 @@ type Source struct {
 	parts []*part
 
 	kuredNS, kuredName string
-	kured              map[string]model.LockRef // uid -> ref of DaemonSets reported as kured
-	kuredCfg           *lock.KuredConfig        // kured's settings, from the last kured DaemonSet seen
+	kured              map[string]model.LockRef // uid -> ref of the DaemonSet reported as kured (the selected one)
+	kuredCands         map[string]*kuredCand    // uid -> DaemonSets that may be kured's, as judged (kured.go)
+	kuredCfg           *lock.KuredConfig        // kured's settings, from the selected kured DaemonSet only
 	kuredCfgOf         string                   // that DaemonSet, namespace/name
 	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
 	pods               *podSource               // pods of cordoned nodes and kured's blocking pods (pods.go)
@@ -180,7 +182,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = sources.DefaultProbeInterval
 	}
-	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, fleet: map[string]bool{}, ctx: ctx}
+	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, kuredCands: map[string]*kuredCand{}, fleet: map[string]bool{}, ctx: ctx}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

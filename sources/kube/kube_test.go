@@ -149,34 +149,66 @@ func ds(ns, name string, ann map[string]string, labels map[string]string) *appsv
 
 const single = `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`
 
+// withKured gives a DaemonSet a kured container (image, args).
+func withKured(d *appsv1.DaemonSet, image string, args ...string) *appsv1.DaemonSet {
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "kured", Image: image, Command: []string{"/usr/bin/kured"}, Args: args}}
+	return d
+}
+
+// Discovery trusts no name, label or annotation: kured's DaemonSet is the
+// one that runs kured's image and whose kured's --ds-namespace/--ds-name
+// name it. Two such are ambiguous (no lock, no settings, an error asking for
+// --kured-daemonset); the others are listed as not taken.
 func TestKuredDiscovery(t *testing.T) {
+	const img = "ghcr.io/kubereboot/kured:1.23.0"
 	cs := fake.NewClientset(
-		ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), // by annotation
-		ds("kube-system", "kured", nil, nil),                                                  // by name, free
-		ds("tools", "rel-kured", nil, nil),                                                    // helm release name
-		ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}),       // by label
-		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                     // not kured
+		withKured(ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), img,
+			"--ds-namespace=reboots", "--ds-name=cluster-reboots", "--prometheus-url=http://prometheus.reboots:9090"), // kured's
+		ds("tools", "rel-kured", nil, nil), // a name
+		withKured(ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}), "busybox:1"),                           // a label
+		withKured(ds("tenant", "tenant-kured", map[string]string{KuredLockAnnotation: single}, nil), img, "--prometheus-url=http://evil"), // kured's image, but its lock is kube-system/kured's
+		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                                                                 // not kured
 	)
-	r, _ := start(t, cs, Options{})
-	r.Eventually(t, "kured ok with 4 locks", func(c *model.Cluster) bool {
+	r, src := start(t, cs, Options{})
+	r.Eventually(t, "kured ok with reboots/cluster-reboots alone", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceKured)
-		return h.Status == model.StatusOK && len(c.Locks()) == 4
+		ls := c.Locks()
+		return h.Status == model.StatusOK && len(ls) == 1 && ls[0].Namespace == "reboots" && ls[0].Name == "cluster-reboots"
 	})
-	var l, free *model.LockObject
-	var ok bool
-	r.Read(func(c *model.Cluster) {
-		l, ok = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
-		free, _ = c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
-	})
-	if !ok || !kspec(l).Present || kspec(l).Value != single || l.UID == "" || l.ResourceVersion == "" {
-		t.Fatalf("annotated lock: %+v", l)
+	h := r.Source(model.SourceKured)
+	for _, w := range []string{`tools/other (its image "busybox:1" is not kured's)`, "tenant/tenant-kured (its kured's --ds-namespace/--ds-name name kube-system/kured", "tools/rel-kured"} {
+		if !strings.Contains(h.Message, w) {
+			t.Errorf("kured source message %q lacks %q", h.Message, w)
+		}
 	}
-	if kspec(free).Present || kspec(free).Value != "" {
-		t.Errorf("free kured lock: %+v", free)
+	if cfg, of := src.KuredConfig(); cfg == nil || of != "reboots/cluster-reboots" || cfg.PrometheusURL != "http://prometheus.reboots:9090" {
+		t.Fatalf("settings from %q: %+v", of, cfg)
 	}
 
-	// Release: the annotation goes away; the DaemonSet stays tracked.
+	// A second plausible kured: ambiguous. No lock is reported and no
+	// settings are used; the message asks for --kured-daemonset.
 	ctx := context.Background()
+	second := withKured(ds("kube-system", "kured", nil, nil), img, "--prometheus-url=http://other")
+	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, second, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Eventually(t, "ambiguous", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceKured)
+		return h.Status == model.StatusError && strings.Contains(h.Message, "ambiguous") && strings.Contains(h.Message, "--kured-daemonset") &&
+			strings.Contains(h.Message, "kube-system/kured, reboots/cluster-reboots") && len(c.Locks()) == 0
+	})
+	if cfg, of := src.KuredConfig(); cfg != nil {
+		t.Fatalf("settings of %q used while ambiguous", of)
+	}
+	if err := cs.AppsV1().DaemonSets("kube-system").Delete(ctx, "kured", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Eventually(t, "one kured again", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceKured)
+		return h.Status == model.StatusOK && len(c.Locks()) == 1
+	})
+
+	// Release: the annotation goes away; the DaemonSet stays tracked.
 	d, _ := cs.AppsV1().DaemonSets("reboots").Get(ctx, "cluster-reboots", metav1.GetOptions{})
 	d.Annotations = nil
 	if _, err := cs.AppsV1().DaemonSets("reboots").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
@@ -191,7 +223,21 @@ func TestKuredDiscovery(t *testing.T) {
 	}
 	r.Eventually(t, "deleted", func(c *model.Cluster) bool {
 		_, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "reboots", Name: "cluster-reboots"})
-		return !ok
+		h, _ := c.Source(model.SourceKured)
+		// What is left carries a kured lock annotation and is not taken:
+		// an error naming it, never "not installed".
+		return !ok && h.Status == model.StatusError && strings.Contains(h.Message, "tenant/tenant-kured")
+	})
+}
+
+// An invalid lock annotation name in kured's configuration is flagged on the
+// source, and the lock is unknown (internal/lock), never free.
+func TestKuredInvalidLockAnnotationFlagged(t *testing.T) {
+	cs := fake.NewClientset(withKured(ds("kube-system", "kured", nil, nil), "ghcr.io/kubereboot/kured:1.23.0", "--lock-annotation=Not A Key!"))
+	r, _ := start(t, cs, Options{})
+	r.Eventually(t, "flagged", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceKured)
+		return h.Status == model.StatusError && strings.Contains(h.Message, `--lock-annotation "Not A Key!" (arg) is not a valid annotation key`) && len(c.Locks()) == 1
 	})
 }
 
@@ -269,7 +315,7 @@ func TestFleetlockLeases(t *testing.T) {
 }
 
 func TestForbiddenLeasesDoNotStopOthers(t *testing.T) {
-	cs := fake.NewClientset(node("w-1", true, nil), ds("kube-system", "kured", nil, nil))
+	cs := fake.NewClientset(node("w-1", true, nil), withKured(ds("kube-system", "kured", nil, nil), "kured:test"))
 	cs.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "",
 			errors.New(`User "alice" cannot list resource "leases"`))

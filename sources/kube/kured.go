@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,72 +47,227 @@ func startKured(s *Source) {
 	if s.kuredName == "" {
 		kured.hint = "pass --kured-daemonset namespace/name to read only kured's"
 	}
-	kured.whenSynced = func() (model.SourceStatus, string) {
-		if len(s.kured) == 0 {
-			if s.kuredName != "" {
-				// Named by the operator: absent means the lock cannot be
-				// read (a typo, another namespace), not that there is none.
-				return model.StatusError, fmt.Sprintf("DaemonSet %s/%s not found (named by --kured-daemonset)", s.kuredNS, s.kuredName)
-			}
-			return model.StatusNotInstalled, "no kured DaemonSet found"
-		}
-		return model.StatusOK, ""
-	}
+	kured.whenSynced = func() (model.SourceStatus, string) { return s.kuredStatus() }
 	s.handle(kured, cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onDaemonSet(kured, obj) },
-		UpdateFunc: func(_, obj any) { s.onDaemonSet(kured, obj) },
-		DeleteFunc: func(obj any) {
-			d, ok := unwrap(obj).(*appsv1.DaemonSet)
-			if !ok {
-				return
-			}
-			s.mu.Lock()
-			ref, tracked := s.kured[string(d.UID)]
-			delete(s.kured, string(d.UID))
-			if tracked {
-				s.sink(model.LockDeleted{Ref: ref})
-			}
-			s.mu.Unlock()
-			if tracked {
-				s.refresh(kured)
-			}
-		},
+		AddFunc:    func(obj any) { s.onDaemonSet(kured, obj, false) },
+		UpdateFunc: func(_, obj any) { s.onDaemonSet(kured, obj, false) },
+		DeleteFunc: func(obj any) { s.onDaemonSet(kured, unwrap(obj), true) },
 	})
 }
 
-func (s *Source) onDaemonSet(p *part, obj any) {
+// kuredCand is a DaemonSet that may be kured's, as discovery judged it.
+type kuredCand struct {
+	ref  model.LockRef
+	lock model.LockObject
+	cfg  *lock.KuredConfig
+	// plausible: it runs kured's image and kured's own --ds-namespace and
+	// --ds-name name this DaemonSet (where kured keeps its lock); why says
+	// what fails when not.
+	plausible bool
+	why       string
+	// hasLock: it carries the lock annotation its kured would use.
+	hasLock bool
+}
+
+// judgeKured judges a DaemonSet as kured's. ok is false for a DaemonSet
+// that shows no sign of kured at all (not named, labelled, annotated or
+// imaged as kured).
+//
+// A name, a label or the lock annotation can be given to any DaemonSet by
+// anyone who may create one in some namespace; so can kured's image and
+// arguments, but a DaemonSet whose kured keeps its lock elsewhere (its
+// --ds-namespace/--ds-name name another DaemonSet, kube-system/kured by
+// default) is not where kured's lock is. Only a DaemonSet that runs kured's
+// image and whose kured names it is plausible.
+func judgeKured(d *appsv1.DaemonSet) (kuredCand, bool) {
+	l := DaemonSetToLock(d)
+	c := kuredCand{ref: l.LockRef, lock: l}
+	spec, _ := l.Spec.(*lock.KuredSpec)
+	if spec != nil {
+		c.cfg, c.hasLock = spec.Config, spec.Present
+	}
+	_, defaultLock := d.Annotations[KuredLockAnnotation]
+	ct := lock.KuredContainer(&d.Spec.Template.Spec)
+	image := ""
+	if ct != nil {
+		image = ct.Image
+	}
+	if !looksLikeKured(d) && !kuredImage(image) && !defaultLock && !c.hasLock {
+		return c, false
+	}
+	switch {
+	case !kuredImage(image):
+		c.why = fmt.Sprintf("its image %q is not kured's", clip(image))
+	case c.cfg == nil:
+		c.why = "it has no container"
+	case c.cfg.DSNamespace != d.Namespace || c.cfg.DSName != d.Name:
+		c.why = fmt.Sprintf("its kured's --ds-namespace/--ds-name name %s/%s: kured keeps its lock there, not here", clip(c.cfg.DSNamespace), clip(c.cfg.DSName))
+	default:
+		c.plausible = true
+	}
+	return c, true
+}
+
+// kuredImage reports whether an image reference is kured's: its repository's
+// last path component is "kured" (ghcr.io/kubereboot/kured:1.17.1,
+// docker.io/weaveworks/kured, a mirror's …/kured@sha256:…).
+func kuredImage(ref string) bool {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if i := strings.Index(last, ":"); i >= 0 {
+		last = last[:i]
+	}
+	return last == "kured"
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// onDaemonSet judges a DaemonSet added, changed or deleted, selects kured's
+// among the candidates, and reports the selected one's lock (and takes its
+// settings: lock annotation, blocking selectors, Prometheus, window); a lock
+// reported before and no longer selected is deleted.
+func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 	d, ok := obj.(*appsv1.DaemonSet)
 	if !ok {
 		return
 	}
+	uid := string(d.UID)
 	s.mu.Lock()
-	_, tracked := s.kured[string(d.UID)]
-	match := tracked
-	if s.kuredName != "" {
-		match = d.Namespace == s.kuredNS && d.Name == s.kuredName
-	} else if !match {
-		match = looksLikeKured(d)
-	}
-	if match {
-		l := DaemonSetToLock(d)
-		s.kured[string(d.UID)] = l.LockRef
-		if spec, ok := l.Spec.(*lock.KuredSpec); ok && spec.Config != nil {
-			s.kuredCfg, s.kuredCfgOf = spec.Config, d.Namespace+"/"+d.Name
+	_, had := s.kuredCands[uid]
+	if deleted {
+		delete(s.kuredCands, uid)
+	} else if s.kuredName != "" {
+		if d.Namespace == s.kuredNS && d.Name == s.kuredName {
+			// Named by the operator: trusted as kured's, whatever it runs.
+			l := DaemonSetToLock(d)
+			c := kuredCand{ref: l.LockRef, lock: l, plausible: true}
+			if spec, ok := l.Spec.(*lock.KuredSpec); ok {
+				c.cfg, c.hasLock = spec.Config, spec.Present
+			}
+			s.kuredCands[uid] = &c
 		}
-		s.sink(model.LockUpserted{Lock: l})
+	} else if c, ok := judgeKured(d); ok {
+		s.kuredCands[uid] = &c
+	} else {
+		delete(s.kuredCands, uid)
+	}
+	_, has := s.kuredCands[uid]
+	prevCfg := s.kuredCfg
+	sel := s.selectedKured()
+	for u, ref := range s.kured {
+		if sel == nil || u != sel.uid {
+			delete(s.kured, u)
+			s.sink(model.LockDeleted{Ref: ref})
+		}
+	}
+	s.kuredCfg, s.kuredCfgOf = nil, ""
+	if sel != nil {
+		if _, reported := s.kured[sel.uid]; !reported || sel.uid == uid {
+			s.sink(model.LockUpserted{Lock: sel.c.lock})
+		}
+		s.kured[sel.uid] = sel.c.ref
+		if sel.c.cfg != nil {
+			s.kuredCfg, s.kuredCfgOf = sel.c.cfg, sel.c.ref.Namespace+"/"+sel.c.ref.Name
+		}
 	}
 	var selectors []string
 	if s.kuredCfg != nil {
 		selectors = s.kuredCfg.BlockingPodSelectors
 	}
-	known := s.kuredCfg != nil
+	cfgNow := s.kuredCfg
 	s.mu.Unlock()
-	if match && known {
+	if cfgNow != nil || prevCfg != nil {
 		s.pods.kuredSelectors(selectors)
 	}
-	if match && !tracked {
+	if had || has {
 		s.refresh(p)
 	}
+}
+
+// selectedKured is the one plausible kured (nil when none, or several).
+// Call with s.mu held.
+func (s *Source) selectedKured() *struct {
+	uid string
+	c   *kuredCand
+} {
+	var out *struct {
+		uid string
+		c   *kuredCand
+	}
+	for uid, c := range s.kuredCands {
+		if !c.plausible {
+			continue
+		}
+		if out != nil {
+			return nil
+		}
+		out = &struct {
+			uid string
+			c   *kuredCand
+		}{uid, c}
+	}
+	return out
+}
+
+// kuredStatus is the kured source's status once synced: which DaemonSet is
+// kured's, or why none is.
+func (s *Source) kuredStatus() (model.SourceStatus, string) {
+	var plausible, others, withLock []string
+	for _, c := range s.kuredCands {
+		name := c.ref.Namespace + "/" + c.ref.Name
+		if c.plausible {
+			plausible = append(plausible, name)
+			continue
+		}
+		others = append(others, name+" ("+c.why+")")
+		if c.hasLock {
+			withLock = append(withLock, name+" ("+c.why+")")
+		}
+	}
+	slices.Sort(plausible)
+	slices.Sort(others)
+	slices.Sort(withLock)
+	ignored := ""
+	if len(others) > 0 {
+		ignored = "not taken as kured: " + listOf(others, 3)
+	}
+	switch {
+	case len(plausible) == 0 && s.kuredName != "":
+		// Named by the operator: absent means the lock cannot be read (a
+		// typo, another namespace), not that there is none.
+		return model.StatusError, fmt.Sprintf("DaemonSet %s/%s not found (named by --kured-daemonset)", s.kuredNS, s.kuredName)
+	case len(plausible) > 1:
+		return model.StatusError, fmt.Sprintf("ambiguous: %d DaemonSets run kured's image and name themselves as kured's lock (%s): which one is kured is not guessed — pass --kured-daemonset namespace/name",
+			len(plausible), listOf(plausible, 5))
+	case len(plausible) == 0 && len(withLock) > 0:
+		return model.StatusError, fmt.Sprintf("no kured DaemonSet found, but %s carries a kured lock annotation: if it is kured's, pass --kured-daemonset namespace/name", listOf(withLock, 3))
+	case len(plausible) == 0:
+		msg := "no kured DaemonSet found"
+		if ignored != "" {
+			msg += "; " + ignored
+		}
+		return model.StatusNotInstalled, msg
+	}
+	if sel := s.selectedKured(); sel != nil && sel.c.cfg != nil {
+		if why := sel.c.cfg.LockAnnotationProblem(); why != "" {
+			return model.StatusError, "DaemonSet " + plausible[0] + ": " + why
+		}
+	}
+	return model.StatusOK, ignored
+}
+
+func listOf(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
 }
 
 // WaitForKured waits until kured's DaemonSets were read (or why they could

@@ -109,7 +109,7 @@ func TestPodSourcesAgainstRealAPIServer(t *testing.T) {
 	cordon(t, admin, "w-1", true) // w-1 drains
 	kuredNS := c.Namespace(t, "kured")
 	ds := kuredDaemonSet(kuredNS, "kured", "")
-	ds.Spec.Template.Spec.Containers[0].Args = []string{"--period=1m", "--blocking-pod-selector=app=backup"}
+	ds.Spec.Template.Spec.Containers[0].Args = append(ds.Spec.Template.Spec.Containers[0].Args, "--period=1m", "--blocking-pod-selector=app=backup")
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
