@@ -109,7 +109,7 @@ func TestIntegrationActions(t *testing.T) {
 		it.node("multi-a", mid1, time.Now().Add(-2*time.Hour), false)
 		created := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 		ann := multi(3, ent("gone-1", created, 0), ent("gone-2", created, 0))
-		it.daemonSet("kured", ann)
+		it.daemonSetArgs("kured", ann, "--concurrency=3")
 		c, e := it.judge()
 		ref := model.LockRef{Kind: model.LockKured, Namespace: it.ns, Name: "kured"}
 		p, err := e.Plan(c, ref, "gone-1", model.ActionReap, time.Now())
@@ -269,13 +269,19 @@ func (it *itest) node(name, machineID string, readySince time.Time, cordoned boo
 
 func (it *itest) daemonSet(name, annotation string) {
 	it.t.Helper()
+	it.daemonSetArgs(name, annotation)
+}
+
+// daemonSetArgs is daemonSet with kured's args.
+func (it *itest) daemonSetArgs(name, annotation string, args ...string) {
+	it.t.Helper()
 	labels := map[string]string{"app": name}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: it.ns, Annotations: map[string]string{KuredAnnotation: annotation, "other": "kept"}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "example.invalid/kured:test"}}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "example.invalid/kured:test", Args: args}}}},
 		},
 	}
 	if _, err := it.admin.AppsV1().DaemonSets(it.ns).Create(it.ctx, ds, metav1.CreateOptions{}); err != nil {
@@ -341,7 +347,7 @@ func (it *itest) judge() (*model.Cluster, *Engine) {
 	for _, ds := range dss.Items {
 		v, ok := ds.Annotations[KuredAnnotation]
 		c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: ds.Namespace, Name: ds.Name},
-			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Spec: &KuredSpec{Value: v, Present: ok}}}, now)
+			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Spec: &KuredSpec{Value: v, Present: ok, Config: KuredConfigOf(&ds.Spec.Template.Spec)}}}, now)
 	}
 	ls, err := it.admin.CoordinationV1().Leases(it.ns).List(it.ctx, metav1.ListOptions{})
 	if err != nil {
