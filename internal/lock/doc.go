@@ -7,10 +7,15 @@
 // node's machine id), judges every lock (DESIGN §5), evaluates the safety
 // gates before any release or reap (DESIGN §6.3), and performs the one write
 // an action needs with a resourceVersion + UID precondition, recording a
-// Kubernetes Event and a log line.
+// Kubernetes Event and a log line; it then reads the object again as its
+// coordinator does and reports done only when the coordinator's own reading
+// changed as intended. kured's lock is read as kured reads it (its structs,
+// encoding/json, its --concurrency); a value not in the form kured writes is
+// unknown.
 //
 // It must never: judge a holder a ghost from a node list that is not fresh
-// and complete; write without the judged resourceVersion and UID as a
+// and complete; judge a kured lock from a value kured would read otherwise;
+// claim a write done that its coordinator does not read as done; write without the judged resourceVersion and UID as a
 // precondition; retry a write after a conflict; let the agent override a
 // gate; import the TUI or start goroutines of its own.
 package lock
