@@ -19,8 +19,11 @@ import (
 )
 
 // This file is the kured lock kind's source: kured's DaemonSet (found by
-// --kured-daemonset, else discovered), its lock annotation and kured's
-// configuration from the DaemonSet's pod template.
+// --kured-daemonset, else discovered: the one DaemonSet that runs kured's
+// image and whose kured names it as its lock's; never by a name, label or
+// annotation alone), its lock annotation and kured's configuration from the
+// DaemonSet's pod template. Only that DaemonSet's lock and settings are
+// reported; several plausible ones are ambiguous and none is used.
 
 // KuredLockAnnotation is the DaemonSet annotation kured keeps its lock in by
 // default (kured --lock-annotation changes it; the DaemonSet's own args say).
@@ -353,9 +356,10 @@ func TransformDaemonSet(obj any) (any, error) {
 // Helm chart's and the plain manifest's).
 var kuredLabels = []string{"app.kubernetes.io/name", "name", "app"}
 
-// looksLikeKured reports whether a DaemonSet is kured's without an explicit
-// --kured-daemonset: it carries the lock annotation, is named kured (or
-// <release>-kured), or is labelled as kured.
+// looksLikeKured reports whether a DaemonSet shows a sign of kured that
+// anyone may give it — it carries the lock annotation, is named kured (or
+// <release>-kured), or is labelled as kured — so that discovery lists it
+// (judgeKured decides; none of these makes it kured's).
 func looksLikeKured(d *appsv1.DaemonSet) bool {
 	if _, ok := d.Annotations[KuredLockAnnotation]; ok {
 		return true
