@@ -119,6 +119,33 @@ func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 	if n := decoyHits.Load(); n != 0 {
 		t.Fatalf("the tenant's Prometheus was queried %d times", n)
 	}
+
+	// Issue 22 §5: an invalid --lock-annotation in kured's DaemonSet is
+	// flagged on the kured source and its lock is unknown, never free.
+	t.Run("an invalid lock annotation name is flagged", func(t *testing.T) {
+		if err := cs.AppsV1().DaemonSets(tenant).Delete(ctx, "tenant-kured", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Template.Spec.Containers[0].Args = []string{"--lock-annotation=Not A Key!"}
+		delete(d.Annotations, lock.KuredAnnotation)
+		if _, err := cs.AppsV1().DaemonSets("kube-system").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s, c := collect(ctx, t, tc)
+		defer s.Close()
+		const want = `--lock-annotation "Not A Key!" (arg) is not a valid annotation key`
+		if h, _ := c.Source(model.SourceKured); h.Status != model.StatusError || !strings.Contains(h.Message, want) {
+			t.Fatalf("kured source: %+v", h)
+		}
+		sts := c.LockStatuses()
+		if len(sts) != 1 || sts[0].LockRef != kuredRef || sts[0].Verdict != model.VerdictUnknown || !strings.Contains(sts[0].Reason, want) {
+			t.Fatalf("kured lock: %+v", sts)
+		}
+	})
 }
 
 // collect opens a session on the test cluster and waits for its first
