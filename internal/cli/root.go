@@ -15,7 +15,8 @@ instead; watch streams one line per change; release, reap and uncordon are
 the scriptable actions.
 
 Exit codes of --snapshot and watch: 0 nothing needs attention, 1 the cluster
-could not be read (or a usage error), 2 something needs attention.
+could not be read (or a usage error), 2 something needs attention, 130
+interrupted.
 
 The cluster flags are kubectl's own (--kubeconfig, --context, --cluster,
 --user, --as, --token, --server, …; KUBECONFIG is honoured), plus --context

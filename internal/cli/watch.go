@@ -62,7 +62,8 @@ volumes degraded or healthy, sources going stale, actions) and a progress
 summary every --summary-every. -o json prints one JSON object per line.
 
 Exit codes: 0 done (--until-done) or nothing needs attention, 1 a cluster could
-not be read, 2 something needs attention or the window stalled (--stall-after).`,
+not be read (or the output could not be written), 2 something needs attention or
+the window stalled (--stall-after), 130 interrupted (Ctrl-C, SIGTERM).`,
 		Example: `  # Follow the window until every node is done; exit 2 if it stalls for 30m
   rebootwatch watch --until-done --stall-after 30m
 
@@ -147,6 +148,15 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 	}
 
 	out := &lineWriter{env: env, json: c.Output == "json", bell: c.Bell, styles: watch.NewStyles(c.Output != "json" && colorOK(env))}
+	// end is the exit code once the output has been written: a failed
+	// write (a full disk, a closed pipe) ends the watch with 1, as a
+	// --snapshot that cannot write its report does.
+	end := func(code int) int {
+		if out.err != nil {
+			return fail(env, fmt.Errorf("writing the output: %w", out.err))
+		}
+		return code
+	}
 	wopts := watch.Options{Prefix: several, SummaryEvery: wf.summaryEvery, UntilDone: wf.untilDone, StallAfter: wf.stallAfter}
 	members := make([]*member, len(opened))
 	for i, m := range opened {
@@ -230,16 +240,22 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 		}
 		return code, true
 	}
-	if code, end := finished(); end {
-		return code
+	if code, over := finished(); over {
+		return end(code)
 	}
 
 	tick, stopTick := deps.ticker(wf.tick)
 	defer stopTick()
 	for {
+		if out.err != nil {
+			return end(ExitError)
+		}
 		select {
 		case <-ctx.Done():
-			return exitOf(members)
+			// Ctrl-C or SIGTERM: 130 whatever the clusters said, so
+			// `watch --until-done && next-step` never goes on.
+			fmt.Fprintln(env.Stderr, "rebootwatch: interrupted")
+			return ExitInterrupted
 		case r := <-ready:
 			mb := members[r.Index]
 			mb.c = r.Cluster
@@ -258,10 +274,10 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 				say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", mb.m.Context, mb.why)
 			}
 			if stepOne(mb) {
-				return ExitAttention
+				return end(ExitAttention)
 			}
-			if code, end := finished(); end {
-				return code
+			if code, over := finished(); over {
+				return end(code)
 			}
 		case te := <-evs:
 			members[te.Index].apply(te.Event)
@@ -276,7 +292,7 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 			drain(evs, members)
 			for _, mb := range members {
 				if stepOne(mb) {
-					return ExitAttention
+					return end(ExitAttention)
 				}
 				// Still unreachable: say so again as its summary, so a
 				// silent stream never reads as a quiet cluster.
@@ -289,10 +305,10 @@ func watchLoop(ctx context.Context, env Env, c *Common, wf watchFlags, deps watc
 			// progress, so it is over (1, could not read).
 			if wf.stallAfter > 0 && allUnread(members) {
 				say(env.Stderr, "rebootwatch: no cluster answered within --sync-timeout %s: nothing to watch\n", c.SyncTimeout)
-				return ExitError
+				return end(ExitError)
 			}
-			if code, end := finished(); end {
-				return code
+			if code, over := finished(); over {
+				return end(code)
 			}
 		}
 	}
@@ -330,21 +346,6 @@ func drain(evs <-chan multi.Tagged, members []*member) {
 	}
 }
 
-// exitOf is the exit code when the watch is interrupted: the worst of the
-// clusters' own codes (DESIGN §7); a cluster whose first picture never came
-// counts as unreadable.
-func exitOf(members []*member) int {
-	var codes []int
-	for _, mb := range members {
-		if mb.c == nil {
-			codes = append(codes, ExitError)
-			continue
-		}
-		codes = append(codes, mb.c.ExitCode(mb.clock()))
-	}
-	return multi.Worst(codes...)
-}
-
 // resolveContexts turns --context a,b / --all-contexts into context names.
 // The demo has no kubeconfig: its contexts are the names given.
 func resolveContexts(env Env, c *Common) ([]string, error) {
@@ -363,9 +364,15 @@ type lineWriter struct {
 	json   bool
 	bell   bool
 	styles watch.Styles
+	// err is the first write error: nothing more is written after it,
+	// and the watch ends with 1.
+	err error
 }
 
 func (w *lineWriter) write(l watch.Line) {
+	if w.err != nil {
+		return
+	}
 	if w.json {
 		b, err := l.JSON()
 		if err != nil {
@@ -373,10 +380,10 @@ func (w *lineWriter) write(l watch.Line) {
 			return
 		}
 		b = append(b, '\n')
-		_, _ = w.env.Stdout.Write(b)
+		_, w.err = w.env.Stdout.Write(b)
 		return
 	}
-	_, _ = io.WriteString(w.env.Stdout, l.Text(w.styles)+"\n")
+	_, w.err = io.WriteString(w.env.Stdout, l.Text(w.styles)+"\n")
 }
 
 // ring rings the terminal bell (--bell): on stdout for text, on stderr for
@@ -389,5 +396,7 @@ func (w *lineWriter) ring() {
 		_, _ = io.WriteString(w.env.Stderr, "\a")
 		return
 	}
-	_, _ = io.WriteString(w.env.Stdout, "\a")
+	if w.err == nil {
+		_, w.err = io.WriteString(w.env.Stdout, "\a")
+	}
 }
