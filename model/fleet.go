@@ -420,11 +420,7 @@ func isVerdictSource(n SourceName) bool {
 func (c *Cluster) Unread() []string {
 	var out []string
 	if !c.Readable() {
-		why := "no node list was received"
-		if h, ok := c.sources[SourceNodes]; ok && h.Message != "" {
-			why = fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
-		}
-		out = append(out, why)
+		out = append(out, c.nodesWhy())
 	}
 	for _, n := range []SourceName{SourceKured, SourceFleetlock} {
 		if h, ok := c.sources[n]; ok && (h.Status == StatusError || h.Status == StatusForbidden) {
@@ -432,6 +428,132 @@ func (c *Cluster) Unread() []string {
 		}
 	}
 	return out
+}
+
+// nodesWhy says why the node list is not there.
+func (c *Cluster) nodesWhy() string {
+	if h, ok := c.sources[SourceNodes]; ok && h.Message != "" {
+		return fmt.Sprintf("nodes %s: %s", h.Status, h.Message)
+	}
+	return "no node list was received"
+}
+
+// lockSources are the sources the lock objects are read from, by kind.
+var lockSources = []SourceName{SourceKured, SourceFleetlock}
+
+// sourceUnread says why a source's objects cannot be taken as all there
+// is: it has not reported yet, or it failed, is forbidden or is stale.
+// Not installed and disabled are answers, not gaps.
+func (c *Cluster) sourceUnread(n SourceName) (string, bool) {
+	h, ok := c.sources[n]
+	switch {
+	case !ok:
+		return string(n) + " not read yet", true
+	case h.Status == StatusError, h.Status == StatusForbidden, h.Status == StatusStale:
+		why := string(n) + " " + string(h.Status)
+		if h.Message != "" {
+			why += " (" + h.Message + ")"
+		}
+		return why, true
+	}
+	return "", false
+}
+
+// LocksUnread says why the lock list may be incomplete, if so: a lock
+// source (kured's DaemonSets, fleetlock's Leases) has not reported yet,
+// failed, is forbidden or is stale ("kured forbidden (cannot list
+// daemonsets.apps (RBAC)), fleetlock …"). Then "no lock" and "every lock
+// is free" are unknown, not true.
+func (c *Cluster) LocksUnread() (string, bool) {
+	var why []string
+	for _, n := range lockSources {
+		if w, unread := c.sourceUnread(n); unread {
+			why = append(why, w)
+		}
+	}
+	return strings.Join(why, ", "), len(why) > 0
+}
+
+// LockSourceUnread is LocksUnread for one lock kind's source: why a lock
+// of that kind may be there unseen.
+func (c *Cluster) LockSourceUnread(kind LockKind) (string, bool) {
+	return c.sourceUnread(SourceName(kind))
+}
+
+// RebootRequiredUnknown lists the nodes, outside a reboot cycle, whose
+// need for a reboot cannot be told while it matters: kured runs here (a
+// kured lock object was read) or whether it does is unknown (its source
+// not read), and the node has no kured_reboot_required value. Without
+// kured it is nil: fleetlock's Zincati decides on the node and publishes
+// no such signal.
+func (c *Cluster) RebootRequiredUnknown() []string {
+	kured := false
+	for ref := range c.locks {
+		if ref.Kind == LockKured {
+			kured = true
+			break
+		}
+	}
+	if h, ok := c.sources[SourceKured]; !ok || h.Status == StatusError || h.Status == StatusForbidden {
+		kured = true
+	}
+	if !kured {
+		return nil
+	}
+	var out []string
+	for _, name := range c.NodeNames() {
+		if _, known := c.reboot[name]; known {
+			continue
+		}
+		if p := c.Phase(name); !p.InCycle() && p != PhasePending {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// UnreadPart is a part of the snapshot that was not read, so what it
+// shows (an empty list above all) is no claim: Field is the part's name
+// in the snapshot JSON ("nodes", "locks", "volumes", "fleet.blockers"),
+// Reason why it was not read.
+type UnreadPart struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// UnreadParts lists the parts of the picture that were not read: the
+// node list, the locks (LocksUnread), the volumes (LonghornUnread), and
+// the fleet's blockers, which need the nodes and the locks (a lock
+// unseen is a blocker unseen). Empty when everything was read.
+func (c *Cluster) UnreadParts() []UnreadPart {
+	out := []UnreadPart{}
+	var blockers []string
+	if !c.Readable() {
+		why := c.nodesWhy()
+		out = append(out, UnreadPart{"nodes", why})
+		blockers = append(blockers, why)
+	}
+	if why, unread := c.LocksUnread(); unread {
+		out = append(out, UnreadPart{"locks", "locks unknown: " + why})
+		blockers = append(blockers, "locks unknown: "+why)
+	}
+	if why, unread := c.LonghornUnread(); unread {
+		out = append(out, UnreadPart{"volumes", "volumes unknown: " + why})
+	}
+	if len(blockers) > 0 {
+		out = append(out, UnreadPart{"fleet.blockers", "cannot tell what blocks the fleet: " + strings.Join(blockers, "; ")})
+	}
+	return out
+}
+
+// UnreadReason returns the reason of the unread part named field, if it is.
+func UnreadReason(parts []UnreadPart, field string) (string, bool) {
+	for _, p := range parts {
+		if p.Field == field {
+			return p.Reason, true
+		}
+	}
+	return "", false
 }
 
 // Readable reports whether the cluster could be read at all: the node

@@ -19,6 +19,10 @@ type Snapshot struct {
 	Nodes       []SnapshotNode   `json:"nodes"`
 	Volumes     *VolumeSummary   `json:"volumes"`
 	Attention   []Attention      `json:"attention"`
+	// Unread (additive to v1) lists the parts that were not read, so that
+	// an empty "locks" or "fleet.blockers" there means unknown, not none.
+	// Empty when everything was read.
+	Unread []UnreadPart `json:"unread"`
 	// ExitCode is the exit code the snapshot implies (0 nothing listed
 	// under attention, 1 could not read, 2 needs attention). Added to v1:
 	// with several clusters it is each cluster's own code.
@@ -213,6 +217,7 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 		s.Nodes = append(s.Nodes, sn)
 	}
 	s.Volumes = c.VolumeSummary()
+	s.Unread = c.UnreadParts()
 	att := c.Attention(now)
 	s.Attention = append(s.Attention, att...)
 	s.ExitCode = c.exitCode(att)

@@ -244,6 +244,21 @@ func pickLock(cl *model.Cluster, kind model.LockKind, want model.LockRef) (model
 		if want.Name != "" {
 			what += " " + want.Namespace + "/" + want.Name
 		}
+		// Not found is an answer only where the locks were read.
+		why, unread := cl.LocksUnread()
+		if kind != "" {
+			why, unread = cl.LockSourceUnread(kind)
+		}
+		if unread {
+			which := "a lock"
+			if kind != "" {
+				which = "a " + string(kind) + " lock"
+			}
+			if want.Name != "" {
+				which += " " + want.Namespace + "/" + want.Name
+			}
+			return model.LockRef{}, fmt.Errorf("cannot tell whether there is %s: locks unknown: %s", which, why)
+		}
 		if len(all) == 0 {
 			return model.LockRef{}, fmt.Errorf("%s found: discovery found no kured DaemonSet and no fleetlock Lease (see --kured-daemonset, --fleetlock-namespace)", what)
 		}

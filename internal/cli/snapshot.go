@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
@@ -84,9 +85,22 @@ func writeSnapshot(env Env, c *Common, cl *model.Cluster, now time.Time) int {
 		return fail(env, err)
 	}
 	if snap.ExitCode == ExitError {
-		say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", cl.Context, unreadable(cl))
+		say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", cl.Context, failures(cl, nil))
 	}
 	return snap.ExitCode
+}
+
+// failures says what could not be read (model.Cluster.Unread): the node
+// list, else the lock sources that failed or are forbidden (the node list
+// was received then). syncErr, when the node list never came, is why.
+func failures(cl *model.Cluster, syncErr error) string {
+	if !cl.Readable() {
+		return multi.Why(cl, syncErr)
+	}
+	if u := cl.Unread(); len(u) > 0 {
+		return strings.Join(u, "; ")
+	}
+	return unreadable(cl)
 }
 
 // unreadable explains why the node list could not be read.

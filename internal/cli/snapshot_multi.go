@@ -57,7 +57,7 @@ func runSnapshotMulti(ctx context.Context, env Env, c *Common, open multi.Opener
 	}
 	for i, r := range results {
 		if snaps[i].ExitCode == ExitError {
-			say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", r.Context, multi.Why(r.Cluster, syncErr(r.Err, c.SyncTimeout)))
+			say(env.Stderr, "rebootwatch: could not read the cluster %q: %s\n", r.Context, failures(r.Cluster, syncErr(r.Err, c.SyncTimeout)))
 		}
 	}
 	return multi.Worst(codes...)

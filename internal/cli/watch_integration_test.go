@@ -15,13 +15,23 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // A real apiserver: n1 holds kured's lock, reboots (new boot id) and kured
-// releases; watch --until-done prints the cycle and exits 0.
+// releases; watch --until-done prints the cycle and exits 0. kured's
+// kured_reboot_required comes from a real Prometheus: without it whether
+// n2 needs a reboot is unknown, and --until-done is never done on a guess.
 func TestWatchRealClusterUntilDone(t *testing.T) {
 	tc := testcluster.Start(t)
+	prom := testprom.Start(t, testprom.Options{Rules: `groups:
+  - name: test
+    rules:
+      - record: kured_reboot_required
+        expr: label_replace(vector(0), "node", "n1", "", "") or label_replace(vector(0), "node", "n2", "", "")
+`})
+	waitProm(t, prom.URL, `kured_reboot_required{node="n2"}`)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -59,7 +69,7 @@ func TestWatchRealClusterUntilDone(t *testing.T) {
 	defer cancel()
 	go func() {
 		code <- runWatchWith(wctx, env, &c, []string{"--kubeconfig", kc, "--until-done", "--tick", "50ms",
-			"--request-timeout", "5s", "--sync-timeout", "30s"}, deps)
+			"--request-timeout", "5s", "--sync-timeout", "30s", "--prometheus-url", prom.URL, "--prometheus-interval", "5s"}, deps)
 	}()
 	// waitPhase waits until the loop's model shows n1 in phase p.
 	waitPhase := func(p model.Phase) {

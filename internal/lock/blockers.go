@@ -797,20 +797,12 @@ func (x *explainer) unseenWaiters() []model.Blocker {
 	return out
 }
 
-// unknownBlocker: kured runs but whether nodes need a reboot is unknown.
-// Only with kured: fleetlock's Zincati decides on the node and publishes no
-// reboot-required signal.
+// unknownBlocker: kured runs, or whether it does is unknown (its source
+// not read), and whether nodes need a reboot is unknown
+// (model.Cluster.RebootRequiredUnknown). Not without kured: fleetlock's
+// Zincati decides on the node and publishes no reboot-required signal.
 func (x *explainer) unknownBlocker() (model.Blocker, bool) {
-	if !x.hasKured {
-		return model.Blocker{}, false
-	}
-	var unknown []string
-	for _, name := range x.c.NodeNames() {
-		p := x.c.Phase(name)
-		if _, known := x.c.RebootRequired(name); !known && !p.InCycle() && p != model.PhasePending {
-			unknown = append(unknown, name)
-		}
-	}
+	unknown := x.c.RebootRequiredUnknown()
 	if len(unknown) == 0 {
 		return model.Blocker{}, false
 	}
@@ -822,8 +814,12 @@ func (x *explainer) unknownBlocker() (model.Blocker, bool) {
 	case h.Status != model.StatusOK:
 		why, clears = fmt.Sprintf("Prometheus is %s%s", h.Status, msgSuffix(h.Message)), "fix the Prometheus connection"
 	}
+	evidence := []model.Evidence{ev("nodes", fmt.Sprintf("%d: %s", len(unknown), list(unknown, 5)))}
+	if w, unread := x.c.LockSourceUnread(model.LockKured); unread && !x.hasKured {
+		evidence = append(evidence, ev("kured", "whether kured runs here is unknown: "+w))
+	}
 	return model.Blocker{Kind: model.BlockerUnknown, Stalls: true,
-		Evidence: []model.Evidence{ev("nodes", fmt.Sprintf("%d: %s", len(unknown), list(unknown, 5)))},
+		Evidence: evidence,
 		Reason:   fmt.Sprintf("nothing to do as far as can be told: whether %s %s a reboot is unknown: %s", count(len(unknown), "node", "nodes"), needs(len(unknown)), why),
 		Clears:   clears, Short: fmt.Sprintf("reboot-required unknown (%d)", len(unknown))}, true
 }

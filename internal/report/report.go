@@ -99,9 +99,14 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	}
 
 	b.WriteString("\n" + p.r(p.title, "LOCKS") + "\n")
-	if len(snap.Locks) == 0 {
+	locksWhy, locksUnread := model.UnreadReason(snap.Unread, "locks")
+	switch {
+	case len(snap.Locks) == 0 && locksUnread:
+		// Nothing seen is not nothing there.
+		b.WriteString("  " + p.r(p.warn(), x(locksWhy, maxText)) + "\n")
+	case len(snap.Locks) == 0:
 		b.WriteString("  no reboot lock found (kured DaemonSet or fleetlock Lease)\n")
-	} else {
+	default:
 		t := table{head: []string{"KIND", "LOCK", "HOLDER", "HELD", "VERDICT", "ACTIONS", "REASON"}}
 		for _, l := range snap.Locks {
 			holder := l.Holder
@@ -133,10 +138,15 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				{s: string(l.Verdict), st: ptr(p.tone(l.Verdict.Tone()))}, {s: act}, {s: l.Reason, last: true}})
 		}
 		t.write(&b, p)
+		if locksUnread {
+			b.WriteString("  " + p.r(p.warn(), "! "+x(locksWhy, maxText)+": other locks may be there unseen") + "\n")
+		}
 	}
 
 	b.WriteString("\n" + p.r(p.title, "NODES") + "\n")
-	if len(snap.Nodes) == 0 {
+	if why, unread := model.UnreadReason(snap.Unread, "nodes"); unread && len(snap.Nodes) == 0 {
+		b.WriteString("  " + p.r(p.warn(), "nodes unknown: "+x(why, maxText)) + "\n")
+	} else if len(snap.Nodes) == 0 {
 		b.WriteString("  no nodes\n")
 	} else {
 		target := c.TargetOS()
@@ -232,6 +242,11 @@ func blocked(b *strings.Builder, p palette, snap model.Snapshot) {
 			fmt.Fprintf(b, "    %s: %s\n", x(e.Key, maxName), x(e.Value, maxText))
 		}
 		fb = fb[1:]
+		if why, unread := model.UnreadReason(snap.Unread, "fleet.blockers"); unread {
+			fmt.Fprintf(b, "    %s\n", p.r(p.warn(), "(maybe not all: "+x(why, maxText)+")"))
+		}
+	} else if why, unread := model.UnreadReason(snap.Unread, "fleet.blockers"); unread {
+		b.WriteString("  " + p.r(p.warn(), x(why, maxText)) + "\n")
 	} else {
 		b.WriteString("  " + p.r(p.ok(), "nothing stops the fleet") + "\n")
 	}

@@ -16,6 +16,8 @@ func TestEmptyClusterReadsWell(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusNotInstalled}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusNotInstalled}}, now)
 	c.Recompute(now)
 	var b bytes.Buffer
 	if err := Text(&b, c, now, Options{}); err != nil {
@@ -140,8 +142,58 @@ func TestBlockedSection(t *testing.T) {
 		}
 	}
 	c.Explain = func(*model.Cluster, time.Time) model.Blockers { return model.Blockers{} }
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusOK}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusNotInstalled}}, now)
 	c.Recompute(now)
 	if out := render(t, c, false); !strings.Contains(out, "BLOCKED\n  nothing stops the fleet\n") {
 		t.Fatalf("unblocked:\n%s", out)
+	}
+}
+
+// Never claim what was not read (issue 22 §4): with the nodes read but the
+// DaemonSets and Leases forbidden, the report says the locks are unknown
+// and why, never "no reboot lock found" or "nothing stops the fleet"; the
+// JSON's unread names the parts whose emptiness is no claim.
+func TestUnreadLocksAreNotNone(t *testing.T) {
+	c := model.NewCluster("lab", model.Options{})
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusForbidden,
+		Message: "cannot list daemonsets.apps (RBAC)"}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusForbidden,
+		Message: "cannot list leases.coordination.k8s.io (RBAC)"}}, now)
+	c.Apply(model.NodeUpserted{Node: model.Node{Name: "n1", Conditions: []model.Condition{{Type: "Ready", Status: "True"}}}}, now)
+	c.Recompute(now)
+	out := render(t, c, false)
+	for _, bad := range []string{"no reboot lock found", "nothing stops the fleet"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("report claims %q about locks it did not read:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{
+		"LOCKS\n  locks unknown: kured forbidden (cannot list daemonsets.apps (RBAC)), fleetlock forbidden (cannot list leases.coordination.k8s.io (RBAC))\n",
+		"BLOCKED\n  cannot tell what blocks the fleet: locks unknown: kured forbidden",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	snap := c.Snapshot(now)
+	var fields []string
+	for _, u := range snap.Unread {
+		fields = append(fields, u.Field)
+	}
+	if len(snap.Locks) != 0 || len(snap.Fleet.Blockers) != 0 || strings.Join(fields, ",") != "locks,fleet.blockers" {
+		t.Fatalf("snapshot locks %v blockers %v unread %+v", snap.Locks, snap.Fleet.Blockers, snap.Unread)
+	}
+	// Read, the same emptiness is a claim, and unread is empty.
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusNotInstalled}}, now)
+	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusNotInstalled}}, now)
+	c.Recompute(now)
+	if out := render(t, c, false); !strings.Contains(out, "no reboot lock found") || !strings.Contains(out, "nothing stops the fleet") {
+		t.Fatalf("read and empty:\n%s", out)
+	}
+	if u := c.Snapshot(now).Unread; u == nil || len(u) != 0 {
+		t.Fatalf("unread %#v, want []", u)
 	}
 }

@@ -55,6 +55,9 @@ type Progress struct {
 	Families []model.SnapshotFamily `json:"families,omitempty"`
 	// ETA is the estimated time left, nil when unknown.
 	ETA *string `json:"eta"`
+	// Unread lists what was not read (the snapshot's unread, additive):
+	// with "locks" in it, an empty holders is unknown, not none.
+	Unread []model.UnreadPart `json:"unread,omitempty"`
 }
 
 // Holder is one held lock on a summary line.
@@ -103,6 +106,9 @@ type Watcher struct {
 	lastWhat     string
 	needed       map[string]bool
 	finished     bool
+	// notDone is why --until-done could last not tell whether it is done
+	// ("" when it could): a line when it changes.
+	notDone string
 	// blocked are the stalling blockers seen at the last Step, by node and
 	// kind (and lock): a line when one appears or clears.
 	blocked map[blockerKey]bool
@@ -181,10 +187,18 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 	}
 
 	if w.opts.UntilDone {
-		if ok, why := w.done(c); ok {
+		ok, why, unknown := w.done(c)
+		switch {
+		case ok:
 			oc.Done, oc.Reason, w.finished = true, why, true
 			out = append(out, w.line(c, now, Line{Kind: KindDone, Severity: model.SeverityInfo, Message: why}))
+		case unknown != "" && unknown != w.notDone:
+			// Done as far as was read: say once (and on each new reason)
+			// why that is not done.
+			out = append(out, w.line(c, now, Line{Kind: KindCluster, Severity: model.SeverityWarning,
+				Message: "cannot tell whether the window is done: " + unknown}))
 		}
+		w.notDone = unknown
 	}
 	if !w.finished && w.opts.StallAfter > 0 {
 		if turned != "" {
@@ -414,15 +428,17 @@ func (w *Watcher) track(c *model.Cluster) {
 }
 
 // done reports whether every node that needed a reboot is done and every
-// lock is free (DESIGN §9 --until-done).
-func (w *Watcher) done(c *model.Cluster) (bool, string) {
+// lock is free (DESIGN §9 --until-done). It is never done while that
+// cannot be told: a lock source or a node's reboot-required signal not
+// read; unknown says why then.
+func (w *Watcher) done(c *model.Cluster) (ok bool, why, unknown string) {
 	if !c.Readable() || !c.NodesFresh() {
-		return false, ""
+		return false, "", ""
 	}
 	for _, n := range c.NodeNames() {
 		p := c.Phase(n)
 		if p == model.PhasePending || p.InCycle() || p == model.PhaseUnknown {
-			return false, ""
+			return false, "", ""
 		}
 	}
 	target := c.TargetOS()
@@ -434,19 +450,36 @@ func (w *Watcher) done(c *model.Cluster) (bool, string) {
 		}
 		p := c.Phase(n)
 		if p != model.PhaseDone && !(p == model.PhaseIdle && c.Upgraded(node, target)) {
-			return false, ""
+			return false, "", ""
 		}
 		count++
 	}
 	for _, s := range c.LockStatuses() {
 		if s.Holder != "" {
-			return false, ""
+			return false, "", ""
 		}
 	}
-	if count == 0 {
-		return true, "done: no node needs a reboot and every lock is free"
+	var gaps []string
+	if why, unread := c.LocksUnread(); unread {
+		gaps = append(gaps, "locks unknown: "+why)
 	}
-	return true, fmt.Sprintf("done: %d node(s) rebooted and done, every lock is free", count)
+	if ns := c.RebootRequiredUnknown(); len(ns) > 0 {
+		r := fmt.Sprintf("whether %d node(s) need a reboot is unknown (%s)", len(ns), list(ns, groupAbove))
+		if h, ok := c.Source(model.SourcePrometheus); !ok || h.Status != model.StatusOK {
+			r += ": Prometheus is not read"
+			if ok && h.Message != "" {
+				r += " (" + h.Message + ")"
+			}
+		}
+		gaps = append(gaps, r)
+	}
+	if len(gaps) > 0 {
+		return false, "", strings.Join(gaps, "; ")
+	}
+	if count == 0 {
+		return true, "done: no node needs a reboot and every lock is free", ""
+	}
+	return true, fmt.Sprintf("done: %d node(s) rebooted and done, every lock is free", count), ""
 }
 
 // workRemains reports whether the fleet still has something to do: a node
@@ -546,6 +579,9 @@ func ProgressOf(c *model.Cluster, now time.Time) Progress {
 		e := model.HumanDuration(*f.ETA)
 		p.ETA = &e
 	}
+	if u := c.UnreadParts(); len(u) > 0 {
+		p.Unread = u
+	}
 	for _, s := range c.LockStatuses() {
 		if s.Holder == "" {
 			continue
@@ -587,6 +623,14 @@ func (p Progress) Text() string {
 		holder = "holder " + hs[0]
 	default:
 		holder = "holders " + strings.Join(hs, ", ")
+	}
+	if why, unread := model.UnreadReason(p.Unread, "locks"); unread {
+		// Nothing seen is not nothing held.
+		if len(hs) == 0 {
+			holder = why
+		} else {
+			holder += "; other " + why
+		}
 	}
 	eta := "ETA unknown"
 	if p.ETA != nil {

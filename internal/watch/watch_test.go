@@ -40,6 +40,7 @@ func newFleet(t *testing.T, o Options, names ...string) *fleet {
 	f.c.Judge = lock.New(lock.Options{OrphanGrace: 2 * time.Minute}).Judge
 	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: t0}}, t0)
 	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusOK, LastSync: t0}}, t0)
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusNotInstalled}}, t0)
 	req := map[string]bool{}
 	for i, n := range names {
 		node := &model.Node{Name: n, BootID: n + "-1", MachineID: fmt.Sprintf("%032x", i+1), OSImage: "os 1", KernelVersion: "k1",
@@ -179,6 +180,58 @@ func TestUnreadableIsNeverDone(t *testing.T) {
 	w := New(Options{UntilDone: true})
 	if _, oc := w.Step(c, t0); oc.Done {
 		t.Fatal("a cluster that could not be read is done")
+	}
+}
+
+// Never done on what was not read (issue 22 §4): with the DaemonSets and
+// Leases forbidden, "no lock held" and "every lock is free" are unknown;
+// the watch says so (start line, a line naming what it cannot read) and
+// is not done, until the locks are read.
+func TestUntilDoneNeverWhileLocksUnread(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true}, "n1")
+	f.c.Apply(model.LockDeleted{Ref: kuredRef}, t0)
+	f.c.Apply(model.RebootRequiredSet{Values: map[string]bool{"n1": false}}, t0)
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusForbidden,
+		Message: "cannot list daemonsets.apps (RBAC)"}}, t0)
+	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusForbidden,
+		Message: "cannot list leases.coordination.k8s.io (RBAC)"}}, t0)
+	f.step(0)
+	f.step(time.Minute)
+	out := texts(f.lines)
+	if f.last.Done || strings.Contains(out, "no lock held") || strings.Contains(out, "every lock is free") {
+		t.Fatalf("claims what it did not read:\n%s", out)
+	}
+	want := "cannot tell whether the window is done: locks unknown: kured forbidden (cannot list daemonsets.apps (RBAC)), fleetlock forbidden (cannot list leases.coordination.k8s.io (RBAC))"
+	if !strings.Contains(out, "watching lab: 0/1 upgraded · locks unknown: kured forbidden (cannot list daemonsets.apps (RBAC)), fleetlock forbidden") ||
+		strings.Count(out, want) != 1 {
+		t.Fatalf("does not say (once) what it cannot read:\n%s", out)
+	}
+	p := ProgressOf(f.c, f.now)
+	if why, ok := model.UnreadReason(p.Unread, "locks"); !ok || !strings.Contains(why, "kured forbidden") {
+		t.Fatalf("progress.unread %+v", p.Unread)
+	}
+	f.step(time.Minute, model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusNotInstalled}},
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusNotInstalled}})
+	if !f.last.Done || f.last.Reason != "done: no node needs a reboot and every lock is free" {
+		t.Fatalf("not done once the locks were read:\n%s", texts(f.lines))
+	}
+}
+
+// With kured and no Prometheus, whether a node needs a reboot is unknown:
+// "no node needs a reboot" would be a guess, so the watch is not done.
+func TestUntilDoneNeverWhileRebootRequiredUnknown(t *testing.T) {
+	f := newFleet(t, Options{UntilDone: true}, "n1")
+	f.c.Apply(model.RebootRequiredSet{Values: map[string]bool{}}, t0)
+	f.step(0)
+	f.step(time.Minute)
+	out := texts(f.lines)
+	if f.last.Done || !strings.Contains(out, "cannot tell whether the window is done: whether 1 node(s) need a reboot is unknown (n1): Prometheus is not read") {
+		t.Fatalf("done (or silent) with reboot-required unknown:\n%s", out)
+	}
+	f.step(time.Minute, model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusOK}},
+		model.RebootRequiredSet{Values: map[string]bool{"n1": false}})
+	if !f.last.Done {
+		t.Fatalf("not done once reboot-required was read:\n%s", texts(f.lines))
 	}
 }
 
