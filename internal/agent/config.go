@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Config is everything the agent is told on its command line (DESIGN §9).
@@ -130,8 +132,11 @@ func (c Config) Validate() error {
 	}
 	pos("interval", c.Interval)
 	pos("request-timeout", c.RequestTimeout)
-	if c.OrphanGrace < 0 {
-		errs = append(errs, fmt.Errorf("--orphan-grace must not be negative, got %s", c.OrphanGrace))
+	if c.OrphanGrace <= 0 {
+		// Not taken at its word: a holder would be orphaned the instant it
+		// is schedulable again after its reboot, racing its coordinator's
+		// own release (and the engine reads 0 as its 10m default).
+		errs = append(errs, fmt.Errorf("--orphan-grace must be positive (0 would race the coordinator's own release), got %s", c.OrphanGrace))
 	}
 	if c.KuredDaemonSet != "" {
 		ns, name, ok := strings.Cut(c.KuredDaemonSet, "/")
@@ -139,8 +144,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
 		}
 	}
-	if c.FleetlockNamespace == "" {
-		errs = append(errs, errors.New("--fleetlock-namespace must not be empty"))
+	if msgs := validation.IsDNS1123Label(c.FleetlockNamespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(msgs, "; ")))
 	}
 	if c.LeaderElect {
 		pos("leader-elect-lease-duration", c.LeaderElectLeaseDuration)

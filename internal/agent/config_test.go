@@ -57,7 +57,10 @@ func TestParseFlagsErrors(t *testing.T) {
 	}{
 		{[]string{"--interval=0s"}, "--interval must be positive"},
 		{[]string{"--request-timeout=-1s"}, "--request-timeout must be positive"},
-		{[]string{"--orphan-grace=-1s"}, "--orphan-grace must not be negative"},
+		{[]string{"--orphan-grace=-1s"}, "--orphan-grace must be positive"},
+		// Issue 22 §5: 0 silently meant 10m (and was logged as 0s).
+		{[]string{"--orphan-grace=0"}, "--orphan-grace must be positive"},
+		{[]string{"--fleetlock-namespace=Bad_NS!"}, `--fleetlock-namespace "Bad_NS!" is not a namespace name`},
 		{[]string{"--kured-daemonset=kured"}, "namespace/name"},
 		{[]string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=5s"}, "must be greater than --leader-elect-renew-deadline"},
 		{[]string{"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"}, "1.2 ×"},

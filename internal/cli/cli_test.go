@@ -234,6 +234,11 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"--demo", "--prometheus-interval", "2h", "--snapshot"}, "--prometheus-interval must be from 5s to 1h"},
 		{[]string{"--demo", "--request-timeout", "0", "--snapshot"}, "--request-timeout must be from 1s to 10m"},
 		{[]string{"--demo", "watch", "--sync-timeout", "0"}, "--sync-timeout must be from 1s to 1h"},
+		// Issue 22 §5: 0 silently meant 10m; a bad namespace read as not-installed.
+		{[]string{"--demo", "--orphan-grace", "0", "--snapshot"}, "--orphan-grace must be positive"},
+		{[]string{"--demo", "--orphan-grace", "-1s", "--snapshot"}, "--orphan-grace must be positive"},
+		{[]string{"--demo", "--fleetlock-namespace", "Bad_NS!", "--snapshot"}, `--fleetlock-namespace "Bad_NS!" is not a namespace name`},
+		{[]string{"--demo", "--fleetlock-namespace", "", "watch"}, `--fleetlock-namespace "" is not a namespace name`},
 	} {
 		env, out, errb := testEnv(demoStart)
 		code := run(context.Background(), tc.args, env)

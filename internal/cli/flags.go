@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubectlflags"
@@ -179,6 +180,15 @@ func (c *Common) LiveOptions(env Env) live.Options {
 	}
 }
 
+// orphanGraceError refuses an --orphan-grace of 0 (or less), as the agent
+// does. 0 is refused, not taken at its word: a holder would be
+// orphaned the instant it is Ready and schedulable after its reboot, which
+// is the instant its coordinator is about to release the lock itself (kured
+// uncordons, then releases on the same tick), so a release would race the
+// coordinator's own; and 0 is what the lock engine's options read as "the
+// default", which is how it silently became 10m.
+const orphanGraceError = "--orphan-grace must be positive (the time a rebooted holder must be steady before its lock counts as orphaned; 0 would race its coordinator's own release; default 10m)"
+
 // Allowed ranges of the shared flags (README's flag reference lists them).
 const (
 	MaxDemoSpeed          = 10000
@@ -232,8 +242,11 @@ func (c *Common) validate() error {
 	if err := durationIn("prometheus-interval", c.PrometheusInterval, MinPrometheusInterval, MaxPrometheusInterval, ""); err != nil {
 		return err
 	}
-	if c.OrphanGrace < 0 {
-		return errors.New("--orphan-grace must not be negative")
+	if c.OrphanGrace <= 0 {
+		return errors.New(orphanGraceError)
+	}
+	if errs := validation.IsDNS1123Label(c.FleetlockNamespace); len(errs) > 0 {
+		return fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(errs, "; "))
 	}
 	if math.IsNaN(c.DemoSpeed) || c.DemoSpeed < 0 || c.DemoSpeed > MaxDemoSpeed {
 		return fmt.Errorf("--speed must be a number from 0 to %d (0 freezes the demo; got %v)", MaxDemoSpeed, c.DemoSpeed)
