@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // Config is everything the agent is told on its command line (DESIGN §9).
@@ -177,7 +179,7 @@ func (c Config) Validate() error {
 	}
 	if c.PrometheusURL != "" {
 		if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--prometheus-url must be http(s)://host[:port][/path], got %q", c.PrometheusURL))
+			errs = append(errs, fmt.Errorf("--prometheus-url must be http(s)://host[:port][/path], got %q", sanitize.MaskURL(c.PrometheusURL)))
 		}
 	}
 	if c.NotifyBlockedAfter < 0 {

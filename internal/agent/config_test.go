@@ -220,3 +220,11 @@ func TestLoadRESTConfig(t *testing.T) {
 		t.Fatal("--context without a kubeconfig accepted")
 	}
 }
+
+// A refused --prometheus-url is quoted masked: its secrets never reach stderr.
+func TestBadPrometheusURLIsQuotedMasked(t *testing.T) {
+	_, err := ParseFlags([]string{"--prometheus-url=ftp://admin:hunter2@prom/?token=s3cret"}, &bytes.Buffer{})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "token=xxxxx") {
+		t.Fatalf("error %v", err)
+	}
+}

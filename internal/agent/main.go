@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +22,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
@@ -120,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
 		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
 		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
-		"prometheusURL", redactedURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
+		"prometheusURL", sanitize.MaskURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"alertGate", AlertGateDecision(cfg),
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
 		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
@@ -192,15 +192,6 @@ func AlertGateDecision(cfg Config) string {
 		return "off: no --prometheus-alerts (Prometheus is read for kured_reboot_required only); the alert gate passes every action"
 	}
 	return "on: actions are refused while an alert matching --prometheus-alerts fires, or while Prometheus cannot answer"
-}
-
-// redactedURL hides a password in a URL for the log.
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 func randomSuffix() string {

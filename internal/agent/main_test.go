@@ -2,10 +2,15 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 func TestMainExitCodes(t *testing.T) {
@@ -51,5 +56,52 @@ func TestAlertGateDecision(t *testing.T) {
 	c.PrometheusAlerts = "^(RebootRequired|NodeDown)$"
 	if got := AlertGateDecision(c); !strings.HasPrefix(got, "on:") {
 		t.Fatalf("filter: %q", got)
+	}
+}
+
+// The agent's startup log states its --prometheus-url with the one masking
+// function of every surface (issue 22 §6): a password or a ?token= never
+// reaches the log.
+func TestStartupLogMasksPrometheusURL(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t}\ncurrent-context: c\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"--kubeconfig=" + kc, "--leader-elect=false", "--interval=1h",
+			"--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
+			"--prometheus-url=http://admin:hunter2@127.0.0.1:1/?token=s3cret"}, out, errOut,
+			func(string) string { return "" }, func() (*rest.Config, error) { return nil, errors.New("not in a cluster") })
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), `"msg":"starting"`) {
+		select {
+		case code := <-done:
+			t.Fatalf("the agent ended (%d) before its startup log:\n%s\n%s", code, out.String(), errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no startup log:\n%s", out.String())
+		}
+	}
+	// The agent stops on SIGTERM, its signal handler registered before it
+	// logs "starting".
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	var start string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, `"msg":"starting"`) {
+			start = l
+		}
+	}
+	if strings.Contains(out.String()+errOut.String(), "hunter2") || strings.Contains(out.String()+errOut.String(), "s3cret") ||
+		!strings.Contains(start, `"prometheusURL":"http://admin:xxxxx@127.0.0.1:1/?token=xxxxx"`) {
+		t.Fatalf("startup log:\n%s\n%s", start, errOut.String())
 	}
 }

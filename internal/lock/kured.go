@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -1071,7 +1072,7 @@ func (c *KuredConfig) Settings() []model.Evidence {
 		"concurrency": fmt.Sprint(c.Concurrency), "period": c.Period.String(),
 		"reboot-days": strings.Join(c.RebootDays, ","), "start-time": c.StartTime, "end-time": c.EndTime,
 		"time-zone": c.TimeZone, "blocking-pod-selector": strings.Join(c.BlockingPodSelectors, " | "),
-		"prometheus-url": c.PrometheusURL, "alert-filter-regexp": c.AlertFilterRegexp,
+		"prometheus-url": sanitize.MaskURL(c.PrometheusURL), "alert-filter-regexp": c.AlertFilterRegexp,
 		"alert-firing-only": fmt.Sprint(c.AlertFiringOnly), "alert-filter-match-only": fmt.Sprint(c.AlertFilterMatchOnly),
 		"drain-timeout":  c.DrainTimeout.String(),
 		"annotate-nodes": fmt.Sprint(c.AnnotateNodes),

@@ -13,6 +13,9 @@
 // already carry their own styling: it keeps well-formed SGR sequences (colour
 // and attributes only) and escapes everything else.
 //
+// MaskURL is the one masker of secrets in URLs (a password, query values
+// such as ?token=) for every surface that shows one.
+//
 // It must stay a leaf: it imports nothing of ours (not even model), so every
 // renderer (tui, report, watch, cli) can use it without an import cycle. It
 // must not be applied to JSON output or to values used for actions: those
@@ -20,6 +23,7 @@
 package sanitize
 
 import (
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -295,3 +299,31 @@ func Safe(s string) bool { return clean(s) }
 // SafeStyled reports whether the only control bytes of s start well-formed
 // SGR sequences and nothing else needs escaping (what Styled guarantees).
 func SafeStyled(s string) bool { return onlySGR(s) }
+
+// MaskURL returns raw with its password and every query value masked
+// ("https://u:xxxxx@prom/?token=xxxxx"): a URL a cluster object or a flag
+// gives (kured's --prometheus-url, the agent's own) may be shown, its
+// secrets never. It is the one masking function of every surface that
+// shows such a URL (the snapshot, watch, the dashboard's lock detail, the
+// agent's log, error messages). A URL that does not parse is replaced
+// whole; "" stays "".
+func MaskURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			for i := range vs {
+				vs[i] = "xxxxx"
+			}
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}

@@ -129,3 +129,20 @@ func TestID(t *testing.T) {
 		}
 	}
 }
+
+// One masking function for every surface (issue 22 §6): a password and
+// every query value are masked; what carries no secret is unchanged.
+func TestMaskURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"http://prometheus:9090", "http://prometheus:9090"},
+		{"https://u:pw@prom:9090/p?token=a&b=c", "https://u:xxxxx@prom:9090/p?b=xxxxx&token=xxxxx"},
+		{"http://prom/?token=s3cret", "http://prom/?token=xxxxx"},
+		{"https://admin:hunter2@prom/", "https://admin:xxxxx@prom/"},
+		{"http://[::1%zz/", "(unparsable URL)"},
+	} {
+		if got := MaskURL(tc.in); got != tc.want {
+			t.Errorf("MaskURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

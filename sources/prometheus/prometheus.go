@@ -28,6 +28,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	pmodel "github.com/prometheus/common/model"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 )
@@ -148,7 +149,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/path]", MaskURL(o.URL))
+		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/path]", sanitize.MaskURL(o.URL))
 	}
 	if o.BearerTokenFile != "" {
 		tok, err := os.ReadFile(o.BearerTokenFile)
@@ -356,7 +357,7 @@ func errMessage(err error) string {
 		// The URL may carry a secret in its query (?token=…): masked as
 		// net/url already masks a password.
 		masked := *ue
-		masked.URL = MaskURL(ue.URL)
+		masked.URL = sanitize.MaskURL(ue.URL)
 		return strings.TrimSpace(masked.Error())
 	}
 	var pe *v1.Error
@@ -364,27 +365,6 @@ func errMessage(err error) string {
 		return pe.Msg
 	}
 	return strings.TrimSpace(err.Error())
-}
-
-// MaskURL returns raw with its password and every query value masked
-// ("https://u:xxxxx@prom/?token=xxxxx"): the URL may be printed, its
-// secrets not. A URL that does not parse is replaced whole.
-func MaskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k, vs := range q {
-			for i := range vs {
-				vs[i] = "xxxxx"
-			}
-			q[k] = vs
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }
 
 // bearerFile adds the token read from a file to every request.

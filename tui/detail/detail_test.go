@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -82,5 +83,20 @@ func TestNodeDetailListsEveryBlocker(t *testing.T) {
 				t.Errorf("width %d: %q not shown in %q", width, want, all)
 			}
 		}
+	}
+}
+
+// kured's --prometheus-url may carry a password or a token: the lock
+// detail shows its settings with the one masking function the snapshot,
+// watch and the agent use (issue 22 §6), never the secret.
+func TestLockDetailMasksKuredPrometheusURL(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	cfg := lock.ParseKuredConfig([]string{"/usr/bin/kured", "--prometheus-url=https://admin:hunter2@prom:9090/?token=s3cret"}, nil, nil)
+	st := model.LockStatus{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
+		Verdict: model.VerdictFree, Reason: "free", Settings: cfg.Settings()}
+	all := ansi.Strip(strings.Join(LockLines(ctx, st, 200), "\n"))
+	if strings.Contains(all, "hunter2") || strings.Contains(all, "s3cret") ||
+		!strings.Contains(all, "https://admin:xxxxx@prom:9090/?token=xxxxx") {
+		t.Fatalf("lock detail:\n%s", all)
 	}
 }
