@@ -3,11 +3,15 @@ package cli
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // writeJSON writes v as json.Encoder with SetIndent("", "  ") does, byte
 // for byte (HTML characters escaped, two-space indent, a final newline),
-// in one pass over the marshalled bytes. The Encoder indents in a second
+// in one pass over the marshalled bytes, but for the runes encoding/json
+// leaves raw that a terminal obeys (DEL, C1 controls, bidi controls): those
+// are \uXXXX escapes (sanitize.AppendJSON), the value unchanged. The Encoder indents in a second
 // pass that steps encoding/json's scanner over every byte: that pass was
 // a tenth of --snapshot's CPU at 5,000 nodes (CPU profile of 20 runs).
 // json.Marshal's output is compact and valid, so indenting it only needs
@@ -35,16 +39,25 @@ func indentCompact(dst, src []byte, indent string) []byte {
 		switch c {
 		case '"':
 			// Copy the string whole: its end is the first quote not
-			// escaped by a backslash.
+			// escaped by a backslash. One that holds a rune
+			// encoding/json leaves raw but a terminal obeys (C1, bidi
+			// controls) goes through sanitize.AppendJSON.
 			j := i + 1
+			odd := false
 			for j < len(src) && src[j] != '"' {
 				if src[j] == '\\' {
 					j++
+				} else if sanitize.JSONNeedsEscape(src[j]) {
+					odd = true
 				}
 				j++
 			}
 			j = min(j+1, len(src))
-			dst = append(dst, src[i:j]...)
+			if odd {
+				dst = sanitize.AppendJSON(dst, src[i:j])
+			} else {
+				dst = append(dst, src[i:j]...)
+			}
 			i = j - 1
 		case '{', '[':
 			dst = append(dst, c)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -66,7 +68,7 @@ func TestWriteJSONError(t *testing.T) {
 // is indented exactly as json.Indent indents it.
 func FuzzIndentCompact(f *testing.F) {
 	for _, s := range []string{`{}`, `[]`, `{"a":[1,{"b":"}\"{"},[]],"c":{}}`, `"\\\""`, `[[[[]]],{"":{"":""}}]`, `null`, `-0.5e+10`,
-		`{"k":"a\u2028b","l":"<>&","m":"\\"}`, ` { "x" : [ 1 , 2 ] } `} {
+		`{"k":"a\u2028b","l":"<>&","m":"\\"}`, ` { "x" : [ 1 , 2 ] } `, "[\"\u202e\u0085\x7f✓\"]"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -81,10 +83,56 @@ func FuzzIndentCompact(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatalf("Indent of valid JSON: %v", err)
 		}
-		if got := indentCompact(nil, compact.Bytes(), "  "); !bytes.Equal(got, want.Bytes()) {
+		if got := indentCompact(nil, compact.Bytes(), "  "); !bytes.Equal(got, escapeTerminalRunes(want.Bytes())) {
 			t.Errorf("indent of %q:\n got %q\nwant %q", compact.Bytes(), got, want.Bytes())
 		}
 	})
+}
+
+// escapeTerminalRunes is the reference for the escapes writeJSON adds to
+// encoding/json's: DEL, C1 controls and bidi controls and marks as \uXXXX,
+// rune by rune (JSON text outside strings is ASCII).
+func escapeTerminalRunes(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r != utf8.RuneError && (r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+			r == 0x200e || r == 0x200f || r == 0x061c) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
+}
+
+// Issue 22 §6: -o json never emits raw what a terminal obeys and
+// encoding/json leaves raw (U+202E, U+2066/U+2069, C1 controls, DEL): they
+// are \uXXXX escapes, and the document decodes to the same value.
+func TestWriteJSONEscapesTerminalControls(t *testing.T) {
+	hostile := "cp-1\u202e1-pc \u2066iso\u2069 \u0085\u009b[2J \x7f ✓ é"
+	snap := snapshotFixture(t, 2)
+	snap.Locks = append(snap.Locks, model.SnapshotLock{Kind: model.LockFleetlock, Holder: hostile, Reason: hostile, Actions: []model.Action{}})
+	var got bytes.Buffer
+	if err := writeJSON(&got, snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"\u202e", "\u2066", "\u2069", "\u0085", "\u009b", "\x7f"} {
+		if strings.Contains(got.String(), raw) {
+			t.Errorf("raw %q in the JSON", raw)
+		}
+	}
+	if want := escapeTerminalRunes(encoderJSON(t, snap)); !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("got %q\nwant %q", got.Bytes(), want)
+	}
+	var back model.Snapshot
+	if err := json.Unmarshal(got.Bytes(), &back); err != nil || back.Locks[0].Holder != hostile || back.Locks[0].Reason != hostile {
+		t.Fatalf("decoded %+v (%v)", back.Locks, err)
+	}
+	if !strings.Contains(got.String(), `cp-1\u202e1-pc \u2066iso\u2069 \u0085\u009b[2J \u007f ✓ é`) {
+		t.Errorf("escapes not as \\uXXXX:\n%s", got.String())
+	}
 }
 
 // snapshotFixture is the snapshot of n ready nodes and a healthy volume per

@@ -327,3 +327,55 @@ func MaskURL(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// JSONNeedsEscape reports whether the byte c may start a rune that
+// AppendJSON escapes: DEL, or the lead byte of a C1 control (0xc2), of
+// U+061C (0xd8) or of a bidi control or mark (0xe2). A scanner checks it
+// per byte and hands only such stretches to AppendJSON.
+func JSONNeedsEscape(c byte) bool { return c == 0x7f || c == 0xc2 || c == 0xd8 || c == 0xe2 }
+
+// AppendJSON appends src, JSON text as encoding/json writes it, to dst
+// with every rune Line would escape that encoding/json leaves raw (DEL,
+// the C1 controls, the bidi embeddings, overrides, isolates and marks) as
+// a \uXXXX escape: the JSON's value stays equal, and no such rune reaches
+// a terminal that shows the JSON. Outside strings, JSON text is ASCII, so
+// src may be a whole document or any part of one.
+func AppendJSON(dst, src []byte) []byte {
+	for {
+		i, r, size := nextJSONEscape(src)
+		if i < 0 {
+			return append(dst, src...)
+		}
+		dst = append(dst, src[:i]...)
+		dst = append(dst, '\\', 'u', hex[(r>>12)&0xf], hex[(r>>8)&0xf], hex[(r>>4)&0xf], hex[r&0xf])
+		src = src[i+size:]
+	}
+}
+
+// nextJSONEscape finds the first rune of src that AppendJSON escapes: its
+// index (-1 for none), the rune and its size.
+func nextJSONEscape(src []byte) (int, rune, int) {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !JSONNeedsEscape(c) {
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= 0x80 {
+			r, size = utf8.DecodeRune(src[i:])
+		}
+		if r != utf8.RuneError && needs(r) {
+			return i, r, size
+		}
+	}
+	return -1, 0, 0
+}
+
+// JSON is AppendJSON for a whole document: b itself when nothing in it
+// needs escaping (no copy), else an escaped copy.
+func JSON(b []byte) []byte {
+	if i, _, _ := nextJSONEscape(b); i < 0 {
+		return b
+	}
+	return AppendJSON(make([]byte, 0, len(b)+16), b)
+}

@@ -1,6 +1,7 @@
 package sanitize
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -144,5 +145,35 @@ func TestMaskURL(t *testing.T) {
 		if got := MaskURL(tc.in); got != tc.want {
 			t.Errorf("MaskURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// AppendJSON escapes in JSON text what a terminal obeys and encoding/json
+// leaves raw (issue 22 §6): DEL, C1 controls, bidi controls and marks. The
+// value decodes the same; ordinary text (é, ✓, emoji) is left as it is.
+func TestAppendJSON(t *testing.T) {
+	for _, s := range []string{"plain", "héllo ✓ 🙂 ÿ", "rlo\u202eevil\u202c", "iso\u2066x\u2069y", "c1\u0085\u009b[2J", "del\x7f",
+		"mark\u200e\u200f\u061c", "all \u202a\u202b\u202d\u2067\u2068 \u0080\u009f", "\u00a0nbsp", "\xff\xfe bad"} {
+		raw, err := json.Marshal(map[string]string{"k": s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := AppendJSON([]byte("x"), raw)[1:]
+		if !json.Valid(got) || !Safe(string(got)) {
+			t.Errorf("%q: %q is not valid JSON free of terminal controls", s, got)
+		}
+		var back, want map[string]string
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &back); err != nil || back["k"] != want["k"] {
+			t.Errorf("%q: decodes to %q, not %q (%v)", s, back["k"], want["k"], err)
+		}
+		if clean := JSON(raw); Safe(string(raw)) && &clean[0] != &raw[0] {
+			t.Errorf("%q: JSON copied a document with nothing to escape", s)
+		}
+	}
+	if got := string(AppendJSON(nil, []byte(`"a`+"\u202e"+`b"`))); got != `"a\u202eb"` {
+		t.Errorf("got %s", got)
 	}
 }

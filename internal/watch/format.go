@@ -31,10 +31,16 @@ type jsonLine struct {
 	Nodes   []string          `json:"nodes,omitempty"`
 }
 
-// JSON renders the line as one JSON object (no newline).
+// JSON renders the line as one JSON object (no newline). The runes
+// encoding/json leaves raw that a terminal obeys (C1 and bidi controls)
+// are \uXXXX escapes: the value is the same (sanitize.JSON).
 func (l Line) JSON() ([]byte, error) {
-	return json.Marshal(jsonLine{Time: l.Time.UTC().Format(TimeFormat), Context: l.Context, Kind: l.Kind,
+	b, err := json.Marshal(jsonLine{Time: l.Time.UTC().Format(TimeFormat), Context: l.Context, Kind: l.Kind,
 		Seq: l.Seq, Node: l.Node, Severity: l.Severity, Message: l.Message, Progress: l.Progress, Blocker: l.Blocker, Nodes: l.Nodes})
+	if err != nil {
+		return nil, err
+	}
+	return sanitize.JSON(b), nil
 }
 
 // Styles colour text lines; the zero value is plain.

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +75,25 @@ func FuzzWatchLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Issue 22 §6: watch -o json escapes what a terminal obeys and
+// encoding/json leaves raw (U+202E, U+2066/U+2069, C1 controls): \uXXXX,
+// the same value.
+func TestJSONLinesEscapeTerminalControls(t *testing.T) {
+	s := "n\u202e1 \u2066x\u2069 \u0085\u009b[2J"
+	l := Line{Time: t0, Context: "lab", Kind: KindCluster, Node: s, Severity: model.SeverityWarning, Message: s + " unreachable"}
+	b, err := l.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"\u202e", "\u2066", "\u2069", "\u0085", "\u009b"} {
+		if strings.Contains(string(b), raw) {
+			t.Errorf("raw %q in %q", raw, b)
+		}
+	}
+	var back struct{ Node, Message string }
+	if err := json.Unmarshal(b, &back); err != nil || back.Node != s || back.Message != s+" unreachable" {
+		t.Fatalf("decoded %+v (%v) from %s", back, err, b)
+	}
 }
