@@ -204,7 +204,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 		who = "someone"
 	}
 	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch " + action, DryRun: c.DryRun,
-		Logger: slog.New(slog.NewTextHandler(env.Stderr, nil)), Timeout: c.RequestTimeout}
+		Logger: actionLogger(env.Stderr), Timeout: c.RequestTimeout}
 	r := actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: override})
 	out.finish(r)
 	switch {
@@ -214,6 +214,34 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 		return ExitAttention
 	}
 	return ExitError
+}
+
+// actionLogger is the logger of the action's log line on stderr. Its
+// values come from the cluster (a holder, a reason quoting it): each is
+// bounded as the text output bounds them (maxValue, keeping its start and
+// end); the text handler quotes and escapes what is not printable.
+func actionLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindString || a.Value.Kind() == slog.KindAny {
+			if s := a.Value.String(); len(s) > maxValue {
+				a.Value = slog.StringValue(middle(s, maxValue))
+			}
+		}
+		return a
+	}}))
+}
+
+// middle shortens s to n runes, its start and end around one "…", raw
+// (the log handler escapes it).
+func middle(s string, n int) string {
+	rs := []rune(s[:min(len(s), 4*n)])
+	if len(s) <= 4*n && len(rs) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	tail := []rune(s[max(0, len(s)-4*n):])
+	tail = tail[max(0, len(tail)-(n-1-head)):]
+	return string(rs[:head]) + sanitize.Ellipsis + string(tail)
 }
 
 // pickLock finds the lock the flags name: by kind and/or namespace/name,

@@ -147,3 +147,38 @@ func FuzzActionOutput(f *testing.F) {
 		}
 	})
 }
+
+// Issue 22 §6: the action's log line on stderr bounds every value as the
+// text output does: a 200,000-character ghost holder made it 206,263
+// characters long.
+func TestActionLogLineIsBounded(t *testing.T) {
+	holder := strings.Repeat("h", 200000)
+	env, out, errb := testEnv(demoStart)
+	env.Getenv = func(k string) string {
+		if k == "REBOOTWATCH_DEMO_GHOST_HOLDER" {
+			return holder
+		}
+		return ""
+	}
+	code := run(context.Background(), append(append([]string{}, demo22...), "reap", "--kind", "fleetlock", "--dry-run"), env)
+	var logLine string
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(l, "msg=\"reboot lock reap\"") {
+			logLine = l
+		}
+	}
+	if logLine == "" {
+		t.Fatalf("exit %d, no log line\n%s\n%.2000s", code, out.String(), errb.String())
+	}
+	if n := len(logLine); n > 8*maxValue {
+		t.Fatalf("log line is %d bytes:\n%.3000s", n, logLine)
+	}
+	if !strings.Contains(logLine, "holder="+holder[:100]) || !strings.Contains(logLine, "…") {
+		t.Fatalf("log line:\n%.3000s", logLine)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if len(l) > 4*maxValue {
+			t.Fatalf("a stdout line is %d bytes", len(l))
+		}
+	}
+}
