@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -582,6 +583,16 @@ func (c *Cluster) exitCode(att []Attention) int {
 		return 2
 	}
 	return 0
+}
+
+// Ago says how long before now t was, "3h4m ago"; "on 0001-01-01
+// 01:00:01 UTC" when that is longer than a Duration holds (now.Sub
+// saturates at 106751d23h, a figure that would be false).
+func Ago(now, t time.Time) string {
+	if d := now.Sub(t); d != math.MaxInt64 {
+		return HumanDuration(d) + " ago"
+	}
+	return "on " + t.UTC().Format("2006-01-02 15:04:05 MST")
 }
 
 // HumanDuration renders a duration the way an operator reads it: 45s, 12m, 3h4m, 2d3h.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -318,6 +319,11 @@ func (s LockStatus) HeldFor(now time.Time) (time.Duration, bool) {
 	d := now.Sub(s.Created)
 	if d < 0 {
 		d = 0
+	}
+	if d == math.MaxInt64 {
+		// Longer ago than a Duration holds (a created in year 0001): no
+		// figure of it is true.
+		return 0, false
 	}
 	return d, true
 }

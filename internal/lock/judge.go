@@ -306,7 +306,7 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		if j.entry.Since.IsZero() {
 			set(model.VerdictExpired, "TTL %s is set but the lock has no created time: kured treats it as expired", s.TTL)
 		} else {
-			set(model.VerdictExpired, "TTL %s passed %s ago", s.TTL, model.HumanDuration(now.Sub(s.Created.Add(s.TTL))))
+			set(model.VerdictExpired, "TTL %s passed %s", s.TTL, model.Ago(now, s.Created.Add(s.TTL)))
 		}
 		return
 	}
