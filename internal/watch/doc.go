@@ -7,7 +7,8 @@
 // blocker (model.Blocker, what a node or the fleet waits for) appears or
 // clears — grouped when many nodes share it — and decides the
 // --until-done exit (every node that needed a reboot is done and every lock
-// is free) and the --stall-after exit (nothing progressed for that long, or a
+// is free; never while a lock source or a node's reboot-required signal is
+// not read, which it says in a line instead) and the --stall-after exit (nothing progressed for that long, or a
 // lock turned ghost/orphaned/expired while watching; its reason names the
 // fleet's blocker).
 //
