@@ -34,6 +34,8 @@ func startFleetlock(s *Source) {
 		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			return cs.CoordinationV1().Leases(fns).Watch(ctx, lo)
 		})
+	s.audit(fleet, auditTarget{what: "Lease", rc: restOf(cs.CoordinationV1().RESTClient()), resource: "leases",
+		kind: "LeaseList", ns: fns})
 	fleet.whenSynced = func() (model.SourceStatus, string) {
 		if len(s.fleet) == 0 {
 			return model.StatusNotInstalled, fmt.Sprintf("no %s* Lease in namespace %q", FleetlockPrefix, fns)

@@ -1,13 +1,16 @@
 package kube
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -82,4 +85,52 @@ func TestQuietAnsweringServerStaysFresh(t *testing.T) {
 	if h := r.Source(model.SourceNodes); h.Status != model.StatusOK {
 		t.Fatalf("nodes %s (%s), want ok: the server answered every probe", h.Status, h.Message)
 	}
+}
+
+// A watch that delivers nothing while the server answers every list (a
+// proxy holding the watch stream) kept the source ok. The audit finds the
+// server holding a node the watch never gave and makes nodes stale, naming
+// it; a later audit that finds the server and the cache agreeing again
+// ends it (issue 22 §1).
+func TestStalledWatchMakesSourceStale(t *testing.T) {
+	cs := fake.NewClientset(node("w-1", true, nil))
+	var (
+		mu   sync.Mutex
+		held []*watch.FakeWatcher
+	)
+	cs.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
+		w := watch.NewFake()
+		mu.Lock()
+		held = append(held, w)
+		mu.Unlock()
+		return true, w, nil // accepted, and then nothing
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, w := range held {
+			w.Stop()
+		}
+	})
+	r, _ := start(t, cs, Options{StaleAfter: time.Minute, ProbeInterval: 20 * time.Millisecond,
+		AuditInterval: 20 * time.Millisecond, AuditGrace: 20 * time.Millisecond})
+	r.Eventually(t, "nodes ok", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceNodes)
+		return h.Status == model.StatusOK
+	})
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node("w-2", true, nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Eventually(t, "nodes stale, naming w-2", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceNodes)
+		return h.Status == model.StatusStale &&
+			strings.HasPrefix(h.Message, "watch not delivering: the server has node w-2, which the watch never gave, for ")
+	})
+	if err := cs.CoreV1().Nodes().Delete(context.Background(), "w-2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Eventually(t, "nodes ok again", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourceNodes)
+		return h.Status == model.StatusOK
+	})
 }

@@ -15,6 +15,10 @@
 // proxy that passes no protobuf on (406, or JSON whatever was asked), nodes
 // go through the typed client (JSON, as client-go negotiates it).
 //
+// Each informer and pod watch is kept honest by an audit (audit.go): a
+// quorum list of what it watches, compared with its cache, which makes its
+// source stale when the watch stopped delivering while the server answers.
+//
 // With Options.Once (a one-shot report: --snapshot) there are no informers,
 // watches or probes: every part lists its resource once, all parts in
 // parallel, each in one request (ListPageSize), and the same events and
@@ -73,6 +77,11 @@ type Options struct {
 	// ProbeInterval is how often a quiet informer probes the API server
 	// (default sources.DefaultProbeInterval).
 	ProbeInterval time.Duration
+	// AuditInterval is how often each informer's cache is compared with a
+	// quorum list, and AuditGrace how long a change the list shows may take
+	// to arrive by watch (defaults sources.DefaultAuditInterval and
+	// DefaultAuditGrace; audit.go).
+	AuditInterval, AuditGrace time.Duration
 	// MaxPodWatchNodes bounds how many cordoned nodes get a watch of their
 	// pods at once (default DefaultMaxPodWatchNodes).
 	MaxPodWatchNodes int
@@ -139,6 +148,9 @@ type part struct {
 	reg      cache.ResourceEventHandlerRegistration
 	// probe is a cheap quorum read of the part's resource (limit=1).
 	probe func(context.Context) error
+	// audit compares the informer's cache with a quorum list (audit.go);
+	// nil for a one-shot read.
+	audit *sources.Audit
 	// list, transform and handler serve Once (no informer then).
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error)
 	// listPage, when set, serves Once instead of list and transform: one
@@ -182,6 +194,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = sources.DefaultProbeInterval
 	}
+	if o.AuditInterval <= 0 {
+		o.AuditInterval = sources.DefaultAuditInterval
+	}
 	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, kuredCands: map[string]*kuredCand{}, fleet: map[string]bool{}, ctx: ctx}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -218,6 +233,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	nodes := s.newPart(model.SourceNodes, "nodes", "", nodeExample, TransformNode, nodeList, nodeWatch)
 	nodes.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
+	s.audit(nodes, auditTarget{what: "node", rc: rc, resource: "nodes", kind: "NodeList"})
 	if o.Once && rc != nil {
 		// A real apiserver: pages are read straight into the model's
 		// nodes as they stream in (nodeproto.go), never decoded whole; a
@@ -335,10 +351,11 @@ func (s *Source) heard(p *part) {
 }
 
 // watchFreshness reports a synced, healthy part stale (with its age) while
-// it has not heard from the API server for StaleAfter, and its status again
-// once it hears.
+// it has not heard from the API server for StaleAfter or its audit finds
+// the watch behind the server, and its status again once it hears and the
+// watch delivers.
 func (s *Source) watchFreshness(ctx context.Context) {
-	t := time.NewTicker(sources.CheckEvery(s.opts.StaleAfter))
+	t := time.NewTicker(min(sources.CheckEvery(s.opts.StaleAfter), sources.CheckEvery(s.opts.AuditInterval)))
 	defer t.Stop()
 	for {
 		select {
@@ -353,19 +370,29 @@ func (s *Source) watchFreshness(ctx context.Context) {
 }
 
 func (s *Source) checkFresh(ctx context.Context, p *part) {
+	var lag sources.Lag
+	if p.audit != nil {
+		lag = p.audit.Lag()
+	}
+	now := s.opts.Clock()
 	p.mu.Lock()
 	heard := p.heard
-	age := s.opts.Clock().Sub(heard)
+	age := now.Sub(heard)
 	healthy := p.synced && !p.failed
 	wasStale := p.stale
-	p.stale = healthy && age > s.opts.StaleAfter
+	silent := age > s.opts.StaleAfter
+	p.stale = healthy && (silent || lag.Behind())
 	nowStale := p.stale
 	p.mu.Unlock()
 	switch {
 	case ctx.Err() != nil:
 	case nowStale:
+		since, msg := heard, sources.StaleMessage(age, s.opts.StaleAfter)
+		if !silent {
+			since, msg = lag.Since, lag.Message(now)
+		}
 		p.refreshMu.Lock()
-		p.rep.Stale(heard, sources.StaleMessage(age, s.opts.StaleAfter))
+		p.rep.Stale(since, msg)
 		p.refreshMu.Unlock()
 	case wasStale:
 		s.refresh(p)
@@ -505,6 +532,9 @@ func (s *Source) awaitSync(ctx context.Context, p *part) {
 	p.heard = s.opts.Clock()
 	p.mu.Unlock()
 	s.refresh(p)
+	if p.audit != nil {
+		p.audit.Run(ctx) // until ctx ends
+	}
 }
 
 // listOnce lists p's resource once (one request, or pages when

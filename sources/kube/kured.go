@@ -47,6 +47,8 @@ func startKured(s *Source) {
 			lo.FieldSelector = dsSelector
 			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
 		})
+	s.audit(kured, auditTarget{what: "DaemonSet", rc: restOf(cs.AppsV1().RESTClient()), resource: "daemonsets",
+		kind: "DaemonSetList", ns: dsNS, lo: metav1.ListOptions{FieldSelector: dsSelector}})
 	if s.kuredName == "" {
 		kured.hint = "pass --kured-daemonset namespace/name to read only kured's"
 	}

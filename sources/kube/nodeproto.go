@@ -219,6 +219,13 @@ func unexpected(err error) error {
 }
 
 func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error) {
+	return d.listOf("NodeList", each)
+}
+
+// listOf reads a protobuf list of the kind given (a NodeList, a PodList,
+// ...: every list of the API has its ListMeta in field 1 and its items in
+// field 2), handing each item's bytes to each.
+func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	var env [4]byte
 	if _, err := io.ReadFull(d.r, env[:]); err != nil {
@@ -258,9 +265,9 @@ func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error)
 			if err != nil {
 				return lm, err
 			}
-		case f == 2: // raw: the NodeList, read item by item
-			if kind != "NodeList" {
-				return lm, fmt.Errorf("want a NodeList, got kind %q", kind)
+		case f == 2: // raw: the list, read item by item
+			if kind != want {
+				return lm, fmt.Errorf("want a %s, got kind %q", want, kind)
 			}
 			if lm, err = d.nodeList(n, each); err != nil {
 				return lm, err
@@ -275,7 +282,7 @@ func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error)
 		}
 	}
 	if !sawList {
-		return lm, fmt.Errorf("want a NodeList, got kind %q and no list", kind)
+		return lm, fmt.Errorf("want a %s, got kind %q and no list", want, kind)
 	}
 	return lm, nil
 }

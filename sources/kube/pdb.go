@@ -30,6 +30,8 @@ func startPDBs(s *Source) {
 		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			return cs.PolicyV1().PodDisruptionBudgets("").Watch(ctx, lo)
 		})
+	s.audit(p, auditTarget{what: "PodDisruptionBudget", rc: restOf(cs.PolicyV1().RESTClient()),
+		resource: "poddisruptionbudgets", kind: "PodDisruptionBudgetList"})
 	p.hint = "cannot tell why a drain is slow"
 	p.whenSynced = func() (model.SourceStatus, string) { return model.StatusOK, "" }
 	on := func(obj any) {

@@ -41,6 +41,8 @@ import (
 // Their health is one source, "pods": a list of one pod every probe
 // interval says whether pods can be read at all (forbidden is visible from
 // the start, before any node drains), and each watch's failures are added.
+// A watch whose audit finds it behind the server makes it stale
+// (pods_audit.go).
 
 // DefaultMaxPodWatchNodes bounds the cordoned nodes whose pods are watched.
 const DefaultMaxPodWatchNodes = 20
@@ -88,6 +90,7 @@ type podWatch struct {
 	errVerb string // the call that failed
 	last    []model.Pod
 	sentAny bool
+	audit   *sources.Audit // compares the cache with a quorum list (pods_audit.go)
 }
 
 func newPodSource(s *Source) *podSource {
@@ -141,6 +144,9 @@ func (ps *podSource) start(ctx context.Context, waitFor ...*part) {
 		}
 	})
 	s.wg.Go(func() { ps.settle(ctx, waitFor) })
+	if !s.opts.Once {
+		s.wg.Go(func() { ps.reportLags(ctx) })
+	}
 }
 
 // settle reports the first picture once the nodes and kured's DaemonSet
@@ -347,6 +353,7 @@ func (ps *podSource) startWatch(w *podWatch) *podWatch {
 	if err != nil {
 		panic(err) // only fails once stopped
 	}
+	w.audit = ps.newPodAudit(w, fieldSel, labelSel)
 	ctx, cancel := context.WithCancel(s.ctx)
 	w.cancel = cancel
 	s.wg.Go(func() { w.inf.RunWithContext(ctx) })
@@ -364,6 +371,9 @@ func (ps *podSource) startWatch(w *podWatch) *podWatch {
 		ps.mu.Lock()
 		ps.reportLocked()
 		ps.mu.Unlock()
+		if w.audit != nil {
+			w.audit.Run(ctx) // until the watch stops
+		}
 	})
 	return w
 }
@@ -501,6 +511,10 @@ func (ps *podSource) reportLocked() {
 	}
 	if worst != model.StatusOK {
 		ps.rep.Set(worst, msg)
+		return
+	}
+	if lag := ps.lagLocked(); lag.Behind() {
+		ps.rep.Stale(lag.Since, lag.Message(ps.s.opts.Clock()))
 		return
 	}
 	ps.rep.OK(ps.summaryLocked())
