@@ -75,6 +75,11 @@ type Options struct {
 	// informer probes it (default sources.DefaultProbeInterval).
 	StaleAfter    time.Duration
 	ProbeInterval time.Duration
+	// AuditInterval is how often the informer's cache is compared with a
+	// quorum list of the volumes, and AuditGrace how long a change the list
+	// shows may take to arrive by watch (defaults
+	// sources.DefaultAuditInterval and DefaultAuditGrace; audit.go).
+	AuditInterval, AuditGrace time.Duration
 	// Clock stamps health reports (default time.Now).
 	Clock func() time.Time
 	// Logger receives debug lines (default: discard).
@@ -124,6 +129,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = sources.DefaultProbeInterval
+	}
+	if o.AuditInterval <= 0 {
+		o.AuditInterval = sources.DefaultAuditInterval
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -320,6 +328,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		}
 	})
 	defer timer.Stop()
+	audit := s.newAudit(inf.GetStore(), list)
 	wg.Go(func() {
 		// The registration's Done channel, not cache.WaitForCacheSync
 		// (its poll goroutine would outlive the informer for a moment).
@@ -333,8 +342,10 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		hmu.Unlock()
 		heard()
 		s.rep.OK("")
+		audit.Run(ictx) // until ictx ends
 	})
-	// A quiet watch probes the server; silence for StaleAfter is stale.
+	// A quiet watch probes the server; silence for StaleAfter is stale, and
+	// so is a watch its audit finds behind the server.
 	wg.Go(func() {
 		sources.ProbeLoop(ictx, s.opts.ProbeInterval, s.opts.RequestTimeout, func(ctx context.Context) error {
 			_, err := list(ctx, metav1.ListOptions{Limit: 1})
@@ -342,7 +353,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		}, heard)
 	})
 	wg.Go(func() {
-		t := time.NewTicker(sources.CheckEvery(s.opts.StaleAfter))
+		t := time.NewTicker(min(sources.CheckEvery(s.opts.StaleAfter), sources.CheckEvery(s.opts.AuditInterval)))
 		defer t.Stop()
 		for {
 			select {
@@ -350,14 +361,20 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 				return
 			case <-t.C:
 			}
+			lag := audit.Lag()
 			hmu.Lock()
-			age := s.opts.Clock().Sub(heardAt)
+			at := s.opts.Clock()
+			age := at.Sub(heardAt)
 			was := stale
-			stale = synced && !failed && age > s.opts.StaleAfter
+			silent := age > s.opts.StaleAfter
+			stale = synced && !failed && (silent || lag.Behind())
 			now, ok := stale, synced && !failed
-			if now {
+			switch {
+			case now && silent:
 				s.rep.Stale(heardAt, sources.StaleMessage(age, s.opts.StaleAfter))
-			} else if was && ok {
+			case now:
+				s.rep.Stale(lag.Since, lag.Message(at))
+			case was && ok:
 				s.rep.OK("")
 			}
 			hmu.Unlock()
