@@ -68,13 +68,17 @@ type Audit struct {
 
 	mu  sync.Mutex // guards lag
 	lag Lag
-	// Once's own, reused from one audit to the next.
-	snap map[ObjectKey]cached
+	// Once's own, reused from one audit to the next: the cache taken, by
+	// namespace and name (two levels, so a listed item is looked up from
+	// its bytes without making strings), and the objects that differ.
+	byNS map[string]map[string]int // index into objs
+	objs []cached
 	diff []divergence
 }
 
 // cached is an object's state in the cache when an audit took it.
 type cached struct {
+	key    ObjectKey
 	rv     string
 	listed bool // the list showed it too
 }
@@ -169,38 +173,47 @@ func (a *Audit) moved(k ObjectKey, wasCached bool, rv string) bool {
 // overlap (Run makes them one after the other); Lag may be called
 // meanwhile.
 func (a *Audit) Once(ctx context.Context) {
-	if a.snap == nil {
-		a.snap = map[ObjectKey]cached{}
+	if a.byNS == nil {
+		a.byNS = map[string]map[string]int{}
 	}
-	clear(a.snap)
-	a.diff = a.diff[:0]
-	a.Cache(func(k ObjectKey, rv string) { a.snap[k] = cached{rv: rv} })
+	for _, names := range a.byNS {
+		clear(names)
+	}
+	a.objs, a.diff = a.objs[:0], a.diff[:0]
+	a.Cache(func(k ObjectKey, rv string) {
+		names := a.byNS[k.Namespace]
+		if names == nil {
+			names = map[string]int{}
+			a.byNS[k.Namespace] = names
+		}
+		names[k.Name] = len(a.objs)
+		a.objs = append(a.objs, cached{key: k, rv: rv})
+	})
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	err := a.List(lctx, func(ns, name, rv []byte) {
-		k := ObjectKey{Namespace: string(ns), Name: string(name)}
-		c, ok := a.snap[k]
+		i, ok := a.byNS[string(ns)][string(name)]
 		if !ok {
-			a.diff = append(a.diff, divergence{key: k, listed: true})
+			a.diff = append(a.diff, divergence{key: ObjectKey{Namespace: string(ns), Name: string(name)}, listed: true})
 			return
 		}
+		c := &a.objs[i]
 		if c.rv != string(rv) {
-			a.diff = append(a.diff, divergence{key: k, rv: c.rv, cached: true, listed: true})
+			a.diff = append(a.diff, divergence{key: c.key, rv: c.rv, cached: true, listed: true})
 		}
 		c.listed = true
-		a.snap[k] = c
 	})
 	cancel()
 	listed := a.clock()
 	if err != nil || ctx.Err() != nil {
 		return
 	}
-	for k, c := range a.snap {
+	for _, c := range a.objs {
 		if !c.listed {
-			a.diff = append(a.diff, divergence{key: k, rv: c.rv, cached: true})
+			a.diff = append(a.diff, divergence{key: c.key, rv: c.rv, cached: true})
 		}
 	}
 	if len(a.diff) == 0 {

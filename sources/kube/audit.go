@@ -22,11 +22,15 @@ import (
 // This file audits each informer (and each pod watch) against a quorum
 // list of what it watches (sources.Audit, issue 22 §1): a watch stalled
 // behind a proxy that still answers every list and probe turns its source
-// stale. On a real apiserver the audit's list comes as protobuf and only
-// each item's namespace, name and resourceVersion are read (the
-// ObjectMeta of every API object is its field 1), with nodeproto.go's
-// stream reader; nothing else of an object is decoded. A fake clientset (or
-// a server that sends no protobuf) is listed through the typed client.
+// stale. On a real apiserver the audit asks for the objects' metadata only
+// (a PartialObjectMetadataList: no spec, no status, no node images), as
+// protobuf, and reads only each item's namespace, name and resourceVersion
+// (the ObjectMeta of every item is its field 1), with nodeproto.go's
+// stream reader. A fake clientset (or a server that sends no protobuf) is
+// listed through the typed client.
+
+// metadataAccept asks for a PartialObjectMetadataList as protobuf.
+const metadataAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 // auditTarget says how an audit lists what an informer watches: the same
 // resource, namespace and selectors.
@@ -34,9 +38,12 @@ type auditTarget struct {
 	what     string           // names the objects in messages ("node")
 	rc       *rest.RESTClient // the group's REST client; nil: typed only (a fake)
 	resource string           // e.g. "daemonsets"
-	kind     string           // the protobuf list's kind, e.g. "DaemonSetList"
-	ns       string
-	lo       metav1.ListOptions // selectors, as the informer's
+	kind     string           // the protobuf list's kind with whole objects, e.g. "DaemonSetList"
+	// objects lists whole objects (kind) instead of their metadata (for
+	// the benchmark's comparison).
+	objects bool
+	ns      string
+	lo      metav1.ListOptions // selectors, as the informer's
 	// typed lists through the typed client (with the selectors applied).
 	typed func(context.Context, metav1.ListOptions) (runtime.Object, error)
 	// noProtobuf is set once the server answered a protobuf list with 406
@@ -114,18 +121,22 @@ func (t auditTarget) list(ctx context.Context, each func(ns, name, rv []byte)) e
 	})
 }
 
-// listProto lists the target as protobuf, reading only each item's
-// namespace, name and resourceVersion as the list streams in.
+// listProto lists the target's metadata as protobuf, reading only each
+// item's namespace, name and resourceVersion as the list streams in.
 func (t auditTarget) listProto(ctx context.Context, each func(ns, name, rv []byte)) error {
 	lo := t.lo
+	accept, kind := metadataAccept, "PartialObjectMetadataList"
+	if t.objects {
+		accept, kind = protobufAccept, t.kind
+	}
 	body, err := t.rc.Get().Namespace(t.ns).Resource(t.resource).VersionedParams(&lo, scheme.ParameterCodec).
-		SetHeader("Accept", protobufAccept).Stream(ctx)
+		SetHeader("Accept", accept).Stream(ctx)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
 	d := &nodeStream{r: bufio.NewReaderSize(body, 64<<10)}
-	_, err = d.listOf(t.kind, func(item []byte) error {
+	_, err = d.listOf(kind, func(item []byte) error {
 		ns, name, rv, err := itemMeta(item)
 		if err != nil {
 			return err

@@ -56,6 +56,16 @@ func BenchmarkAudit(b *testing.B) {
 			b.Fatalf("behind: %s", l.Message(l.Since))
 		}
 	})
+	// The same audit reading whole objects instead of their metadata.
+	whole := t
+	whole.objects = true
+	wa := &sources.Audit{What: "node", Cache: a.Cache, Get: a.Get, List: whole.list}
+	b.Run("nodes=5000/audit-whole-objects", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			wa.Once(ctx)
+		}
+	})
 	b.Run("nodes=5000/relist", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

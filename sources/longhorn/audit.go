@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,9 +16,15 @@ import (
 // This file audits the informer's cache against a quorum list of the
 // volumes (sources.Audit, issue 22 §1): a watch stalled behind a proxy
 // that still answers every list and probe turns the source stale. Through
-// REST the list streams through the JSON reader (decode.go) and only each
-// item's identity and resourceVersion are kept; the dynamic client (the
-// demo's fake) lists unstructured objects.
+// REST the audit asks for the volumes' metadata only (a
+// PartialObjectMetadataList: no spec or status), streamed through the JSON
+// reader (decode.go), keeping only each item's identity and
+// resourceVersion; a server that cannot send metadata only (406) gets the
+// plain list. The dynamic client (the demo's fake) lists unstructured
+// objects.
+
+// metadataAccept asks for a PartialObjectMetadataList as JSON.
+const metadataAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 // newAudit returns the audit of the informer's store; list is the
 // informer's own list, used without REST.
@@ -41,7 +48,13 @@ func (s *Source) newAudit(store cache.Store, list func(context.Context, metav1.L
 	}
 	if s.opts.REST != nil {
 		rv := restVolumes{c: s.opts.REST, ns: s.opts.Namespace}
-		a.List = rv.audit
+		a.List = func(ctx context.Context, each func(ns, name, rv []byte)) error {
+			err := rv.audit(ctx, true, each)
+			if apierrors.IsNotAcceptable(err) {
+				err = rv.audit(ctx, false, each)
+			}
+			return err
+		}
 		return a
 	}
 	a.List = func(ctx context.Context, each func(ns, name, rv []byte)) error {
@@ -61,10 +74,15 @@ func (s *Source) newAudit(store cache.Store, list func(context.Context, metav1.L
 	return a
 }
 
-// audit lists the volumes by quorum read, streaming, calling each with
-// every volume's namespace, name and resourceVersion.
-func (r restVolumes) audit(ctx context.Context, each func(ns, name, rv []byte)) error {
-	body, err := r.request(&metav1.ListOptions{}).Stream(ctx)
+// audit lists the volumes (their metadata only, with metadataOnly) by
+// quorum read, streaming, calling each with every volume's namespace, name
+// and resourceVersion.
+func (r restVolumes) audit(ctx context.Context, metadataOnly bool, each func(ns, name, rv []byte)) error {
+	req := r.request(&metav1.ListOptions{})
+	if metadataOnly {
+		req = req.SetHeader("Accept", metadataAccept)
+	}
+	body, err := req.Stream(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // BenchmarkAudit is the cost of one audit of the volume informer
@@ -51,6 +52,14 @@ func BenchmarkAudit(b *testing.B) {
 		}
 		if l := a.Lag(); l.Behind() {
 			b.Fatalf("behind: %s", l.Message(l.Since))
+		}
+	})
+	b.Run("volumes=10000/audit-whole-objects", func(b *testing.B) {
+		wa := &sources.Audit{What: "volume", Cache: a.Cache, Get: a.Get,
+			List: func(ctx context.Context, each func(ns, name, rv []byte)) error { return rv.audit(ctx, false, each) }}
+		b.ReportAllocs()
+		for b.Loop() {
+			wa.Once(ctx)
 		}
 	})
 	b.Run("volumes=10000/relist", func(b *testing.B) {
