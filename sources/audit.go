@@ -30,6 +30,14 @@ const (
 	// DefaultAuditGrace is how long a healthy watch may take to deliver a
 	// change the list already shows.
 	DefaultAuditGrace = 2 * time.Second
+	// AuditCostFactor paces audits by what they cost the server: the next
+	// audit waits at least this many times as long as the last list took,
+	// so auditing holds the server's list handler at most a tenth of the
+	// time (10,000 Longhorn volumes, whose metadata the server serves
+	// nearly as slowly as the objects, stretch the interval on a slow
+	// server instead of loading it further). Detection then takes about
+	// that interval plus the grace.
+	AuditCostFactor = 10
 )
 
 // ObjectKey names an object of a watch: its namespace ("" when cluster
@@ -66,8 +74,9 @@ type Audit struct {
 	// during the call).
 	List func(ctx context.Context, each func(namespace, name, resourceVersion []byte)) error
 
-	mu  sync.Mutex // guards lag
-	lag Lag
+	mu       sync.Mutex // guards lag and listTook
+	lag      Lag
+	listTook time.Duration // how long the last list took
 	// Once's own, reused from one audit to the next: the cache taken, by
 	// namespace and name (two levels, so a listed item is looked up from
 	// its bytes without making strings), and the objects that differ.
@@ -132,13 +141,14 @@ func (a *Audit) clock() time.Time {
 	return a.Clock()
 }
 
-// Run audits every Interval until ctx ends.
+// Run audits until ctx ends, every Interval, or AuditCostFactor times the
+// last list's duration when that is longer.
 func (a *Audit) Run(ctx context.Context) {
 	interval := a.Interval
 	if interval <= 0 {
 		interval = DefaultAuditInterval
 	}
-	t := time.NewTicker(interval)
+	t := time.NewTimer(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -147,7 +157,17 @@ func (a *Audit) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		a.Once(ctx)
+		t.Reset(a.nextWait(interval))
 	}
+}
+
+// nextWait is how long Run waits before the next audit: interval, or
+// AuditCostFactor times the last list's duration when that is longer.
+func (a *Audit) nextWait(interval time.Duration) time.Duration {
+	a.mu.Lock()
+	took := a.listTook
+	a.mu.Unlock()
+	return max(interval, AuditCostFactor*took)
 }
 
 // Lag returns whether the watch is behind. A lag whose object has since
@@ -194,6 +214,7 @@ func (a *Audit) Once(ctx context.Context) {
 		timeout = DefaultRequestTimeout
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
+	listStart := time.Now()
 	err := a.List(lctx, func(ns, name, rv []byte) {
 		i, ok := a.byNS[string(ns)][string(name)]
 		if !ok {
@@ -207,6 +228,10 @@ func (a *Audit) Once(ctx context.Context) {
 		c.listed = true
 	})
 	cancel()
+	took := time.Since(listStart)
+	a.mu.Lock()
+	a.listTook = took
+	a.mu.Unlock()
 	listed := a.clock()
 	if err != nil || ctx.Err() != nil {
 		return

@@ -157,3 +157,26 @@ func TestAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditPacedByListCost: an audit whose list is slow waits
+// AuditCostFactor times the list's duration before the next one, so a
+// slow server is not loaded further; a fast list keeps the interval.
+func TestAuditPacedByListCost(t *testing.T) {
+	f := &fakeWatch{server: map[ObjectKey]string{{Name: "n1"}: "1"}, cache: map[ObjectKey]string{{Name: "n1"}: "1"}}
+	a := f.audit(time.Now)
+	list := a.List
+	var delay time.Duration
+	a.List = func(ctx context.Context, each func(ns, name, rv []byte)) error {
+		time.Sleep(delay)
+		return list(ctx, each)
+	}
+	a.Once(context.Background())
+	if got := a.nextWait(10 * time.Second); got != 10*time.Second {
+		t.Errorf("fast list: next audit in %s, want the interval 10s", got)
+	}
+	delay = 50 * time.Millisecond
+	a.Once(context.Background())
+	if got := a.nextWait(100 * time.Millisecond); got < AuditCostFactor*delay {
+		t.Errorf("list of %s: next audit in %s, want at least %s", delay, got, AuditCostFactor*delay)
+	}
+}
