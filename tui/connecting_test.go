@@ -55,3 +55,31 @@ func TestLocksPanelWhileConnecting(t *testing.T) {
 		t.Fatalf("once synced the Locks panel lists the lock:\n%s", s)
 	}
 }
+
+// With the lock sources forbidden the Locks panel must say the locks are
+// unknown and why, never "no reboot lock found" (issue 22 §4): the text
+// report and watch say so, and so must the dashboard.
+func TestLocksPanelUnreadIsNotNone(t *testing.T) {
+	now := t0
+	c := model.NewCluster("prod", model.Options{})
+	f := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
+	c.Judge = f.Judge
+	forbidden := func(n model.SourceName, msg string) model.SourceChanged {
+		return model.SourceChanged{Health: model.SourceHealth{Name: n, Status: model.StatusForbidden, Message: msg}}
+	}
+	c.Apply(model.Batch{
+		model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: now}},
+		forbidden(model.SourceKured, "cannot list daemonsets.apps (RBAC)"),
+		forbidden(model.SourceFleetlock, "cannot list leases.coordination.k8s.io (RBAC)"),
+		model.NodeUpserted{Node: node("w-01", []string{"worker"}, false, "boot-a")}}, now)
+	c.Recompute(now)
+	m := New(Options{Cluster: c, Clock: func() time.Time { return now }, WallClock: func() time.Time { return now }})
+	size(m, 160, 40)
+	s := screen(m)
+	if strings.Contains(s, "no reboot lock found") {
+		t.Fatalf("with the lock sources forbidden the Locks panel claims no lock was found:\n%s", s)
+	}
+	if !strings.Contains(s, "locks unknown") || !strings.Contains(s, "daemonsets.apps") {
+		t.Fatalf("the Locks panel does not say the locks are unknown and why:\n%s", s)
+	}
+}

@@ -279,6 +279,11 @@ func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int,
 		// first picture): say so, not "no lock".
 		return locks.Connecting(p, w, h)
 	}
+	if len(sts) == 0 {
+		if why, unread := m.c.LocksUnread(); unread {
+			return locks.Unknown(p, why, w, h)
+		}
+	}
 	if showHeader {
 		return locks.Render(m.ctx, p, sts, sel, w, h)
 	}

@@ -74,6 +74,16 @@ func Connecting(p pctx.Painter, w, h int) []string {
 	return pctx.Lines([]string{p.Paint(pctx.Warning, "? locks not judged yet: not every source has delivered its first picture")}, w, h)
 }
 
+// Unknown returns exactly h lines of w cells for a cluster whose lock
+// sources were not read (forbidden, failing, stale): no lock is listed, and
+// that is not "no lock" — why says what could not be read.
+func Unknown(p pctx.Painter, why string, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	return pctx.Lines([]string{p.Paint(pctx.Warning, "? locks unknown: "+sanitize.Short(why, 400))}, w, h)
+}
+
 // Render returns exactly h lines of w cells: a header and one line per lock.
 // selected is the highlighted lock (-1 for none).
 func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, selected int, w, h int) []string {
