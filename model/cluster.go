@@ -68,6 +68,13 @@ type Track struct {
 	// StillCordoned: the node finished its cycle (done) but is still
 	// cordoned — its coordinator did not uncordon it. It needs an uncordon.
 	StillCordoned bool
+
+	// cycleLock and cycleLockCreated identify the lock of the current
+	// cycle (PhaseInput.LockID, LockCreated); doneLock, doneLockCreated
+	// and doneBoot the lock and the boot id the last cycle ended with.
+	cycleLock, doneLock               string
+	cycleLockCreated, doneLockCreated time.Time
+	doneBoot                          string
 }
 
 // maxBoots is how many boot ids a track remembers.
@@ -107,8 +114,10 @@ type Cluster struct {
 	alertFilter bool     // an alert filter is configured (any AlertsFiring seen)
 	alertFrom   string   // whose filter (AlertsFiring.From)
 	sources     map[SourceName]SourceHealth
+	everOK      map[SourceName]bool // sources that have reported ok at least once
 	tracks      map[string]*Track
 	statuses    []LockStatus
+	logged      []LockStatus // the statuses the lock timeline was last derived from (fresh ones)
 	cycles      []time.Duration
 	reboots     []time.Duration // NotReady time of finished in-cycle reboots
 	blockers    Blockers
@@ -137,6 +146,7 @@ func NewCluster(context string, opts Options) *Cluster {
 		volumes: map[string]*Volume{},
 		reboot:  map[string]bool{},
 		sources: map[SourceName]SourceHealth{},
+		everOK:  map[SourceName]bool{},
 		tracks:  map[string]*Track{},
 	}
 }
@@ -214,6 +224,9 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 	case SourceChanged:
 		old, had := c.sources[e.Health.Name]
 		c.sources[e.Health.Name] = e.Health
+		if e.Health.Status == StatusOK {
+			c.everOK[e.Health.Name] = true
+		}
 		if had && old.Status != e.Health.Status {
 			msg := fmt.Sprintf("source %s %s → %s", e.Health.Name, old.Status, e.Health.Status)
 			if e.Health.Message != "" {
@@ -250,19 +263,38 @@ func (c *Cluster) track(name string) *Track {
 }
 
 // Recompute judges the locks and advances every node's phase to now.
+//
+// While the data phases derive from is stale (StaleInputs) the locks are
+// judged (their verdicts say the data may be out of date) but nothing moves
+// on from them: every node keeps its last phase, and no phase or lock entry
+// is logged. A lock judged unknown because its source is stale maps to no
+// node, so deriving from it would end its holder's cycle (done) and start a
+// new one (draining) once the source recovered. When the inputs are fresh
+// again, what changed meanwhile is derived and logged against the last fresh
+// picture.
 func (c *Cluster) Recompute(now time.Time) {
 	c.now = now
 	if c.AwaitSync && !c.synced {
 		return
 	}
-	prev := c.statuses
 	if c.Judge != nil {
 		c.statuses = c.Judge(c, now)
 	} else {
 		c.statuses = unjudged(c)
 	}
-	c.logLocks(now, prev, c.statuses)
+	if len(c.StaleInputs()) == 0 {
+		c.logLocks(now, c.logged, c.statuses)
+		c.logged = c.statuses
+		c.advance(now)
+	}
+	c.blockers = Blockers{}
+	if c.Explain != nil {
+		c.blockers = c.Explain(c, now)
+	}
+}
 
+// advance moves every node's phase to now from fresh inputs.
+func (c *Cluster) advance(now time.Time) {
 	holds := map[string]LockStatus{}
 	for _, s := range c.statuses {
 		if n := s.HolderNode(); n != "" && s.Holder != "" {
@@ -277,11 +309,16 @@ func (c *Cluster) Recompute(now time.Time) {
 			break
 		}
 	}
+	rebootStale := c.staleSource(SourcePrometheus)
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		t := c.track(name)
 		s, held := holds[name]
-		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.rebootRequiredPtr(name)}
+		in := PhaseInput{Holds: held, LockCreated: s.Created, LockKind: s.Kind, RebootRequired: c.rebootRequiredPtr(name),
+			RebootStale: rebootStale}
+		if held {
+			in.LockID = lockKey(s)
+		}
 		if t.Phase == "" && mixed {
 			in.Upgraded = c.Upgraded(n, target)
 		}
@@ -301,10 +338,34 @@ func (c *Cluster) Recompute(now time.Time) {
 				Message: fmt.Sprintf("%s %s → %s", name, from, t.Phase)})
 		}
 	}
-	c.blockers = Blockers{}
-	if c.Explain != nil {
-		c.blockers = c.Explain(c, now)
+}
+
+// StaleInputs names the sources whose data the phases derive from and
+// which have delivered it before but are not ok now (stale, failed,
+// forbidden): the node list and every lock source. While any is listed,
+// Recompute holds every phase and logs no phase or lock entry. A source that
+// never delivered is not listed: there is no earlier picture to hold, and
+// the phases are derived without it. Prometheus's reboot-required signal
+// is held on its own (PhaseInput.RebootStale).
+func (c *Cluster) StaleInputs() []string {
+	var out []string
+	for _, h := range c.Sources() {
+		switch h.Name {
+		case SourceLonghorn, SourcePDBs, SourcePods, SourcePrometheus:
+			continue
+		}
+		if c.staleSource(h.Name) {
+			out = append(out, string(h.Name)+" "+string(h.Status))
+		}
 	}
+	return out
+}
+
+// staleSource reports whether a source delivered data before and is not
+// ok now: what the model holds of it may be out of date.
+func (c *Cluster) staleSource(name SourceName) bool {
+	h, ok := c.sources[name]
+	return ok && c.everOK[name] && h.Status != StatusOK
 }
 
 // recordReboot remembers how long the reboot a track just left took, for

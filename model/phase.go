@@ -14,6 +14,13 @@ type PhaseInput struct {
 	// Upgraded is true when the node runs the target OS while other nodes
 	// do not yet: first seen like that, it is taken as done in this rollout.
 	Upgraded bool
+	// LockID identifies the lock held (its lock, holder and time): the same
+	// lock seen again after the node's cycle ended does not start another.
+	LockID string
+	// RebootStale is true when RebootRequired is the last value of a
+	// source that is not ok now: the phases it alone decides (pending,
+	// idle, done) are held rather than derived from it.
+	RebootStale bool
 }
 
 // Advance moves a node's track to its phase at now (DESIGN §4) and returns
@@ -23,6 +30,11 @@ type PhaseInput struct {
 // node "rebooted" in a cycle when its boot id changed; a node first seen
 // mid-cycle is taken as rebooted when it turned Ready after the lock was
 // taken (a lock time in the future — clock skew — proves nothing).
+//
+// A cycle that ended once the reboot was seen is not started over by the
+// same lock on the same boot: seeing that lock held again (it was only
+// unseen for a while) resumes the cycle, rebooted. Only a new lock or a new
+// boot id starts a new one.
 func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Duration) {
 	first := t.Phase == ""
 	if first {
@@ -32,6 +44,10 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	if !known {
 		t.set(PhaseUnknown, now, false)
 		return 0
+	}
+	if in.Holds && !t.InCycle && in.LockID != "" && in.LockID == t.doneLock && in.LockCreated.Equal(t.doneLockCreated) &&
+		n.BootID != "" && n.BootID == t.doneBoot {
+		t.InCycle = true
 	}
 	if in.Holds && !t.InCycle {
 		t.InCycle = true
@@ -47,6 +63,9 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		if len(t.Spans) == 0 || t.Phase != PhasePending {
 			t.Spans = nil
 		}
+	}
+	if t.InCycle && in.Holds {
+		t.cycleLock, t.cycleLockCreated = in.LockID, in.LockCreated
 	}
 	if t.InCycle {
 		if n.BootID != "" && t.CycleBoot != "" && n.BootID != t.CycleBoot {
@@ -70,6 +89,7 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 			// unlock), or kured's stuck cordon. It is done, not mid-cycle.
 			t.InCycle = false
 			t.StillCordoned = n.Unschedulable
+			t.doneLock, t.doneLockCreated, t.doneBoot = t.cycleLock, t.cycleLockCreated, n.BootID
 			t.set(PhaseDone, now, true)
 			if d := now.Sub(t.CycleStart); d > 0 {
 				return d
@@ -90,6 +110,9 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	switch {
 	case !ready:
 		t.set(PhaseDown, now, false)
+	case in.RebootStale && (t.Phase == PhasePending || t.Phase == PhaseIdle || t.Phase == PhaseDone):
+		// Only the reboot signal would move it, and that is out of date.
+		t.StillCordoned = t.StillCordoned && n.Unschedulable
 	case req:
 		t.set(PhasePending, now, t.Phase == PhasePending)
 	case t.Phase == PhaseDone:
