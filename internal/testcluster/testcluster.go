@@ -69,7 +69,10 @@ type Cluster struct {
 	dir    string
 	tokens map[string]string
 	procs  []*proc // started order: etcd, apiserver
-	once   sync.Once
+	// apiBin and apiArgs start the apiserver again (RestartAPIServer).
+	apiBin  string
+	apiArgs []string
+	once    sync.Once
 }
 
 type proc struct {
@@ -244,44 +247,31 @@ func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
 		return nil, err
 	}
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
-	api, err := c.spawn("kube-apiserver", apiserverBin,
-		"--etcd-servers="+etcdURL,
+	c.apiBin = apiserverBin
+	c.apiArgs = []string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--endpoint-reconciler-type=none",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(dir, "certs"),
-		"--token-auth-file="+tokenFile,
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(dir, "certs"),
+		"--token-auth-file=" + tokenFile,
 		"--authorization-mode=RBAC",
-		"--service-account-key-file="+keyFile,
-		"--service-account-signing-key-file="+keyFile,
+		"--service-account-key-file=" + keyFile,
+		"--service-account-signing-key-file=" + keyFile,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		// No controller-manager runs, so no default ServiceAccount appears
 		// in new namespaces: without this, creating a Pod would fail.
 		"--disable-admission-plugins=ServiceAccount",
 		"--v=1",
-	)
+	}
+	api, err := c.spawn("kube-apiserver", apiserverBin, c.apiArgs...)
 	if err != nil {
 		return nil, err
 	}
 	c.Admin = c.config("admin")
-	if err := waitHTTP(api, startTimeout, func(*http.Client) bool {
-		cs, err := kubernetes.NewForConfig(c.Admin)
-		if err != nil {
-			return false
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil || strings.TrimSpace(string(body)) != "ok" {
-			return false
-		}
-		// The default namespace is created by a bootstrap controller just
-		// after start; tests expect it.
-		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
-		return err == nil
-	}); err != nil {
+	if err := c.waitAPIServer(api); err != nil {
 		if b, _ := os.ReadFile(api.log); bytes.Contains(b, []byte("address already in use")) {
 			return nil, fmt.Errorf("kube-apiserver: %w", errPort)
 		}
@@ -302,9 +292,65 @@ func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
 	return c, nil
 }
 
+// waitAPIServer waits until the apiserver answers ready with the default
+// namespace in place.
+func (c *Cluster) waitAPIServer(api *proc) error {
+	return waitHTTP(api, startTimeout, func(*http.Client) bool {
+		cs, err := kubernetes.NewForConfig(c.Admin)
+		if err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil || strings.TrimSpace(string(body)) != "ok" {
+			return false
+		}
+		// The default namespace is created by a bootstrap controller just
+		// after start; tests expect it.
+		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err == nil
+	})
+}
+
+// RestartAPIServer stops the kube-apiserver (SIGTERM, as a rolling restart
+// does) and starts it again on the same port with the same flags, keeping
+// etcd and its data: every client connection breaks, and the objects are
+// all still there when it is back. It returns once the new apiserver is
+// ready. A frozen apiserver is thawed first.
+func (c *Cluster) RestartAPIServer() error {
+	var old *proc
+	i := -1
+	for j, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			old, i = p, j
+		}
+	}
+	if old == nil {
+		return errors.New("testcluster: no kube-apiserver process")
+	}
+	pgid := old.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-old.done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-old.done
+	}
+	api, err := c.spawn("kube-apiserver", c.apiBin, c.apiArgs...)
+	if err != nil {
+		return err
+	}
+	c.procs[i] = api
+	c.procs = c.procs[:len(c.procs)-1] // spawn appended it too
+	return c.waitAPIServer(api)
+}
+
 func (c *Cluster) spawn(name, bin string, args ...string) (*proc, error) {
 	logPath := filepath.Join(c.dir, name+".log")
-	f, err := os.Create(logPath)
+	// Appended to: a restarted apiserver logs after its first run.
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,34 @@ func TestStart(t *testing.T) {
 	c.Stop() // idempotent
 	if _, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		t.Fatal("apiserver still answers after Stop")
+	}
+}
+
+// TestRestartAPIServer: a restarted apiserver answers on the same URL with
+// the objects written before it (etcd and its data are kept), and the
+// client's old connections are gone.
+func TestRestartAPIServer(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := c.Client(t)
+	ns := c.Namespace(t, "restart")
+	w, err := admin.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := c.RestartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	for range w.ResultChan() {
+		// A watch opened before the restart ends with it.
+	}
+	if _, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("namespace %s after the restart: %v", ns, err)
+	}
+	if n := strings.Count(c.Logs("kube-apiserver"), "Serving securely"); n != 2 {
+		t.Fatalf("the apiserver's log shows %d starts, want both", n)
 	}
 }
 
