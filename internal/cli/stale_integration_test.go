@@ -166,6 +166,7 @@ func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
 	until("n1 recovering, its lock orphaned, every source ok", func(c *model.Cluster) bool { return allOK(c) && orphaned(c) })
 
 	// The freeze: every source stale, and several recomputes while so.
+	mark := len(out.String())
 	if err := tc.Freeze(); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +204,9 @@ func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
 		t.Fatalf("watch logged phase or lock lines beyond the first sighting of the lock:\n%s\n\nfull output:\n%s", strings.Join(ls, "\n"), out.String())
 	}
 	txt := out.String()
+	if after := txt[mark:]; strings.Contains(after, " blocker ") {
+		t.Errorf("blocker lines from stale data:\n%s", after)
+	}
 	for _, want := range []string{"source  nodes ok → stale", "source  kured ok → stale", "source  nodes stale → ok"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("output lacks %q", want)

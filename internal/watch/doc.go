@@ -5,7 +5,8 @@
 // timestamp, or one JSON object per line — adds the periodic one-line
 // progress summary (upgraded/total, current holder, ETA), a line when a
 // blocker (model.Blocker, what a node or the fleet waits for) appears or
-// clears — grouped when many nodes share it — and decides the
+// clears — grouped when many nodes share it, and none while the node or
+// lock data is stale (model.Cluster.StaleInputs) — and decides the
 // --until-done exit (every node that needed a reboot is done and every lock
 // is free; never while a lock source or a node's reboot-required signal is
 // not read, which it says in a line instead) and the --stall-after exit (nothing progressed for that long, or a

@@ -178,7 +178,12 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		}
 	}
 	w.track(c)
-	out = append(out, w.blockers(c, now)...)
+	if len(c.StaleInputs()) == 0 {
+		// Blockers named from stale data (a lock judged unknown because
+		// its source went quiet) are no news: the source's line says it,
+		// and what really changed is told once the data is fresh.
+		out = append(out, w.blockers(c, now)...)
+	}
 
 	if w.opts.SummaryEvery > 0 && !first && now.Sub(w.lastSummary) >= w.opts.SummaryEvery {
 		w.lastSummary = now
