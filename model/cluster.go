@@ -103,6 +103,14 @@ type Cluster struct {
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool
+	// PhasesAwaitSync makes only the phases (and the timeline of phases
+	// and locks) wait for a Synced event: the locks are judged and the
+	// blockers named before it. For an owner that reports the locks while
+	// its sources sync (the agent's heartbeat), so that a node is never
+	// first seen in a phase a half picture gave it (a holder seen before
+	// its lock, idle, whose drain then seems to start when the lock
+	// arrives).
+	PhasesAwaitSync bool
 
 	nodes       map[string]*Node
 	locks       map[LockRef]*LockObject
@@ -282,7 +290,7 @@ func (c *Cluster) Recompute(now time.Time) {
 	} else {
 		c.statuses = unjudged(c)
 	}
-	if len(c.StaleInputs()) == 0 {
+	if len(c.StaleInputs()) == 0 && (c.synced || !c.PhasesAwaitSync) {
 		c.logLocks(now, c.logged, c.statuses)
 		c.logged = c.statuses
 		c.advance(now)

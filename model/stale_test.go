@@ -223,3 +223,33 @@ func TestCycleDoesNotRestartWithoutNewLockOrBoot(t *testing.T) {
 		})
 	}
 }
+
+// TestPhasesAwaitSync: with PhasesAwaitSync the locks are judged before the
+// first picture is complete, but no phase is derived from half of it: the
+// holder seen before its lock is not idle, and once the picture is whole
+// it is first seen draining since the lock was taken, not since now.
+func TestPhasesAwaitSync(t *testing.T) {
+	c := NewCluster("test", Options{})
+	c.Judge = staleAwareJudge
+	c.PhasesAwaitSync = true
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceNodes, Status: StatusOK}}, t0)
+	c.Apply(NodeUpserted{Node{Name: "w1", BootID: "b1", Unschedulable: true,
+		Conditions: []Condition{{Type: "Ready", Status: "True", LastTransition: t0.Add(-48 * time.Hour)}}}}, t0)
+	c.Recompute(t0)
+	if p := c.Phase("w1"); p != PhaseUnknown || c.Track("w1").Phase != "" {
+		t.Fatalf("phase derived from half a picture: %s", p)
+	}
+	ref := LockRef{Kind: LockKured, Namespace: "kube-system", Name: "kured"}
+	c.Apply(SourceChanged{Health: SourceHealth{Name: SourceKured, Status: StatusOK}}, t0)
+	c.Apply(LockUpserted{LockObject{LockRef: ref, Spec: &testSpec{Holder: "w1", AcquireTime: t0.Add(-2 * time.Hour)}}}, t0)
+	c.Recompute(t0.Add(time.Second))
+	if len(c.LockStatuses()) != 1 {
+		t.Fatalf("locks are judged before the sync: %v", c.LockStatuses())
+	}
+	c.Apply(Synced{}, t0.Add(2*time.Second))
+	c.Recompute(t0.Add(2 * time.Second))
+	tr := c.Track("w1")
+	if tr.Phase != PhaseDraining || !tr.Since.Equal(t0.Add(-2*time.Hour)) {
+		t.Fatalf("w1 %s since %v, want draining since the lock was taken", tr.Phase, tr.Since)
+	}
+}

@@ -57,8 +57,11 @@ type Agent struct {
 	// time; New makes one without targets when nil.
 	Notify *notify.Notifier
 
-	leader  atomic.Bool
-	settled atomic.Bool // every source's WaitForSync returned
+	leader atomic.Bool
+	// settled: every source's WaitForSync returned and every event they
+	// sent before it was applied (the model.Synced that says so came
+	// through the same channel).
+	settled atomic.Bool
 	// lost is closed when leadership is lost, so a write under way stops
 	// instead of landing after another replica took over.
 	leadMu   sync.Mutex
@@ -94,6 +97,9 @@ func New(a *Agent) *Agent {
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, a.Engine.Explain
+	// The heartbeat reports the locks while the sources sync; the phases
+	// (and so the blockers that time them) wait for the whole picture.
+	a.cluster.PhasesAwaitSync = true
 	if !a.Config.LeaderElect {
 		a.leader.Store(true)
 		a.Metrics.IsLeader.Set(1)
@@ -234,10 +240,11 @@ func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(co
 			}
 		}
 	}
-	a.settled.Store(true)
 	a.Log.Info("sources synced", "synced", names)
+	// Through the events, after everything the sources sent before they
+	// settled: the loop is settled once it has applied all of that.
 	select {
-	case a.events <- model.Batch{}: // wake the loop to update readiness
+	case a.events <- model.Synced{}:
 	case <-ctx.Done():
 	}
 }
@@ -278,6 +285,8 @@ func (a *Agent) note(ev model.Event) {
 			h := e.Health
 			a.nodesSource = &h
 		}
+	case model.Synced:
+		a.settled.Store(true)
 	}
 }
 
