@@ -174,33 +174,50 @@ func (ps *podSource) settle(ctx context.Context, waitFor []*part) {
 			return
 		}
 	}
-	ps.mu.Lock()
-	var waits []chan struct{}
-	for _, w := range ps.nodes {
-		waits = append(waits, w.done)
-	}
-	for _, w := range ps.sels {
-		waits = append(waits, w.done)
-	}
-	ps.mu.Unlock()
-	for _, d := range waits {
-		select {
-		case <-d:
-		case <-ctx.Done():
-			return
-		}
-	}
-	// Then the probe's answer, as soon as it comes (it was polled every
-	// 10 ms: a probe slower than every list held the report that long).
+	// The probe's answer, as soon as it comes (it was polled every 10 ms:
+	// a probe slower than every list held the report that long).
 	select {
 	case <-ps.probedCh:
 	case <-ctx.Done():
 		return
 	}
-	ps.mu.Lock()
-	ps.settled = true
-	ps.reportLocked()
-	ps.mu.Unlock()
+	// Then every watch that should run, including those started while
+	// waiting (a node seen cordoned late): settled, and so ok, means each
+	// has delivered its first list or failed.
+	for {
+		ps.mu.Lock()
+		waits := ps.pendingLocked()
+		if len(waits) == 0 {
+			ps.settled = true
+			ps.reportLocked()
+			ps.mu.Unlock()
+			return
+		}
+		ps.mu.Unlock()
+		for _, d := range waits {
+			select {
+			case <-d:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// pendingLocked returns the done channels of the watches that have not
+// delivered their first list nor failed yet. Called with ps.mu held.
+func (ps *podSource) pendingLocked() []chan struct{} {
+	var waits []chan struct{}
+	for _, m := range []map[string]*podWatch{ps.nodes, ps.sels} {
+		for _, w := range m {
+			select {
+			case <-w.done:
+			default:
+				waits = append(waits, w.done)
+			}
+		}
+	}
+	return waits
 }
 
 // nodeSeen records whether a node is cordoned and starts or stops the watch
@@ -477,8 +494,12 @@ func (ps *podSource) onResult(w *podWatch, verb string, err error) {
 }
 
 // reportLocked reports the pod source's health: forbidden or error when the
-// probe or a watch fails, else ok with what is watched. Called with ps.mu
-// held; silent until the first picture is settled.
+// probe or a watch fails, else ok with what is watched once every watch
+// has listed. A watch started since (a node cordoned now) holds the report
+// until its list arrives or fails (a list that hangs fails at the request
+// timeout): the model has the node's pods as unknown meanwhile, and the
+// health does not flap on every cordon. Called with ps.mu held; silent
+// until the first picture is settled.
 func (ps *podSource) reportLocked() {
 	if !ps.settled {
 		return
@@ -515,6 +536,9 @@ func (ps *podSource) reportLocked() {
 	}
 	if lag := ps.lagLocked(); lag.Behind() {
 		ps.rep.Stale(lag.Since, lag.Message(ps.s.opts.Clock()))
+		return
+	}
+	if len(ps.pendingLocked()) > 0 {
 		return
 	}
 	ps.rep.OK(ps.summaryLocked())
