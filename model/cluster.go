@@ -92,6 +92,13 @@ type Cluster struct {
 	// freedBy remembers, per judged lock (lockKey), the release or reap
 	// an operator or the agent made, until the lock goes away.
 	freedBy map[string]ActionRecorded
+	// freedSeen is when each freedBy entry that came from an Event
+	// (LockActionSeen) was seen: it is forgotten after seenActionTTL.
+	freedSeen map[string]time.Time
+	// actionsWatched: the rebootwatch Events are read (freed.go).
+	actionsWatched bool
+	// pending are freed locks whose entry waits for who freed them.
+	pending []pendingRelease
 
 	// Context is the kubeconfig context (or "demo").
 	Context string
@@ -242,16 +249,19 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 			}
 			c.add(TimelineEntry{Time: now, Kind: KindSource, To: string(e.Health.Status), Message: msg})
 		}
+	case LockActionSeen:
+		if e.Action == ActionRelease || e.Action == ActionReap {
+			c.attribute(now, ActionRecorded{Lock: e.Lock, Holder: e.Holder, Action: e.Action, Outcome: OutcomeDone, By: e.By}, true)
+		}
+	case LockActionsWatched:
+		c.actionsWatched = e.Watched
 	case Synced:
 		c.synced = true
 	case PDBUpserted, PDBDeleted, NodePodsSet, BlockingSelectorsSet, BlockingPodsSet:
 		c.applyPods(ev)
 	case ActionRecorded:
 		if e.Outcome == OutcomeDone && (e.Action == ActionRelease || e.Action == ActionReap) {
-			if c.freedBy == nil {
-				c.freedBy = map[string]ActionRecorded{}
-			}
-			c.freedBy[e.Lock.String()+"#"+e.Holder] = e
+			c.attribute(now, e, false)
 		}
 		msg := fmt.Sprintf("%s %s (holder %s): %s", e.Action, e.Lock, e.Holder, e.Outcome)
 		if e.Message != "" {
@@ -290,6 +300,7 @@ func (c *Cluster) Recompute(now time.Time) {
 	} else {
 		c.statuses = unjudged(c)
 	}
+	c.flushReleases(now)
 	if len(c.StaleInputs()) == 0 && (c.synced || !c.PhasesAwaitSync) {
 		c.logLocks(now, c.logged, c.statuses)
 		c.logged = c.statuses

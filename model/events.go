@@ -60,3 +60,24 @@ func (SourceChanged) isEvent()     {}
 func (ActionRecorded) isEvent()    {}
 func (Synced) isEvent()            {}
 func (Batch) isEvent()             {}
+
+// LockActionSeen is a release or reap that a rebootwatch process (this one
+// or another: the agent, a colleague's CLI) recorded as a Kubernetes Event
+// on the lock's object (RebootLockReleased, RebootLockReaped): who freed the
+// lock, so the timeline does not credit its holder.
+type LockActionSeen struct {
+	Lock   LockRef
+	Holder string
+	Action Action
+	// By is who acted, as the Event says ("alice via rebootwatch").
+	By string
+}
+
+// LockActionsWatched says whether those Events are read (the watch has
+// listed), or no longer (it failed, it is forbidden). While they are, a
+// lock that goes away waits a moment (ReleaseAttributionWait) for its Event
+// before the timeline says who released it.
+type LockActionsWatched struct{ Watched bool }
+
+func (LockActionSeen) isEvent()     {}
+func (LockActionsWatched) isEvent() {}

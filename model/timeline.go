@@ -96,21 +96,7 @@ func (c *Cluster) logLocks(now time.Time, prev, next []LockStatus) {
 	}
 	for _, o := range prev {
 		if !seen[lockKey(o)] && o.Holder != "" {
-			msg := fmt.Sprintf("%s released by %s", o.LockRef, holderLabel(o))
-			if a, ok := c.freedBy[lockKey(o)]; ok {
-				// Someone else freed it: say who, not the holder.
-				by := a.By
-				if by == "" {
-					by = "an operator"
-				}
-				verb := "released"
-				if a.Action == ActionReap {
-					verb = "reaped"
-				}
-				msg = fmt.Sprintf("%s held by %s %s by %s", o.LockRef, holderLabel(o), verb, by)
-				delete(c.freedBy, lockKey(o))
-			}
-			c.add(TimelineEntry{Time: now, Kind: KindLock, Node: o.HolderNode(), Change: ChangeReleased, Message: msg})
+			c.released(now, o)
 		}
 	}
 	c.judged = true

@@ -212,6 +212,8 @@ func (s *Session) start(ctx context.Context) error {
 		Client: s.Client, Dynamic: s.Dynamic, LonghornREST: s.longhornREST,
 		RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
 		SyncTimeout: s.opts.SyncTimeout, Once: s.opts.Once,
+		// Who freed a lock, for the timeline of a running session.
+		LockEvents:     !s.opts.Once && !s.Demo,
 		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
 		Prometheus: prometheus.Options{
 			URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,

@@ -24,6 +24,16 @@ const (
 	ReasonUncordoned = "RebootHolderUncordoned"
 )
 
+// Annotations on the Event of a release or reap, so that another rebootwatch
+// process reading it (sources/kube) can tell which lock entry was freed and
+// by whom without parsing the message: the lock (model.LockRef's String),
+// its holder as judged, and who acted (Actor.Who).
+const (
+	EventAnnotationLock   = "rebootwatch.io/lock"
+	EventAnnotationHolder = "rebootwatch.io/holder"
+	EventAnnotationBy     = "rebootwatch.io/by"
+)
+
 // DefaultTimeout bounds one action's API calls.
 const DefaultTimeout = 20 * time.Second
 
@@ -356,6 +366,8 @@ func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventT
 	}
 	if w.Op != OpUncordon {
 		ev.InvolvedObject.Namespace = ns
+		ev.Annotations = map[string]string{EventAnnotationLock: p.Status.LockRef.String(),
+			EventAnnotationHolder: p.Status.Holder, EventAnnotationBy: who}
 	}
 	_, err := a.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
 	return err

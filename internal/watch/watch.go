@@ -437,7 +437,9 @@ func (w *Watcher) track(c *model.Cluster) {
 // cannot be told: a lock source or a node's reboot-required signal not
 // read; unknown says why then.
 func (w *Watcher) done(c *model.Cluster) (ok bool, why, unknown string) {
-	if !c.Readable() || !c.NodesFresh() {
+	if !c.Readable() || !c.NodesFresh() || c.ReleasesPending() {
+		// A freed lock's line still waits for who freed it: ending now
+		// would never print it.
 		return false, "", ""
 	}
 	for _, n := range c.NodeNames() {

@@ -97,6 +97,9 @@ type Options struct {
 	// PageSize pages Once's lists when > 0 (default ListPageSize: one
 	// request each).
 	PageSize int64
+	// LockEvents watches the Events rebootwatch records when it releases
+	// or reaps a lock, to say who freed it (lockevents.go). Not with Once.
+	LockEvents bool
 }
 
 // ListPageSize is the default page size of a one-shot list: 0, one request.
@@ -327,6 +330,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	}
 	s.wg.Go(func() { s.watchFreshness(ctx) })
 	s.pods.start(ctx, s.parts...)
+	if o.LockEvents {
+		s.startLockEvents(ctx)
+	}
 	return s, nil
 }
 

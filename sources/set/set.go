@@ -44,6 +44,9 @@ type Options struct {
 	SyncTimeout time.Duration
 	// Once reads every source once, without informers (--snapshot).
 	Once bool
+	// LockEvents reads who freed a lock from rebootwatch's Events
+	// (kube.Options.LockEvents).
+	LockEvents bool
 
 	KuredDaemonSet     string
 	FleetlockNamespace string
@@ -82,6 +85,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	ks, err := kube.Start(ctx, kube.Options{
 		Client: o.Client, RequestTimeout: o.RequestTimeout, StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval,
 		KuredDaemonSet: o.KuredDaemonSet, FleetlockNamespace: o.FleetlockNamespace, Once: o.Once, Logger: o.Logger,
+		LockEvents: o.LockEvents,
 	}, sink)
 	if err != nil {
 		return nil, err
