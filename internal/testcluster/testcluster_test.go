@@ -77,11 +77,9 @@ func TestStart(t *testing.T) {
 // client's old connections are gone.
 func TestRestartAPIServer(t *testing.T) {
 	c := Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	admin := c.Client(t)
 	ns := c.Namespace(t, "restart")
-	w, err := admin.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	w, err := admin.CoreV1().ConfigMaps(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +90,8 @@ func TestRestartAPIServer(t *testing.T) {
 	for range w.ResultChan() {
 		// A watch opened before the restart ends with it.
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if _, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 		t.Fatalf("namespace %s after the restart: %v", ns, err)
 	}
