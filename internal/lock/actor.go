@@ -366,8 +366,12 @@ func (a *Actor) event(ctx context.Context, p Plan, w Write, ap Applied, t eventT
 	}
 	if w.Op != OpUncordon {
 		ev.InvolvedObject.Namespace = ns
-		ev.Annotations = map[string]string{EventAnnotationLock: p.Status.LockRef.String(),
-			EventAnnotationHolder: p.Status.Holder, EventAnnotationBy: who}
+		if t.note == "" {
+			// Only a write that freed the lock for its coordinator
+			// says who freed it (not one recorded NOT EFFECTIVE).
+			ev.Annotations = map[string]string{EventAnnotationLock: p.Status.LockRef.String(),
+				EventAnnotationHolder: p.Status.Holder, EventAnnotationBy: who}
+		}
 	}
 	_, err := a.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
 	return err
