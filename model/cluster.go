@@ -133,6 +133,7 @@ type Cluster struct {
 	tracks      map[string]*Track
 	statuses    []LockStatus
 	logged      []LockStatus // the statuses the lock timeline was last derived from (fresh ones)
+	derived     bool         // phases were derived at least once (there are phases to hold)
 	cycles      []time.Duration
 	reboots     []time.Duration // NotReady time of finished in-cycle reboots
 	blockers    Blockers
@@ -357,6 +358,7 @@ func (c *Cluster) advance(now time.Time) {
 				Message: fmt.Sprintf("%s %s → %s", name, from, t.Phase)})
 		}
 	}
+	c.derived = true
 }
 
 // StaleInputs names the sources whose data the phases derive from and
@@ -364,9 +366,13 @@ func (c *Cluster) advance(now time.Time) {
 // forbidden): the node list and every lock source. While any is listed,
 // Recompute holds every phase and logs no phase or lock entry. A source that
 // never delivered is not listed: there is no earlier picture to hold, and
-// the phases are derived without it. Prometheus's reboot-required signal
+// the phases are derived without it; nor is any before the phases were
+// first derived (no phase to hold). Prometheus's reboot-required signal
 // is held on its own (PhaseInput.RebootStale).
 func (c *Cluster) StaleInputs() []string {
+	if !c.derived {
+		return nil
+	}
 	var out []string
 	for _, h := range c.Sources() {
 		switch h.Name {
