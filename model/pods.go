@@ -2,6 +2,7 @@ package model
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -169,6 +170,68 @@ type Pod struct {
 	// Deleting is when the pod's deletion was asked
 	// (metadata.deletionTimestamp); zero when it is not terminating.
 	Deleting time.Time
+	// Containers sums up the pod's container statuses: whether its
+	// process runs, since when, and how it last failed (what a stalled
+	// kured pod shows: CrashLoopBackOff, restarts).
+	Containers ContainerState
+}
+
+// ContainerState is what the pod's container statuses say, summed up over
+// its containers.
+type ContainerState struct {
+	// Reported is false when the pod carries no container status at all
+	// (not scheduled or not yet reported by the kubelet).
+	Reported bool
+	// Running is true when every container runs; StartedAt is then the
+	// latest start among them (the current run of a restarted container).
+	Running   bool
+	StartedAt time.Time
+	// Waiting is a waiting container's reason (CrashLoopBackOff,
+	// ImagePullBackOff, ContainerCreating), "" when none waits.
+	Waiting string
+	// Restarts is the sum of the containers' restart counts.
+	Restarts int
+	// LastExit is when the latest terminated run ended (lastState or
+	// state terminated), zero when none did; LastExitReason is its reason
+	// and exit code ("Error, exit code 1").
+	LastExit       time.Time
+	LastExitReason string
+}
+
+// Describe says how the pod runs in a few words, for evidence: its phase,
+// whether it is Ready, a waiting reason, its restarts and its last exit.
+func (p *Pod) Describe() string {
+	parts := []string{p.Phase}
+	if p.Phase == "" {
+		parts[0] = "phase unknown"
+	}
+	c := p.Containers
+	switch {
+	case c.Waiting != "":
+		parts = append(parts, c.Waiting)
+	case c.Running && !c.StartedAt.IsZero():
+		parts = append(parts, "running since "+c.StartedAt.UTC().Format(time.RFC3339))
+	}
+	if p.Ready {
+		parts = append(parts, "Ready")
+	} else {
+		parts = append(parts, "not Ready")
+	}
+	if c.Restarts > 0 {
+		r := "1 restart"
+		if c.Restarts > 1 {
+			r = strconv.Itoa(c.Restarts) + " restarts"
+		}
+		parts = append(parts, r)
+	}
+	if !c.LastExit.IsZero() {
+		last := "last exit " + c.LastExit.UTC().Format(time.RFC3339)
+		if c.LastExitReason != "" {
+			last += " (" + c.LastExitReason + ")"
+		}
+		parts = append(parts, last)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Key returns namespace/name.

@@ -175,6 +175,13 @@ type Node struct {
 	// Annotations holds only the kured annotations (weave.works/kured-*).
 	Annotations map[string]string
 	Created     time.Time
+	// UnschedulableSetAt and UnschedulableSetBy are the time and manager of
+	// the newest managedFields entry that owns spec.unschedulable: when it
+	// was last written (a cordon; or an uncordon that wrote false
+	// explicitly, as a server-side apply does). An uncordon that removes
+	// the field, as kubectl and kured do, leaves no entry: zero then.
+	UnschedulableSetAt time.Time
+	UnschedulableSetBy string
 }
 
 // Condition returns the condition of that type, if the node has it.
@@ -297,6 +304,11 @@ type LockStatus struct {
 	// waits out its own release delay (kured's --lock-release-delay): when
 	// it should release the lock by itself.
 	ReleaseAt time.Time
+	// Stalled is set when the holder rebooted and is Ready, but its
+	// coordinator never finished its cycle on it (kured's pod did not come
+	// back to uncordon it and release): the lock is orphaned, and the
+	// holder itself is what stops the fleet.
+	Stalled bool
 	// Warning is a problem of the lock object itself, whatever the
 	// entries' verdicts (a kured multi-lock listing more holders than its
 	// maxOwners): Attention reports it once per lock.

@@ -726,10 +726,34 @@ func (x *explainer) rebooting(name string) []model.Blocker {
 }
 
 // recovering: rebooted and holding its lock; kured may wait out its
-// --lock-release-delay before releasing.
+// --lock-release-delay before releasing. A holder on which kured never
+// finished its cycle (model.LockStatus.Stalled) stalls the fleet on
+// itself: the lock's release clears it.
 func (x *explainer) recovering(name string) []model.Blocker {
 	var out []model.Blocker
 	for _, s := range x.c.LockStatuses() {
+		if s.HolderNode() == name && s.Stalled {
+			ref := s.LockRef
+			b := model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Lock: &ref,
+				Evidence: []model.Evidence{ev("lock", ref.String()), ev("verdict", string(s.Verdict)+": "+s.Reason)},
+				Reason:   s.Reason, Short: string(s.Kind) + " not finished", Clears: "release it once the gates allow (see the lock's detail)"}
+			for _, e := range s.Evidence {
+				if e.Key == "kured's pod" {
+					b.Evidence = append(b.Evidence, e)
+				}
+			}
+			for _, a := range s.Actions {
+				if a == model.ActionRelease {
+					b.Action, b.Clears = a, "release it"
+				}
+			}
+			if n, ok := x.c.Node(name); ok && n.Unschedulable {
+				b.Clears += " (which also uncordons " + name + ", as kured would)"
+			}
+			b.Reason += ": " + b.Clears
+			out = append(out, b)
+			continue
+		}
 		if s.HolderNode() != name || s.ReleaseAt.IsZero() || !s.ReleaseAt.After(x.now) {
 			continue
 		}

@@ -67,10 +67,18 @@ func TestBlockerKinds(t *testing.T) {
 	}{
 		{name: "lock held by an orphaned holder",
 			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"),
-				up(node("w1", readySince(now.Add(-2*time.Hour)))), up(node("w3")),
+				up(node("w1", readySince(now.Add(-2*time.Hour)), schedAt(now.Add(-2*time.Hour)))), up(node("w3")),
 				lockEv(kuredWith(single(ent("w1", now.Add(-3*time.Hour), 0)))), source(model.SourceKured, model.StatusOK)}}},
 			node: "w3", kind: model.BlockerLock, action: model.ActionRelease, stalls: true,
 			words: []string{"w3 waits for the kured lock, held by w1 for 3h, orphaned: release it"}},
+		// Issue 27 §1: the holder rebooted and kured on it never came back:
+		// the holder itself is what stops the fleet.
+		{name: "holder whose kured never came back after its reboot",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"),
+				up(node("w1", readySince(now.Add(-20*time.Minute)), cordoned())), up(node("w3")), kuredPods("w1", crashLooping(now.Add(-time.Minute))),
+				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0)), "--lock-release-delay=1m")), source(model.SourceKured, model.StatusOK)}}},
+			node: "w1", kind: model.BlockerLock, action: model.ActionRelease, stalls: true,
+			words: []string{"kured on w1 has not finished its cycle 20m after the reboot", "CrashLoopBackOff", "release it (which also uncordons w1, as kured would)"}},
 		{name: "lock held by a ghost",
 			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
 				lockEv(kuredWith(single(ent("old-node", now.Add(-5*time.Hour), 0))))}}},
@@ -186,7 +194,7 @@ func TestBlockerKinds(t *testing.T) {
 			steps: []step{{now, []model.Event{nodesOK(), prom, up(node("w1", readySince(now.Add(-5*time.Minute)))),
 				lockEv(kuredWith(single(ent("w1", now.Add(-40*time.Minute), 0)), "--lock-release-delay=30m"))}}},
 			node: "w1", kind: model.BlockerReleaseDelay, stalls: true,
-			words: []string{"--lock-release-delay", "25m left"}},
+			words: []string{"--lock-release-delay", "26m left"}},
 		{name: "done · still cordoned",
 			steps: []step{{now, []model.Event{nodesOK(), prom, lockEv(kuredWith("")),
 				up(node("w1", cordoned(), readySince(now.Add(-time.Hour)), func(n *model.Node) {

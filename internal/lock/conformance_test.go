@@ -298,6 +298,15 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 				}
 			}
 			e := lock.New(lock.Options{})
+			if !fx.uncordons {
+				// The holder is schedulable, and no managedFields entry
+				// says since when (issue 27 §3): orphaned once this
+				// engine has seen it so for the grace.
+				if s := status(t, w.judge(e, fx, []model.LockRef{ref}, judgeAt), ref); s.Verdict != model.VerdictHeld {
+					t.Fatalf("schedulable since an unknown time: %s (%s)", s.Verdict, s.Reason)
+				}
+				judgeAt = judgeAt.Add(lock.DefaultOrphanGrace)
+			}
 			c := w.judge(e, fx, []model.LockRef{ref}, judgeAt)
 			s := status(t, c, ref)
 			if s.Verdict != model.VerdictOrphaned || s.HolderNode() != holder.Name {

@@ -55,7 +55,47 @@ func notReady(t time.Time) nodeOpt {
 		n.Conditions = []model.Condition{{Type: "Ready", Status: "False", LastTransition: t}}
 	}
 }
-func noReady() nodeOpt                      { return func(n *model.Node) { n.Conditions = nil } }
+func noReady() nodeOpt { return func(n *model.Node) { n.Conditions = nil } }
+
+// schedAt dates the node's spec.unschedulable write in managedFields (an
+// uncordon that wrote false explicitly, as a server-side apply does).
+func schedAt(t time.Time) nodeOpt {
+	return func(n *model.Node) { n.UnschedulableSetAt, n.UnschedulableSetBy = t, "ops-apply" }
+}
+
+type podOpt func(*model.Pod)
+
+// kuredPods is the pods source's picture of node: kured's DaemonSet pod
+// with opts, or no kured pod at all when there are none.
+func kuredPods(node string, opts ...podOpt) model.Event {
+	ev := model.Batch{model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePods, Status: model.StatusOK}}}
+	pods := []model.Pod{{Namespace: "default", Name: "web-1", Node: node, Phase: model.PodRunning, Ready: true, OwnerKind: "ReplicaSet", OwnerName: "web"}}
+	if len(opts) > 0 {
+		p := model.Pod{Namespace: kuredRef.Namespace, Name: "kured-x1", Node: node, OwnerKind: "DaemonSet", OwnerName: kuredRef.Name}
+		for _, o := range opts {
+			o(&p)
+		}
+		pods = append(pods, p)
+	}
+	return append(ev, model.NodePodsSet{Node: node, Pods: pods, Watched: true})
+}
+
+// crashLooping: kured's container waits in CrashLoopBackOff, its last run
+// ended at last.
+func crashLooping(last time.Time) podOpt {
+	return func(p *model.Pod) {
+		p.Phase = model.PodRunning
+		p.Containers = model.ContainerState{Reported: true, Waiting: "CrashLoopBackOff", Restarts: 7, LastExit: last, LastExitReason: "Error, exit code 1"}
+	}
+}
+
+// runningSince: kured's container runs since t, Ready.
+func runningSince(t time.Time) podOpt {
+	return func(p *model.Pod) {
+		p.Phase, p.Ready = model.PodRunning, true
+		p.Containers = model.ContainerState{Reported: true, Running: true, StartedAt: t, Restarts: 1}
+	}
+}
 func cordoned() nodeOpt                     { return func(n *model.Node) { n.Unschedulable = true } }
 func boot(id string) nodeOpt                { return func(n *model.Node) { n.BootID = id } }
 func machine(id string) nodeOpt             { return func(n *model.Node) { n.MachineID = id } }

@@ -42,6 +42,9 @@ type Engine struct {
 	firstSeen  map[string]time.Time // lock key -> first judged
 	cordoned   map[string]bool      // nodes unschedulable when last judged
 	uncordoned map[string]time.Time // node -> when first seen schedulable again after a cordon
+	schedSeen  map[string]time.Time // node -> when first seen schedulable (since it last was not)
+	marked     map[string]bool      // nodes with kured's reboot-in-progress mark when last judged
+	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 }
 
@@ -53,7 +56,8 @@ func New(opts Options) *Engine {
 	if opts.OrphanGrace <= 0 {
 		opts.OrphanGrace = DefaultOrphanGrace
 	}
-	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordoned: map[string]bool{}, uncordoned: map[string]time.Time{}, appIDs: map[string]string{}}
+	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordoned: map[string]bool{}, uncordoned: map[string]time.Time{},
+		schedSeen: map[string]time.Time{}, marked: map[string]bool{}, unmarked: map[string]time.Time{}, appIDs: map[string]string{}}
 }
 
 // Options returns the engine's options (defaults filled in).
@@ -73,6 +77,10 @@ type judged struct {
 	// inDelay: the holder rebooted but the coordinator's own release delay
 	// has not passed yet.
 	inDelay bool
+	// stalled: the holder rebooted, is Ready and still cordoned by kured,
+	// past the bound by which kured uncordons and releases (its pod never
+	// came back): the release also uncordons it, as kured would.
+	stalled bool
 }
 
 // leftCordoned says whether the coordinator leaves this holder cordoned
@@ -131,6 +139,21 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 			delete(e.cordoned, name)
 			e.uncordoned[name] = now
 		}
+		if n.Unschedulable {
+			delete(e.schedSeen, name)
+			delete(e.uncordoned, name)
+		} else if _, ok := e.schedSeen[name]; !ok {
+			e.schedSeen[name] = now
+		}
+		_, marked := n.Annotations[kuredMark]
+		switch {
+		case marked:
+			e.marked[name] = true
+			delete(e.unmarked, name)
+		case e.marked[name]:
+			delete(e.marked, name)
+			e.unmarked[name] = now
+		}
 		if why := busyReason(c, n); why != "" {
 			ctx.busy[name] = why
 		}
@@ -140,9 +163,16 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 			delete(e.cordoned, name)
 		}
 	}
-	for name := range e.uncordoned {
+	for _, m := range []map[string]time.Time{e.uncordoned, e.schedSeen, e.unmarked} {
+		for name := range m {
+			if _, ok := c.Node(name); !ok {
+				delete(m, name)
+			}
+		}
+	}
+	for name := range e.marked {
 		if _, ok := c.Node(name); !ok {
-			delete(e.uncordoned, name)
+			delete(e.marked, name)
 		}
 	}
 	ix := newIndex(nodes, func(n string) bool { _, ok := c.Node(n); return ok }, e.appIDs)
@@ -380,6 +410,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 			set(model.VerdictHeld, "held by %s, which has not rebooted since the lock was taken", name)
 		}
 		return
+	case !cordonOK && s.Kind == model.LockKured:
+		e.judgeKuredCordoned(c, j, n, rebootWhy, rebootedAt, readySince, now)
+		return
 	case !cordonOK:
 		set(model.VerdictHeld, "held by %s, rebooted (%s) and still cordoned (recovering)", name, rebootWhy)
 		return
@@ -389,23 +422,94 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	if rebootedAt.After(steadySince) {
 		steadySince = rebootedAt
 	}
-	if us, ok := e.uncordoned[name]; ok && !j.leftCordoned() && us.After(steadySince) {
-		steadySince = us
-		ev("uncordoned", "seen schedulable again at "+us.UTC().Format(time.RFC3339))
+	// Schedulable since when: the coordinator cordoned the holder for its
+	// drain, so a schedulable holder was uncordoned since; steady counts
+	// from then, when that can be known.
+	schedUnknown := false
+	if !n.Unschedulable {
+		since, from, ok, first := e.schedulableSince(n)
+		switch {
+		case ok:
+			ev("schedulable since", from)
+			if since.After(steadySince) {
+				steadySince = since
+			}
+		default:
+			schedUnknown = true
+			ev("schedulable since", "unknown: this process did not see it uncordoned, and no managedFields entry owns spec.unschedulable (an uncordon that removes the field, as kubectl's and kured's do, leaves none); seen schedulable since "+
+				first.UTC().Format(time.RFC3339))
+			if first.After(steadySince) {
+				steadySince = first
+			}
+		}
 	}
-	if d := j.entry.ReleaseDelay; d > 0 && now.Sub(rebootedAt) < d {
-		j.inDelay = true
-		s.ReleaseAt = rebootedAt.Add(d)
-		set(model.VerdictHeld, "held by %s, which rebooted %s ago; its coordinator waits %s (--lock-release-delay) after the reboot before it releases", name, model.HumanDuration(now.Sub(rebootedAt)), d)
-		return
+	if s.Kind == model.LockKured {
+		pod := kuredPodOn(c, s.LockRef, name)
+		ev("kured's pod", pod.describe(name))
+		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.dead() {
+			j.inDelay = true
+			s.ReleaseAt = by
+			ev("kured releases by", by.UTC().Format(time.RFC3339)+", from "+from)
+			set(model.VerdictHeld, "held by %s, which rebooted %s ago; kured may still release it on its own until %s (its first tick after its pod starts, then --lock-release-delay %s), counted from %s",
+				name, model.HumanDuration(now.Sub(rebootedAt)), by.UTC().Format(time.RFC3339), j.entry.ReleaseDelay, from)
+			return
+		}
 	}
 	steady := now.Sub(steadySince)
-	ev("steady for", model.HumanDuration(steady)+" (grace "+model.HumanDuration(e.opts.OrphanGrace)+")")
+	if steady < 0 {
+		steady = 0
+	}
+	grace := model.HumanDuration(e.opts.OrphanGrace)
+	if schedUnknown {
+		ev("steady for", "unknown: at least "+model.HumanDuration(steady)+", as long as this process has seen it schedulable (grace "+grace+")")
+	} else {
+		ev("steady for", model.HumanDuration(steady)+" (grace "+grace+")")
+	}
 	if steady < e.opts.OrphanGrace {
-		set(model.VerdictHeld, "held by %s, which rebooted and is Ready and %s for %s (orphaned after %s)", name, schedWord(n), model.HumanDuration(steady), model.HumanDuration(e.opts.OrphanGrace))
+		if schedUnknown {
+			set(model.VerdictHeld, "held by %s, which rebooted and is Ready and schedulable, since when is unknown (seen so for %s; orphaned once seen steady for %s)", name, model.HumanDuration(steady), grace)
+			return
+		}
+		set(model.VerdictHeld, "held by %s, which rebooted and is Ready and %s for %s (orphaned after %s)", name, schedWord(n), model.HumanDuration(steady), grace)
 		return
 	}
 	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and %s for %s", name, rebootWhy, schedWord(n), model.HumanDuration(steady))
+}
+
+// judgeKuredCordoned judges a kured holder that rebooted, is Ready and is
+// still cordoned by kured (the lock's metadata.unschedulable is false).
+// kured uncordons it at its first tick after its pod starts again, then
+// waits its --lock-release-delay and releases (kuredcycle.go). Within that
+// bound plus the orphan grace it is recovering; past it, kured on the node
+// has not finished its cycle (its pod crash-loops, or is missing): the lock
+// is orphaned, and its release also uncordons the node, as kured would.
+func (e *Engine) judgeKuredCordoned(c *model.Cluster, j *judged, n *model.Node, rebootWhy string, rebootedAt, readySince, now time.Time) {
+	s := &j.status
+	name := n.Name
+	ev := func(k, v string) { s.Evidence = append(s.Evidence, model.Evidence{Key: k, Value: v}) }
+	ev("rebooted", rebootWhy)
+	pod := kuredPodOn(c, s.LockRef, name)
+	ev("kured's pod", pod.describe(name))
+	base, from := rebootedAt, "the reboot at "+rebootedAt.UTC().Format(time.RFC3339)
+	if st := pod.startedAt(); st.After(base) {
+		base, from = st, "kured's pod start at "+st.UTC().Format(time.RFC3339)
+	}
+	d := j.entry.ReleaseDelay
+	deadline := base.Add(kuredFirstTickMax + d + e.opts.OrphanGrace)
+	if r := readySince.Add(e.opts.OrphanGrace); r.After(deadline) {
+		deadline = r
+	}
+	ev("kured's cycle", fmt.Sprintf("kured uncordons %s at its first tick (30–90 s after its pod starts), then waits --lock-release-delay %s and releases: not finished by %s (%s + 90 s + %s + the orphan grace %s) is a stall",
+		name, d, deadline.UTC().Format(time.RFC3339), from, d, model.HumanDuration(e.opts.OrphanGrace)))
+	if now.Before(deadline) {
+		s.Verdict = model.VerdictHeld
+		s.Reason = fmt.Sprintf("held by %s, rebooted (%s) and still cordoned (recovering): kured uncordons it and releases the lock after its pod's first tick; %s", name, rebootWhy, pod.short(name))
+		return
+	}
+	j.stalled, s.Stalled = true, true
+	s.Verdict = model.VerdictOrphaned
+	s.Reason = fmt.Sprintf("kured on %s has not finished its cycle %s after the reboot: %s is Ready but still cordoned and holds the lock; %s",
+		name, model.HumanDuration(now.Sub(rebootedAt)), name, pod.short(name))
 }
 
 // schedWord says how a finished holder stands: schedulable, or still

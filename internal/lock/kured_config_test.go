@@ -64,7 +64,7 @@ func TestKuredReleaseDelay(t *testing.T) {
 		want     model.Verdict
 	}{{-20 * time.Minute, model.VerdictHeld}, {-35 * time.Minute, model.VerdictOrphaned}} {
 		e := New(Options{})
-		c := build(e, step{now, []model.Event{nodesOK(), up(node("n1", readySince(now.Add(tc.rebooted)))), up(node("n2")), lockEv(l)}})
+		c := build(e, step{now, []model.Event{nodesOK(), up(node("n1", readySince(now.Add(tc.rebooted)), schedAt(now.Add(tc.rebooted)))), up(node("n2")), lockEv(l)}})
 		s, _ := statusFor(c.LockStatuses(), kuredRef, "n1")
 		if s.Verdict != tc.want {
 			t.Fatalf("rebooted %s ago: %s (%s), want %s", -tc.rebooted, s.Verdict, s.Reason, tc.want)

@@ -259,9 +259,11 @@ func writeFor(j judged) Write {
 // uncordonFor is the holder's uncordon that goes with a release, when the
 // coordinator cordoned it (Entry.UncordonOnRelease) and it is still
 // cordoned: fleetlock's steady-state would have uncordoned it had the
-// holder unlocked itself.
+// holder unlocked itself; and kured's, when kured on a stalled holder never
+// came back to uncordon it (kured uncordons only a node it cordoned:
+// metadata.unschedulable false, which is what stalled requires).
 func uncordonFor(c *model.Cluster, j judged) Write {
-	if j.entry == nil || !j.entry.UncordonOnRelease || j.mapping.Kind != MatchOne || len(j.mapping.Nodes) != 1 {
+	if j.entry == nil || !(j.entry.UncordonOnRelease || j.stalled) || j.mapping.Kind != MatchOne || len(j.mapping.Nodes) != 1 {
 		return Write{}
 	}
 	n, ok := c.Node(j.mapping.Nodes[0])
@@ -351,7 +353,7 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 				bad = append(bad, name+" (readiness unknown)")
 			case !ready:
 				bad = append(bad, name+" (NotReady)")
-			case n.Unschedulable && !j.leftCordoned():
+			case n.Unschedulable && !j.leftCordoned() && !j.stalled:
 				bad = append(bad, name+" (cordoned)")
 			}
 		}
@@ -361,6 +363,8 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 			how := "Ready and schedulable"
 			if hn, ok := c.Node(s.HolderNodes[0]); ok && hn.Unschedulable && j.leftCordoned() {
 				how = "Ready (cordoned by its coordinator until the holder unlocks)"
+			} else if ok && hn.Unschedulable && j.stalled {
+				how = "Ready, and still cordoned by kured, which never finished its cycle: the release uncordons it, as kured would"
 			}
 			add(GateHolder, true, "holder node %s is %s", strings.Join(s.HolderNodes, ", "), how)
 		}

@@ -66,7 +66,7 @@ func TestPlanReapGhostKured(t *testing.T) {
 func TestPlanReleaseOrphanedAndHeld(t *testing.T) {
 	now := at(time.Hour)
 	e := New(Options{})
-	orphan := build(e, step{now, []model.Event{nodesOK(), up(node("n1", readySince(now.Add(-30*time.Minute)))), up(node("n2")),
+	orphan := build(e, step{now, []model.Event{nodesOK(), up(node("n1", readySince(now.Add(-30*time.Minute)), schedAt(now.Add(-30*time.Minute)))), up(node("n2")),
 		lockEv(kuredLock(single(ent("n1", now.Add(-40*time.Minute), 0))))}})
 	if p := mustPlan(t, e, orphan, kuredRef, "n1", model.ActionRelease); !p.Allowed {
 		t.Fatalf("release of orphaned refused: %s", p.Refusal)

@@ -379,9 +379,10 @@ func decodeNode(b []byte, m *model.Node, x *nodeExtra, ss *strs) error {
 	return err
 }
 
-// decodeNodeMeta reads the name, uid, creation time, role labels and
-// kured's annotations (and, into x when not nil, the namespace,
-// resourceVersion and the initial-events-end annotation); managedFields and the rest are
+// decodeNodeMeta reads the name, uid, creation time, role labels,
+// kured's annotations and the managedFields entry that owns
+// spec.unschedulable (and, into x when not nil, the namespace,
+// resourceVersion and the initial-events-end annotation); the rest is
 // skipped. The legacy role label's value is left in legacyRole (a map
 // key's last value wins).
 func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole *string) error {
@@ -411,6 +412,11 @@ func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole 
 				return err
 			}
 			m.Created = t.Time
+		case 17:
+			if wire != wireBytes {
+				return wrongWire(f, wire)
+			}
+			return decodeManagedEntry(v, m)
 		case 11, 12:
 			// Only the entries the model keeps become strings.
 			k, val, err := mapEntry(v)
@@ -430,6 +436,48 @@ func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole 
 		}
 		return nil
 	})
+}
+
+// decodeManagedEntry reads one managedFields entry (manager = 1, time = 4,
+// fieldsV1 = 7 whose raw = 1) and, when it owns spec.unschedulable and is
+// newer than the one kept, keeps its time and manager (as
+// unschedulableEntry does for a typed Node). Other entries' fields stay
+// bytes: only a set that names f:unschedulable is parsed.
+func decodeManagedEntry(b []byte, m *model.Node) error {
+	var manager, raw, ts []byte
+	err := eachField(b, func(f int, wire uint64, v []byte) error {
+		if (f == 1 || f == 4 || f == 7) && wire != wireBytes {
+			return wrongWire(f, wire)
+		}
+		switch f {
+		case 1:
+			manager = v
+		case 4:
+			ts = v
+		case 7:
+			return eachField(v, func(f int, wire uint64, v []byte) error {
+				if f == 1 {
+					if wire != wireBytes {
+						return wrongWire(f, wire)
+					}
+					raw = v
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if err != nil || ts == nil || !ownsUnschedulable(raw) {
+		return err
+	}
+	var t metav1.Time
+	if err := t.Unmarshal(ts); err != nil {
+		return err
+	}
+	if m.UnschedulableSetAt.IsZero() || t.After(m.UnschedulableSetAt) {
+		m.UnschedulableSetAt, m.UnschedulableSetBy = t.Time, string(manager)
+	}
+	return nil
 }
 
 // decodeNodeStatus reads the conditions and four nodeInfo fields.

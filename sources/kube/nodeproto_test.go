@@ -63,6 +63,19 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 	odd.DeletionTimestamp = &del
 	odd.Annotations["weave.works/kured-most-recent-reboot-needed"] = "2026-11-30T07:00:00Z"
 	odd.CreationTimestamp = metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	// managedFields: the kubelet's status, a cordon, and a newer apply that
+	// also owns spec.unschedulable: the newest owner of the field is kept.
+	mf := func(manager string, at time.Time, fields string) metav1.ManagedFieldsEntry {
+		t := metav1.NewTime(at)
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	odd.ManagedFields = []metav1.ManagedFieldsEntry{
+		mf("kubelet", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), `{"f:status":{"f:conditions":{}}}`),
+		mf("kured", time.Date(2026, 11, 30, 7, 1, 0, 0, time.UTC), `{"f:spec":{"f:unschedulable":{}}}`),
+		mf("ops", time.Date(2026, 11, 30, 7, 2, 0, 0, time.UTC), `{"f:metadata":{"f:labels":{}},"f:spec":{"f:unschedulable":{}}}`),
+		mf("liar", time.Date(2026, 11, 30, 9, 9, 0, 0, time.UTC), `{"f:metadata":{"f:annotations":{"f:note":{"f:unschedulable":{}}}}}`),
+	}
 	nodes := []*corev1.Node{scalefixture.Node(0), scalefixture.Node(7), odd, node("plain", true, nil), {ObjectMeta: metav1.ObjectMeta{Name: "bare"}}}
 	b := nodeListProto(t, "next-page", nodes...)
 	want, wantCont := generatedDecode(t, b)
@@ -87,7 +100,8 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 		}
 	}
 	if !got[2].Unschedulable || !reflect.DeepEqual(got[2].Roles, []string{"gpu", "infra"}) || len(got[2].Annotations) != 2 ||
-		got[0].BootID != "boot-00000" || len(got[0].Conditions) != 4 || got[2].Created.IsZero() {
+		got[0].BootID != "boot-00000" || len(got[0].Conditions) != 4 || got[2].Created.IsZero() ||
+		got[2].UnschedulableSetBy != "ops" || !got[2].UnschedulableSetAt.Equal(time.Date(2026, 11, 30, 7, 2, 0, 0, time.UTC)) || !got[0].UnschedulableSetAt.IsZero() {
 		t.Errorf("unexpected nodes: %+v\n%+v", got[2], got[0])
 	}
 }

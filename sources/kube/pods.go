@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -575,8 +576,9 @@ func sortedWatchKeys(m map[string]*podWatch) []string {
 
 // TransformPod keeps of a Pod what the blockers need: identity, labels (PDB
 // selectors), the mirror annotation, the controlling owner, the node, the
-// phase and the Ready condition. Containers, volumes and the rest of status
-// are dropped.
+// phase, the Ready condition and a summary of the container statuses
+// (states, restarts: a stalled kured pod). Containers, volumes and the rest
+// of status are dropped.
 func TransformPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -597,7 +599,74 @@ func TransformPod(obj any) (any, error) {
 			out.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
 		}
 	}
+	// Of the container statuses, what ContainerState keeps: the state's
+	// kind, times and reason, the last termination and the restarts.
+	for _, c := range p.Status.ContainerStatuses {
+		out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
+			State: keepState(c.State), LastTerminationState: keepState(c.LastTerminationState), RestartCount: c.RestartCount})
+	}
 	return out, nil
+}
+
+// keepState keeps of a container state its kind, start and end times,
+// reason and exit code.
+func keepState(st corev1.ContainerState) corev1.ContainerState {
+	var out corev1.ContainerState
+	if r := st.Running; r != nil {
+		out.Running = &corev1.ContainerStateRunning{StartedAt: r.StartedAt}
+	}
+	if w := st.Waiting; w != nil {
+		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
+	}
+	if t := st.Terminated; t != nil {
+		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, StartedAt: t.StartedAt, FinishedAt: t.FinishedAt}
+	}
+	return out
+}
+
+// containerState sums up a pod's container statuses.
+func containerState(cs []corev1.ContainerStatus) model.ContainerState {
+	var out model.ContainerState
+	if len(cs) == 0 {
+		return out
+	}
+	out.Reported, out.Running = true, true
+	lastExit := func(t *corev1.ContainerStateTerminated) {
+		if t == nil || t.FinishedAt.IsZero() || !t.FinishedAt.After(out.LastExit) {
+			return
+		}
+		out.LastExit = t.FinishedAt.Time
+		out.LastExitReason = t.Reason
+		if t.ExitCode != 0 || t.Reason == "" {
+			if out.LastExitReason != "" {
+				out.LastExitReason += ", "
+			}
+			out.LastExitReason += "exit code " + strconv.Itoa(int(t.ExitCode))
+		}
+	}
+	for _, c := range cs {
+		out.Restarts += int(c.RestartCount)
+		switch {
+		case c.State.Running != nil:
+			if t := c.State.Running.StartedAt.Time; t.After(out.StartedAt) {
+				out.StartedAt = t
+			}
+		default:
+			out.Running = false
+			if w := c.State.Waiting; w != nil && out.Waiting == "" {
+				out.Waiting = w.Reason
+				if out.Waiting == "" {
+					out.Waiting = "waiting"
+				}
+			}
+		}
+		lastExit(c.State.Terminated)
+		lastExit(c.LastTerminationState.Terminated)
+	}
+	if !out.Running {
+		out.StartedAt = time.Time{}
+	}
+	return out
 }
 
 // PodToModel converts a (transformed or full) Pod.
@@ -616,5 +685,6 @@ func PodToModel(p *corev1.Pod) model.Pod {
 	if p.DeletionTimestamp != nil {
 		m.Deleting = p.DeletionTimestamp.Time
 	}
+	m.Containers = containerState(p.Status.ContainerStatuses)
 	return m
 }

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -77,6 +79,10 @@ func TransformNode(obj any) (any, error) {
 		}
 	}
 	out.Spec.Unschedulable = n.Spec.Unschedulable
+	if e, ok := unschedulableEntry(n.ManagedFields); ok {
+		out.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: e.Manager, Operation: e.Operation, Time: e.Time,
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
+	}
 	if len(n.Status.Conditions) > 0 {
 		out.Status.Conditions = make([]corev1.NodeCondition, len(n.Status.Conditions))
 		for i, c := range n.Status.Conditions {
@@ -101,6 +107,9 @@ func NodeToModel(n *corev1.Node) model.Node {
 		OSImage:       n.Status.NodeInfo.OSImage,
 		KernelVersion: n.Status.NodeInfo.KernelVersion,
 		Created:       n.CreationTimestamp.Time,
+	}
+	if e, ok := unschedulableEntry(n.ManagedFields); ok {
+		m.UnschedulableSetAt, m.UnschedulableSetBy = e.Time.Time, e.Manager
 	}
 	for k, v := range n.Labels {
 		addRole(&m, k, v)
@@ -181,4 +190,41 @@ func sameNode(a, b *model.Node) bool {
 		}
 	}
 	return true
+}
+
+// unschedulableField is how a managedFields entry's fieldsV1 names
+// spec.unschedulable (a Node has no other field of that name).
+var unschedulableField = []byte(`"f:unschedulable"`)
+
+// unschedulableEntry returns the newest managedFields entry that owns
+// spec.unschedulable, as holderEntry does for fleetlock's holder: its time
+// is when that manager last wrote the field.
+func unschedulableEntry(m []metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, bool) {
+	var best metav1.ManagedFieldsEntry
+	found := false
+	for _, e := range m {
+		if e.FieldsV1 == nil || e.Time == nil || !ownsUnschedulable(e.FieldsV1.GetRawBytes()) {
+			continue
+		}
+		if !found || e.Time.After(best.Time.Time) {
+			best, found = e, true
+		}
+	}
+	return best, found
+}
+
+// ownsUnschedulable reports whether a fieldsV1 set owns
+// f:spec.f:unschedulable.
+func ownsUnschedulable(raw []byte) bool {
+	if !bytes.Contains(raw, unschedulableField) {
+		return false // most entries (the kubelet's status) never name it
+	}
+	var f struct {
+		Spec map[string]json.RawMessage `json:"f:spec"`
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return false
+	}
+	_, ok := f.Spec["f:unschedulable"]
+	return ok
 }
