@@ -18,7 +18,7 @@ func TestKuredReleaseDelayCountsFromKuredsOwnSteps(t *testing.T) {
 	cfg := ParseKuredConfig([]string{"--lock-release-delay=1m"}, nil, nil)
 	l := kuredLock(single(ent("n1", reboot.Add(-10*time.Minute), 0)))
 	kspec(&l).Config = &cfg
-	started := reboot.Add(3 * time.Minute)     // kured's pod came back late
+	started := reboot.Add(3 * time.Minute)      // kured's pod came back late
 	uncordoned := started.Add(80 * time.Second) // its first tick
 	e := New(Options{OrphanGrace: 10 * time.Second})
 	steps := []step{
