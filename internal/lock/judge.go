@@ -447,9 +447,13 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		pod := kuredPodOn(c, s.LockRef, name)
 		ev("kured's pod", pod.describe(name))
 		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.dead() {
-			j.inDelay = true
-			s.ReleaseAt = by
 			ev("kured releases by", by.UTC().Format(time.RFC3339)+", from "+from)
+			if j.entry.ReleaseDelay > 0 {
+				// The release-delay blocker and gate; without a delay
+				// kured is only between its start and its first tick.
+				j.inDelay = true
+				s.ReleaseAt = by
+			}
 			set(model.VerdictHeld, "held by %s, which rebooted %s ago; kured may still release it on its own until %s (its first tick after its pod starts, then --lock-release-delay %s), counted from %s",
 				name, model.HumanDuration(now.Sub(rebootedAt)), by.UTC().Format(time.RFC3339), j.entry.ReleaseDelay, from)
 			return

@@ -13,13 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The kured scenario's second act (issue 15: "why is it stuck?"). Nothing of
-// it happens before HandReleaseAfter, so the first 40 minutes (the orphan
-// and the ghost) play exactly as before.
+// The kured scenario's pods and its second act (issue 15: "why is it
+// stuck?"). Nothing of the second act happens before HandReleaseAfter.
 //
+//   - The orphan (worker-1) is kured's commonest wedge (issue 27): after its
+//     reboot its kured pod crash-loops (CrashLoopBackOff), so nobody
+//     uncordons it or releases the lock.
 //   - At HandReleaseAfter, if nobody has released worker-1's orphaned lock,
 //     an on-call engineer deletes kured's annotation by hand (kubectl
-//     annotate ds kured weave.works/kured-node-lock-).
+//     annotate ds kured weave.works/kured-node-lock-), uncordons worker-1 and
+//     fixes its kured pod.
 //   - worker-2 takes the lock and is drained. Its web pod is evicted (its
 //     PodDisruptionBudget allows one disruption), but shop/postgres-1 is
 //     not: the budget shop/postgres asks for minAvailable 2 of a 2-replica
@@ -93,6 +96,11 @@ type simPod struct {
 	ownerKind      string
 	ownerName      string
 	created        time.Time // zero: before the scenario
+	// started is when its container last started (zero: created);
+	// crashing, when set, is when it last crashed: it then waits in
+	// CrashLoopBackOff.
+	started, crashing time.Time
+	restarts          int32
 }
 
 // simPDB is one PodDisruptionBudget: minAvailable or maxUnavailable (>= 0;
@@ -219,6 +227,19 @@ func (s *Sim) apiPod(p *simPod) *corev1.Pod {
 	if !s.healthy(p) {
 		ready = corev1.ConditionFalse
 	}
+	started := p.started
+	if started.IsZero() {
+		started = created
+	}
+	cs := corev1.ContainerStatus{Name: p.app, Image: "registry.example/" + p.app + ":1", RestartCount: p.restarts, Ready: ready == corev1.ConditionTrue,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}}}
+	if !p.crashing.IsZero() {
+		ready, cs.Ready = corev1.ConditionFalse, false
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: "back-off 5m0s restarting failed container=kured"}}
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			StartedAt: metav1.NewTime(p.crashing.Add(-time.Second)), FinishedAt: metav1.NewTime(p.crashing)}}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name, Labels: map[string]string{"app": p.app},
 			CreationTimestamp: metav1.NewTime(created),
@@ -226,7 +247,23 @@ func (s *Sim) apiPod(p *simPod) *corev1.Pod {
 				UID: "owner-uid", Controller: &yes}}},
 		Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: p.app, Image: "registry.example/" + p.app + ":1"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: ready}}},
+			{Type: corev1.PodReady, Status: ready}}, ContainerStatuses: []corev1.ContainerStatus{cs}},
+	}
+}
+
+// restartPodsOf restarts n's containers after its reboot; the orphan's
+// kured crash-loops from then on.
+func (s *Sim) restartPodsOf(n *node) {
+	for _, p := range s.pods {
+		if p.node != n.name {
+			continue
+		}
+		p.started = s.now
+		p.restarts++
+		if n.orphan && p.ownerKind == "DaemonSet" && p.ownerName == KuredName {
+			p.crashing = s.now.Add(2 * time.Second)
+			p.restarts += 3
+		}
 	}
 }
 
@@ -367,7 +404,9 @@ func (s *Sim) writePodsOf(ctx context.Context, n *node) error {
 	return s.writeBudgets(ctx)
 }
 
-// handRelease removes the orphan's kured lock by hand, if it is still there.
+// handRelease removes the orphan's kured lock by hand, if it is still
+// there, uncordons the orphan (kured never came back to) and fixes its kured
+// pod.
 func (s *Sim) handRelease(ctx context.Context) error {
 	s.handReleaseAt = time.Time{}
 	orphan := s.OrphanNode()
@@ -380,9 +419,47 @@ func (s *Sim) handRelease(ctx context.Context) error {
 	}
 	var l kuredLock
 	if json.Unmarshal([]byte(ds.Annotations[KuredLockKey]), &l) != nil || l.NodeID != orphan {
-		return nil
+		return s.fixOrphan(ctx)
 	}
 	delete(ds.Annotations, KuredLockKey)
-	_, err = s.Client.AppsV1().DaemonSets(KuredNamespace).Update(ctx, ds, metav1.UpdateOptions{})
-	return err
+	if _, err := s.Client.AppsV1().DaemonSets(KuredNamespace).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return s.fixOrphan(ctx)
+}
+
+// fixOrphan is the rest of the engineer's fix: the orphan uncordoned (if
+// still cordoned) and its kured pod running again.
+func (s *Sim) fixOrphan(ctx context.Context) error {
+	n := s.nodeByName(s.OrphanNode())
+	if n == nil {
+		return nil
+	}
+	if n.st == stUp {
+		n.st = stDone
+	}
+	if n.cordoned {
+		// Read the node as it is: an operator's release may have
+		// uncordoned it already.
+		cur, err := s.Client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.cordoned = false
+		if cur.Spec.Unschedulable {
+			if err := s.writeNode(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range s.podList() {
+		if p.node == n.name && !p.crashing.IsZero() {
+			p.crashing, p.started = time.Time{}, s.now
+			p.restarts++
+			if _, err := s.Client.CoreV1().Pods(p.ns).UpdateStatus(ctx, s.apiPod(p), metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -138,9 +138,26 @@ func TestScenario(t *testing.T) {
 	if !sawDegraded || !sawNotReady {
 		t.Fatalf("degraded volumes seen %v, cp-3 NotReady seen %v", sawDegraded, sawNotReady)
 	}
+	// The orphan is kured's commonest wedge (issue 27): upgraded, Ready,
+	// but its kured pod crash-loops since its reboot, so it stays cordoned.
 	w, _ := s.Client.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{})
-	if w.Spec.Unschedulable || w.Status.NodeInfo.KernelVersion != NewKernel {
-		t.Fatalf("the orphan should be upgraded and schedulable: %+v", w.Status.NodeInfo)
+	if !w.Spec.Unschedulable || w.Status.NodeInfo.KernelVersion != NewKernel {
+		t.Fatalf("the orphan should be upgraded and still cordoned: unschedulable %v %+v", w.Spec.Unschedulable, w.Status.NodeInfo)
+	}
+	kp, err := s.Client.CoreV1().Pods(KuredNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting []string
+	for _, p := range kp.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Waiting != nil {
+				waiting = append(waiting, p.Spec.NodeName+":"+c.State.Waiting.Reason)
+			}
+		}
+	}
+	if strings.Join(waiting, ",") != "worker-1:CrashLoopBackOff" {
+		t.Fatalf("kured pods waiting: %v, want worker-1's in CrashLoopBackOff", waiting)
 	}
 	if s.RebootRequired()["worker-1"] || !s.RebootRequired()["worker-2"] {
 		t.Fatalf("reboot required: %v", s.RebootRequired())

@@ -80,6 +80,9 @@ func (s *Sim) next() (time.Time, func(context.Context) error) {
 		case stDown:
 			consider(n.upAt, func(ctx context.Context) error { return s.up(ctx, n) })
 		case stUp:
+			if n.orphan && s.pods != nil {
+				break // its kured pod crash-loops: nobody uncordons it (pods.go)
+			}
 			consider(n.uncordonAt, func(ctx context.Context) error { return s.uncordon(ctx, n) })
 		case stUncordoned:
 			consider(n.releaseAt, func(ctx context.Context) error { return s.release(ctx, n) })
@@ -180,6 +183,7 @@ func (s *Sim) up(ctx context.Context, n *node) error {
 	if err := s.writeNode(ctx, n); err != nil {
 		return err
 	}
+	s.restartPodsOf(n)
 	return s.writePodsOf(ctx, n)
 }
 
