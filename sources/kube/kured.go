@@ -173,7 +173,9 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 		}
 	}
 	s.kuredCfg, s.kuredCfgOf = nil, ""
+	var holders []string
 	if sel != nil {
+		holders = kuredHolders(sel.c.lock)
 		if _, reported := s.kured[sel.uid]; !reported || sel.uid == uid {
 			s.sink(model.LockUpserted{Lock: sel.c.lock})
 		}
@@ -191,6 +193,7 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 	if cfgNow != nil || prevCfg != nil {
 		s.pods.kuredSelectors(selectors)
 	}
+	s.pods.lockHolders(holders)
 	if had || has {
 		s.refresh(p)
 	}
@@ -392,4 +395,25 @@ func DaemonSetToLock(d *appsv1.DaemonSet) model.LockObject {
 		ResourceVersion: d.ResourceVersion,
 		Spec:            &lock.KuredSpec{Annotation: key, Value: v, Present: ok, Config: cfg},
 	}
+}
+
+// kuredHolders lists the nodes a kured lock names (none when it is free or
+// malformed): their pods are watched, for kured's own pod on a holder
+// (issue 27: whether kured came back after the reboot, and since when).
+func kuredHolders(l model.LockObject) []string {
+	spec, ok := l.Spec.(*lock.KuredSpec)
+	if !ok || spec == nil || !spec.Present {
+		return nil
+	}
+	kl, err := lock.ParseKured(spec.Value)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range kl.Entries {
+		if e.NodeID != "" && e.NodeID != lock.ManualHolder {
+			out = append(out, e.NodeID)
+		}
+	}
+	return out
 }

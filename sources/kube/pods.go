@@ -28,9 +28,11 @@ import (
 // cluster. It runs two kinds of narrow watches:
 //
 //   - the pods of each cordoned node (a node being drained, rebooting, or
-//     left cordoned): a watch field-selected on spec.nodeName, started when
-//     the node is seen cordoned and stopped when it is uncordoned or deleted
-//     (at most Options.MaxPodWatchNodes nodes at once, by name);
+//     left cordoned) and of each node that holds kured's lock (kured's own
+//     pod on it: did it come back after the reboot, since when): a watch
+//     field-selected on spec.nodeName, started when the node is seen
+//     cordoned or holding and stopped when it is neither or deleted (at
+//     most Options.MaxPodWatchNodes nodes at once, by name);
 //   - the pods matching each of kured's --blocking-pod-selector values (read
 //     from its DaemonSet): a watch label-selected on the selector and
 //     field-selected on kured's own phase filter
@@ -63,6 +65,7 @@ type podSource struct {
 
 	mu        sync.Mutex
 	cordoned  map[string]bool
+	holders   []string             // the nodes kured's lock names
 	nodes     map[string]*podWatch // node -> watch
 	selectors []string             // kured's selectors in force (nil: not read)
 	selSent   bool                 // a BlockingSelectorsSet was sent
@@ -238,12 +241,39 @@ func (ps *podSource) nodeSeen(name string, cordoned bool) {
 	ps.reportLocked()
 }
 
-func (ps *podSource) reconcileNodesLocked() {
-	names := make([]string, 0, len(ps.cordoned))
+// lockHolders records the nodes kured's lock names (of the one kured
+// selected) and starts or stops the watch of their pods.
+func (ps *podSource) lockHolders(nodes []string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if slicesEqual(ps.holders, nodes) {
+		return
+	}
+	ps.holders = append([]string(nil), nodes...)
+	ps.reconcileNodesLocked()
+	ps.reportLocked()
+}
+
+// watchedNodes lists the nodes whose pods are wanted: cordoned, or
+// holding kured's lock; sorted.
+func (ps *podSource) watchedNodesLocked() []string {
+	set := map[string]bool{}
 	for n := range ps.cordoned {
+		set[n] = true
+	}
+	for _, n := range ps.holders {
+		set[n] = true
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+func (ps *podSource) reconcileNodesLocked() {
+	names := ps.watchedNodesLocked()
 	want := map[string]bool{}
 	for _, n := range names[:min(len(names), ps.max)] {
 		want[n] = true
@@ -548,16 +578,22 @@ func (ps *podSource) reportLocked() {
 // summaryLocked says what is watched, for the ok message.
 func (ps *podSource) summaryLocked() string {
 	var parts []string
+	which := "cordoned"
+	for _, name := range ps.watchedNodesLocked() {
+		if !ps.cordoned[name] {
+			which = "cordoned or lock-holding"
+		}
+	}
 	switch n := len(ps.nodes); {
 	case n == 1:
 		for name := range ps.nodes {
-			parts = append(parts, "pods of cordoned node "+name)
+			parts = append(parts, "pods of "+which+" node "+name)
 		}
 	case n > 1:
-		parts = append(parts, fmt.Sprintf("pods of %d cordoned nodes", n))
+		parts = append(parts, fmt.Sprintf("pods of %d %s nodes", n, which))
 	}
-	if extra := len(ps.cordoned) - len(ps.nodes); extra > 0 {
-		parts = append(parts, fmt.Sprintf("%d more cordoned node(s) not watched (at most %d)", extra, ps.max))
+	if extra := len(ps.watchedNodesLocked()) - len(ps.nodes); extra > 0 {
+		parts = append(parts, fmt.Sprintf("%d more %s node(s) not watched (at most %d)", extra, which, ps.max))
 	}
 	if n := len(ps.selectors); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d kured blocking selector(s)", n))
