@@ -557,7 +557,8 @@ func (a *Agent) act(ctx context.Context, s model.LockStatus, action model.Action
 	res := a.Actor.Do(actx, plan, lock.DoOptions{AllowUnsafe: false})
 	r.Outcome, r.Message = res.Outcome, res.Message
 	if res.Uncordon.Outcome != "" {
-		// The second write of a fleetlock release: the holder's uncordon.
+		// The second write of a release whose coordinator cordoned the
+		// holder (fleetlock; kured on a stalled holder): its uncordon.
 		r.Message += "; uncordon " + string(res.Uncordon.Outcome) + ": " + res.Uncordon.Message
 		a.Metrics.Actions.WithLabelValues(kind, "uncordon", string(res.Uncordon.Outcome)).Inc()
 	}

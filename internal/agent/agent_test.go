@@ -409,7 +409,13 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 		created := now.Add(-time.Hour).UTC().Format(time.RFC3339)
 		return []model.Event{ok(model.SourceNodes), ok(model.SourceKured),
 			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
-			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-30*time.Minute))},
+			// Uncordoned 30 minutes ago, as a managedFields entry dates it
+			// (without a date, a fresh engine must watch it for the grace).
+			model.NodeUpserted{Node: func() model.Node {
+				n := readyNode("n1", "11111111111111111111111111111111", now.Add(-30*time.Minute))
+				n.UnschedulableSetAt, n.UnschedulableSetBy = now.Add(-30*time.Minute), "ops-apply"
+				return n
+			}()},
 			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
 				UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
 					Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}}},
