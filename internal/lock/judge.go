@@ -33,8 +33,10 @@ type Options struct {
 }
 
 // Engine judges locks and plans actions. It remembers a little across
-// judgements (when it first saw each lock, when it last saw each node
-// cordoned, the Zincati ids of machine ids); it is safe for concurrent use.
+// judgements (when it first saw each lock, which nodes it saw cordoned and
+// when it saw them uncordoned or first schedulable, when it saw kured's
+// reboot-in-progress mark removed, the Zincati ids of machine ids); it is
+// safe for concurrent use.
 type Engine struct {
 	opts Options
 
