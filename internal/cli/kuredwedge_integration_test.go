@@ -257,3 +257,57 @@ func TestKuredWedgeWatchRealCluster(t *testing.T) {
 		t.Fatalf("watch exit %d\n%s\n%s", code, o, errb.String())
 	}
 }
+
+// Issue 27 §2 on a real apiserver: kured (--lock-release-delay=1m) came back
+// on worker-1 40 s ago, 5 minutes after the reboot, and the uncordon is
+// dated 20 s ago: kured is inside its delay and will release on its own.
+// Counted from the reboot the delay had passed and the lock was called
+// orphaned; counted from kured's own steps it is held, release refused,
+// and the evidence says which step it was counted from.
+func TestKuredReleaseDelayFromKuredsStepsRealCluster(t *testing.T) {
+	cl := testcluster.Start(t)
+	cs := cl.Client(t)
+	ctx := context.Background()
+	wedgeWorldAt(t, cs, "", 5*time.Minute)
+	now := time.Now().UTC().Truncate(time.Second)
+	d, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Args = []string{"--period=1m", "--lock-release-delay=1m"}
+	if d, err = cs.AppsV1().DaemonSets("kube-system").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	p, err := cs.CoreV1().Pods("kube-system").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kured-w1",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kured", UID: d.UID, Controller: &yes}}},
+		Spec: corev1.PodSpec{NodeName: "worker-1", Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.17.1"}}}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.17.1", Ready: true, RestartCount: 1,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now.Add(-40 * time.Second))}}}}}
+	if _, err := cs.CoreV1().Pods("kube-system").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The uncordon, dated by managedFields (written false by an apply).
+	if _, err := cs.CoreV1().Nodes().Patch(ctx, "worker-1", "application/apply-patch+yaml",
+		[]byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"worker-1"},"spec":{"unschedulable":false}}`),
+		metav1.PatchOptions{FieldManager: "kured", Force: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--kubeconfig", kubeconfigCopy(t, cl), "--orphan-grace", "1s", "--request-timeout", "5s", "--sync-timeout", "30s"}
+	env, out, errb := multiEnv()
+	code := run(ctx, append(append([]string{}, flags...), "release", "--kind", "kured", "--yes"), env)
+	o := out.String()
+	if code == ExitOK || !strings.Contains(o, "Verdict: held") || !strings.Contains(o, "kured may still release it on its own") ||
+		!strings.Contains(o, "kured releases by:") || !strings.Contains(o, "kured's pod kube-system/kured-w1 started at") ||
+		!strings.Contains(o, "✗ verdict") {
+		t.Fatalf("release inside kured's delay: exit %d\n%s\n%s", code, o, errb.String())
+	}
+	if d, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{}); err != nil || d.Annotations[lockAnnotation] == "" {
+		t.Fatalf("the lock was released inside kured's delay: %v %v", d.Annotations, err)
+	}
+}
