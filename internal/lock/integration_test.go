@@ -70,17 +70,32 @@ func TestIntegrationActions(t *testing.T) {
 
 	t.Run("release an orphaned kured single lock", func(t *testing.T) {
 		it := newIT(t, "orphan")
-		// The holder rebooted: Ready since 20m, lock taken 40m ago.
-		it.node("orphan-a", mid1, time.Now().Add(-20*time.Minute), false)
+		// The holder rebooted: Ready since 20m, lock taken 40m ago, still
+		// cordoned by kured, which uncordons it (seen by the engine, as a
+		// running watch sees it) and then never releases.
+		it.node("orphan-a", mid1, time.Now().Add(-20*time.Minute), true)
 		it.node("orphan-b", mid2, time.Now().Add(-3*time.Hour), false)
 		ann := single(ent("orphan-a", time.Now().Add(-40*time.Minute).UTC().Truncate(time.Second), 0))
 		it.daemonSet("kured", ann)
-		c, e := it.judge()
+		now := time.Now()
+		e := New(Options{})
+		it.judgeWith(e, now)
+		n, err := admin.CoreV1().Nodes().Get(ctx, "orphan-a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Spec.Unschedulable = false
+		if _, err := admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		it.judgeWith(e, now)
+		later := now.Add(DefaultOrphanGrace)
+		c := it.judgeWith(e, later)
 		ref := model.LockRef{Kind: model.LockKured, Namespace: it.ns, Name: "kured"}
 		if s := it.status(c, ref, "orphan-a"); s.Verdict != model.VerdictOrphaned {
 			t.Fatalf("verdict %s: %s", s.Verdict, s.Reason)
 		}
-		p, err := e.Plan(c, ref, "orphan-a", model.ActionRelease, time.Now())
+		p, err := e.Plan(c, ref, "orphan-a", model.ActionRelease, later)
 		if err != nil || !p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
@@ -328,8 +343,13 @@ func (it *itest) grant(user string, verbs []string) {
 // model cluster judged by a fresh engine.
 func (it *itest) judge() (*model.Cluster, *Engine) {
 	it.t.Helper()
-	now := time.Now()
 	e := New(Options{})
+	return it.judgeWith(e, time.Now()), e
+}
+
+// judgeWith reads the scenario into a fresh model judged by e at now.
+func (it *itest) judgeWith(e *Engine, now time.Time) *model.Cluster {
+	it.t.Helper()
 	c := model.NewCluster("itest", model.Options{})
 	c.Judge = e.Judge
 	nodes, err := it.admin.CoreV1().Nodes().List(it.ctx, metav1.ListOptions{LabelSelector: "rebootwatch-test=" + it.label})
@@ -365,7 +385,7 @@ func (it *itest) judge() (*model.Cluster, *Engine) {
 		c.Apply(model.LockUpserted{Lock: lo}, now)
 	}
 	c.Recompute(now)
-	return c, e
+	return c
 }
 
 func modelNode(n *corev1.Node) model.Node {
