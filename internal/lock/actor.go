@@ -52,6 +52,10 @@ type Actor struct {
 	// every node. Only tests whose scenarios share one API server, each
 	// judged on its own nodes, set it.
 	NodeSelector string
+	// Fresh are the quorum reads of every gate's input made before each
+	// write (fresh.go). The wiring sets them (sources/set.FreshReaders);
+	// a source without a reader refuses every write that needs it.
+	Fresh FreshReaders
 }
 
 // DoOptions are per-action choices.
@@ -141,20 +145,23 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	if p.Action == model.ActionUncordon {
-		return a.uncordonOnly(ctx, p, w)
+	var d Driver
+	if p.Action != model.ActionUncordon {
+		var err error
+		if d, err = DriverFor(w.Ref.Kind); err != nil {
+			return res(model.OutcomeError, "%v", err)
+		}
 	}
-	d, err := DriverFor(w.Ref.Kind)
-	if err != nil {
-		return res(model.OutcomeError, "%v", err)
-	}
-	// The gates were judged on caches: confirm them on a quorum read of
-	// the node list first (fresh.go). An override of failed gates already
+	// The gates were judged on caches: confirm every input of them on
+	// quorum reads first (fresh.go). An override of failed gates already
 	// accepted data that is not fresh.
 	if p.Allowed {
 		if r, ok := a.checkFresh(ctx, p); !ok {
 			return r
 		}
+	}
+	if p.Action == model.ActionUncordon {
+		return a.uncordonOnly(ctx, p, w)
 	}
 	ap, err := d.Apply(ctx, a.Client, w)
 	var ve *VerifyError

@@ -57,7 +57,7 @@ func TestActorReapKuredSingle(t *testing.T) {
 	p := ghostPlan(t, ann)
 	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 	var logs bytes.Buffer
-	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Fresh: asJudged(p)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeDone {
 		t.Fatalf("outcome %s: %s", r.Outcome, r.Message)
@@ -101,7 +101,7 @@ func TestActorConflictChangesNothing(t *testing.T) {
 	p := ghostPlan(t, ann)
 	// The object moved on (resourceVersion 101) since it was judged at 100.
 	cs := newFakeClientset(withNodes(p, ds(ann, "101"))...)
-	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
+	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler), Fresh: asJudged(p)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "100 → 101") || !strings.Contains(r.Message, "nothing changed") {
 		t.Fatalf("result %+v", r)
@@ -140,7 +140,7 @@ func TestActorForbidden(t *testing.T) {
 	cs.PrependReactor("update", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "kured", nil)
 	})
-	a := &Actor{Client: cs, Who: "bob", Logger: slog.New(slog.DiscardHandler)}
+	a := &Actor{Client: cs, Who: "bob", Logger: slog.New(slog.DiscardHandler), Fresh: asJudged(p)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps") {
 		t.Fatalf("result %+v", r)
@@ -164,7 +164,7 @@ func TestActorRefusalAndOverride(t *testing.T) {
 	}
 	p := mk(Options{})
 	cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
-	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
+	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler), Fresh: asJudged(p)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, GateOtherNodes) {
 		t.Fatalf("refused plan: %+v", r)
 	}
@@ -196,7 +196,7 @@ func TestActorFleetlockRelease(t *testing.T) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 	cs := newFakeClientset(withNodes(p, lease(zid1, "200"))...)
-	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler)}
+	a := &Actor{Client: cs, Who: "alice", Logger: slog.New(slog.DiscardHandler), Fresh: asJudged(p)}
 	if r := a.Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("result %+v", r)
 	}

@@ -262,7 +262,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 			if err != nil || !p.Allowed {
 				t.Fatalf("plan %+v %v", p, err)
 			}
-			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
+			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label, Fresh: lock.AsJudged(p)}).Do(w.ctx, p, lock.DoOptions{})
 			if r.Outcome != model.OutcomeDone || r.Uncordon.Outcome != "" {
 				t.Fatalf("do: %+v", r)
 			}
@@ -319,7 +319,7 @@ func conform(t *testing.T, mk func(t *testing.T, label string) *world) {
 			if (p.Uncordon.Op != "") != fx.uncordons {
 				t.Fatalf("uncordon write %+v, want one: %v", p.Uncordon, fx.uncordons)
 			}
-			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label}).Do(w.ctx, p, lock.DoOptions{})
+			r := (&lock.Actor{Client: w.cs, Who: "conformance", NodeSelector: "conformance=" + w.label, Fresh: lock.AsJudged(p)}).Do(w.ctx, p, lock.DoOptions{})
 			if !r.Complete() || r.Outcome != model.OutcomeDone {
 				t.Fatalf("do: %+v", r)
 			}
@@ -473,7 +473,7 @@ func kuredDuplicates(t *testing.T, w *world) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("reap %s#%d: %+v %v", holder, entry, p.Refusal, err)
 		}
-		if r := (&lock.Actor{Client: w.cs, Who: "conformance"}).Do(w.ctx, p, lock.DoOptions{}); r.Outcome != model.OutcomeDone {
+		if r := (&lock.Actor{Client: w.cs, Who: "conformance", Fresh: lock.AsJudged(p)}).Do(w.ctx, p, lock.DoOptions{}); r.Outcome != model.OutcomeDone {
 			t.Fatalf("reap %s#%d: %+v", holder, entry, r)
 		}
 	}

@@ -17,5 +17,6 @@
 // and complete; judge a kured lock from a value kured would read otherwise;
 // claim a write done that its coordinator does not read as done; write without the judged resourceVersion and UID as a
 // precondition; retry a write after a conflict; let the agent override a
-// gate; import the TUI or start goroutines of its own.
+// gate; import the TUI or start goroutines of its own (but the fresh reads of
+// one action, which run at once and have all ended before it writes).
 package lock

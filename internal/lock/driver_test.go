@@ -42,7 +42,7 @@ func TestUnregisteredKindIsAnError(t *testing.T) {
 	p.Write = Write{Ref: ref, Op: OpClearHolder, UID: "u", ResourceVersion: "1"}
 	p.Allowed = true
 	cs := newFakeClientset()
-	r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{})
+	r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `unknown lock kind "nosuch"`) || len(cs.Actions()) != 0 {
 		t.Fatalf("do: %+v, %d API calls", r, len(cs.Actions()))
 	}

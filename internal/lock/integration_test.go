@@ -54,7 +54,7 @@ func TestIntegrationActions(t *testing.T) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
-		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -100,7 +100,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatalf("plan %+v %v", p, err)
 		}
 		// Dry run first: exactly the write, nothing changed.
-		dry := it.actor(admin, "admin")
+		dry := it.actor(admin, "admin", Plan{})
 		dry.DryRun = true
 		if r := dry.Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDryRun || r.Write != p.Write {
 			t.Fatalf("dry run %+v", r)
@@ -108,7 +108,7 @@ func TestIntegrationActions(t *testing.T) {
 		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann || got.ResourceVersion != p.Write.ResourceVersion {
 			t.Fatal("dry run changed the DaemonSet")
 		}
-		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -131,7 +131,7 @@ func TestIntegrationActions(t *testing.T) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
-		if r := it.actor(admin, "admin").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDone {
+		if r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDone {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		got := it.getDS("kured")
@@ -164,7 +164,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := it.getDS("kured")
-		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "nothing changed") {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -191,7 +191,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatal(err)
 		}
 		it.lease("fleetlock-default", zid1)
-		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, "replaced") {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -220,7 +220,7 @@ func TestIntegrationActions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := it.actor(bob, "bob").Do(ctx, p, DoOptions{})
+		r := it.actor(bob, "bob", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps in namespace "+it.ns) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -231,13 +231,13 @@ func TestIntegrationActions(t *testing.T) {
 		// too, naming get.
 		it.grantNodeList("alice")
 		alice, _ := kubernetes.NewForConfig(tc.UserConfig("alice"))
-		if r := it.actor(alice, "alice").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "alice may not get") {
+		if r := it.actor(alice, "alice", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "alice may not get") {
 			t.Fatalf("alice: %s: %s", r.Outcome, r.Message)
 		}
 		// carol may not list nodes: the fresh read before the write is
 		// forbidden, and nothing is written.
 		carol, _ := kubernetes.NewForConfig(tc.UserConfig("carol"))
-		if r := it.actor(carol, "carol").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden ||
+		if r := it.actor(carol, "carol", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeForbidden ||
 			!strings.Contains(r.Message, "fresh-data") || !strings.Contains(r.Message, "carol may not list nodes") {
 			t.Fatalf("carol: %s: %s", r.Outcome, r.Message)
 		}
@@ -408,9 +408,9 @@ func (it *itest) status(c *model.Cluster, ref model.LockRef, holder string) mode
 	return s
 }
 
-func (it *itest) actor(cs kubernetes.Interface, who string) *Actor {
+func (it *itest) actor(cs kubernetes.Interface, who string, p Plan) *Actor {
 	return &Actor{Client: cs, Who: who, Logger: slog.New(slog.NewTextHandler(testWriter{it.t}, nil)), Timeout: 30 * time.Second,
-		NodeSelector: "rebootwatch-test=" + it.label}
+		NodeSelector: "rebootwatch-test=" + it.label, Fresh: asJudged(p)}
 }
 
 func (it *itest) events(name string) []corev1.Event {

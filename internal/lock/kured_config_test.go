@@ -100,7 +100,7 @@ func TestKuredCustomAnnotation(t *testing.T) {
 	}
 	cs := newFakeClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
 		Annotations: map[string]string{key: v, KuredAnnotation: "untouched", "other": "kept"}}})...)
-	if r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
+	if r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)
 	}
 	ds, _ := cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})

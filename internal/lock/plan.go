@@ -112,6 +112,9 @@ type Plan struct {
 	// actor compares what the gates read of them with a fresh quorum read
 	// of the node list (fresh.go).
 	Nodes []model.Node
+	// Judged are the gates' other inputs as the plan was judged on them,
+	// which the actor compares with fresh reads before it writes too.
+	Judged Judged
 }
 
 // FailedGates returns the gates that did not pass.
@@ -205,7 +208,7 @@ func (e *Engine) PlanEntry(c *model.Cluster, ref model.LockRef, holder string, e
 		p.Refusal = fmt.Sprintf("%s refused: %s", a, strings.Join(why, "; "))
 	}
 	p.Write = writeFor(js[idx])
-	p.Nodes = judgedNodes(c)
+	p.Nodes, p.Judged = judgedNodes(c), judgedInputs(c)
 	if a == model.ActionRelease && p.Write.Op != "" {
 		p.Uncordon = uncordonFor(c, js[idx])
 	}

@@ -73,7 +73,7 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 		}
 		return false, nil, nil
 	})
-	a := &Actor{Client: cs, Who: "property", DryRun: fault == faultDryRun, Logger: slog.New(slog.DiscardHandler)}
+	a := &Actor{Client: cs, Who: "property", DryRun: fault == faultDryRun, Logger: slog.New(slog.DiscardHandler), Fresh: asJudged(p)}
 	r := a.Do(context.Background(), p, DoOptions{})
 	events, _ := cs.CoreV1().Events(obj.Namespace).List(context.Background(), metav1.ListOptions{})
 	want := map[int]model.Outcome{faultNone: model.OutcomeDone, faultChanged: model.OutcomeConflict, faultReplaced: model.OutcomeConflict,

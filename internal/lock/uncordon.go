@@ -121,5 +121,6 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		p.Refusal = fmt.Sprintf("uncordon refused: %s", strings.Join(why, "; "))
 	}
 	p.Write = uncordonWrite(st.LockRef, n)
+	p.Nodes, p.Judged = judgedNodes(c), judgedInputs(c)
 	return p, nil
 }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -56,12 +57,18 @@ func TestUncordonPlanAndDo(t *testing.T) {
 	if err != nil || !p.Allowed || p.Write.Op != OpUncordon || p.Write.BootID != "n1-b2" || p.Action != model.ActionUncordon {
 		t.Fatalf("plan %+v %v", p, err)
 	}
+	// The cluster as judged, but n1's boot id and cordon.
 	mk := func(boot string, cordon bool) *fake.Clientset {
-		return newFakeClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", ResourceVersion: "77"},
-			Spec: corev1.NodeSpec{Unschedulable: cordon}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: boot}}})
+		objs := withNodes(p)
+		for _, o := range objs {
+			if n := o.(*corev1.Node); n.Name == "n1" {
+				n.ResourceVersion, n.Spec.Unschedulable, n.Status.NodeInfo.BootID = "77", cordon, boot
+			}
+		}
+		return newFakeClientset(objs...)
 	}
 	cs := mk("n1-b2", true)
-	r := (&Actor{Client: cs, Who: "alice"}).Do(context.Background(), p, DoOptions{})
+	r := (&Actor{Client: cs, Who: "alice", Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{})
 	if r.Outcome != model.OutcomeDone {
 		t.Fatalf("do: %+v", r)
 	}
@@ -74,16 +81,22 @@ func TestUncordonPlanAndDo(t *testing.T) {
 		!strings.Contains(evs.Items[0].Message, "alice") {
 		t.Fatalf("events %+v", evs.Items)
 	}
-	// Preconditions: another reboot since the judgement, or already
-	// uncordoned, writes nothing.
+	// Another reboot since the judgement, or already uncordoned: the fresh
+	// read of the node list before the write refuses, and nothing is
+	// written (the write's own preconditions check it again).
 	for _, tc := range []struct {
 		boot   string
 		cordon bool
 		want   string
-	}{{"n1-b3", true, "rebooted again"}, {"n1-b2", false, "no longer cordoned"}} {
+		pre    string
+	}{{"n1-b3", true, "boot=n1-b2 → boot=n1-b3", "rebooted again"}, {"n1-b2", false, "cordoned=true → cordoned=false", "no longer cordoned"}} {
+		var pe *PreconditionError
+		if _, err := applyUncordon(context.Background(), mk(tc.boot, tc.cordon), p.Write); !errors.As(err, &pe) || !strings.Contains(pe.Msg, tc.pre) {
+			t.Fatalf("%s: the write's precondition: %v", tc.pre, err)
+		}
 		cs := mk(tc.boot, tc.cordon)
-		r := (&Actor{Client: cs}).Do(context.Background(), p, DoOptions{})
-		if r.Outcome != model.OutcomeConflict || !strings.Contains(r.Message, tc.want) {
+		r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{})
+		if r.Outcome != model.OutcomeRefused || !strings.Contains(r.Message, "uncordon refused: fresh-data") || !strings.Contains(r.Message, tc.want) {
 			t.Fatalf("%s: %+v", tc.want, r)
 		}
 		for _, a := range cs.Actions() {
@@ -119,7 +132,7 @@ func TestFleetlockReleaseUncordons(t *testing.T) {
 	}
 	// The cluster as judged: n1 cordoned after its reboot (boot n1-b2), n2.
 	cs := newFakeClientset(withNodes(p, lease(zid1, "200"))...)
-	r := (&Actor{Client: cs, Who: "bob"}).Do(context.Background(), p, DoOptions{})
+	r := (&Actor{Client: cs, Who: "bob", Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{})
 	if !r.Complete() || r.Uncordon.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)
 	}
