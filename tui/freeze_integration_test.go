@@ -71,7 +71,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	cl := s.NewCluster()
 	wall := &clock{now: time.Now()}
 	m := New(Options{Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: wall.Now, Context: sctx,
-		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Timeout: requestTimeout}}})
+		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Timeout: requestTimeout, Fresh: s.FreshReaders()}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 44})
 
 	pump := func(what string, cond func(string) bool) {

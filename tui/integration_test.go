@@ -43,7 +43,7 @@ func TestRealClusterReapGhost(t *testing.T) {
 	cl.Judge = eng.Judge
 	wall := &clock{now: time.Now()}
 	m := New(Options{Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: wall.Now, Context: sctx,
-		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test"}}})
+		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Fresh: s.FreshReaders()}}})
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
 
 	// pump applies the session's events until cond holds on the screen.
@@ -129,7 +129,7 @@ func TestRealClustersList(t *testing.T) {
 		cl := s.NewCluster()
 		cl.Judge = eng.Judge
 		opts.Clusters = append(opts.Clusters, ClusterOptions{Cluster: cl, Events: s.Events, Clock: s.Clock,
-			Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test"}}})
+			Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Fresh: s.FreshReaders()}}})
 	}
 	mm := NewMulti(opts)
 	mm.Update(tea.WindowSizeMsg{Width: 140, Height: 30})

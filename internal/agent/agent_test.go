@@ -132,6 +132,33 @@ func fleetlockWorld(now time.Time) []model.Event {
 	}
 }
 
+// worldFresh are the actor's fresh reads of a world: the nodes through its
+// client (clientFor), the lock objects as the world's events left them,
+// Longhorn not installed and no blocking-alert filter, as the worlds here
+// have them.
+func worldFresh(world []model.Event) lock.FreshReaders {
+	return lock.FreshReaders{
+		Locks: func(context.Context) ([]model.LockObject, error) {
+			locks := map[model.LockRef]model.LockObject{}
+			for _, ev := range world {
+				switch e := ev.(type) {
+				case model.LockUpserted:
+					locks[e.Lock.LockRef] = e.Lock
+				case model.LockDeleted:
+					delete(locks, e.Ref)
+				}
+			}
+			var out []model.LockObject
+			for _, l := range locks {
+				out = append(out, l)
+			}
+			return out, nil
+		},
+		Volumes: func(context.Context) ([]model.Volume, bool, error) { return nil, false, nil },
+		Alerts:  func(context.Context, *lock.KuredConfig) ([]string, bool, error) { return nil, false, nil },
+	}
+}
+
 // clientFor returns a fake cluster holding objs and the Nodes the world's
 // events leave: the API the agent's fresh read before a write sees.
 func clientFor(world []model.Event, objs ...runtime.Object) *fake.Clientset {
@@ -204,8 +231,9 @@ func startAgentSyncing(t *testing.T, cfg Config, client *fake.Clientset, initial
 	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1), release: release}
 	a := New(&Agent{
 		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
-		Engine:  lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
-		Actor:   &lock.Actor{Client: client, Who: "test-agent", DryRun: cfg.DryRun, Logger: logger, Timeout: cfg.RequestTimeout},
+		Engine: lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
+		Actor: &lock.Actor{Client: client, Who: "test-agent", DryRun: cfg.DryRun, Logger: logger, Timeout: cfg.RequestTimeout,
+			Fresh: worldFresh(initial)},
 		Sources: []Starter{src.starter()},
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -106,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		Client:   client,
 		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
 		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
-			Logger: log, Timeout: cfg.RequestTimeout},
+			Logger: log, Timeout: cfg.RequestTimeout, Fresh: sourceset.FreshReaders(sourceOptions(cfg, watchClient, dyn, longhornREST, log))},
 		Sources: sourceStarters(cfg, watchClient, dyn, longhornREST, log),
 		Health:  health,
 		Metrics: metrics,
@@ -170,15 +170,21 @@ func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interfa
 	return []Starter{{
 		Name: "sources",
 		Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
-			return sourceset.Start(ctx, sourceset.Options{
-				Client: client, Dynamic: dyn, LonghornREST: longhornREST, RequestTimeout: cfg.RequestTimeout,
-				KuredDaemonSet: cfg.KuredDaemonSet, FleetlockNamespace: cfg.FleetlockNamespace,
-				Prometheus: prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
-					BearerTokenFile: cfg.PrometheusTokenFile},
-				Logger: log,
-			}, sink)
+			return sourceset.Start(ctx, sourceOptions(cfg, client, dyn, longhornREST, log), sink)
 		},
 	}}
+}
+
+// sourceOptions are the options of the agent's sources, which its actor's
+// fresh read before a write reads again (sourceset.FreshReaders).
+func sourceOptions(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, longhornREST rest.Interface, log *slog.Logger) sourceset.Options {
+	return sourceset.Options{
+		Client: client, Dynamic: dyn, LonghornREST: longhornREST, RequestTimeout: cfg.RequestTimeout,
+		KuredDaemonSet: cfg.KuredDaemonSet, FleetlockNamespace: cfg.FleetlockNamespace,
+		Prometheus: prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
+			BearerTokenFile: cfg.PrometheusTokenFile},
+		Logger: log,
+	}
 }
 
 // AlertGateDecision says, for the startup log, what the blocking-alert gate

@@ -50,7 +50,7 @@ func TestAgentNotifiesOnlyOnceSynced(t *testing.T) {
 	a := New(&Agent{
 		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
 		Engine: lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
-		Actor:  &lock.Actor{Client: client, Who: "test-agent", Logger: logger, Timeout: cfg.RequestTimeout},
+		Actor:  &lock.Actor{Client: client, Who: "test-agent", Logger: logger, Timeout: cfg.RequestTimeout, Fresh: worldFresh(world)},
 		Sources: []Starter{{Name: "gated", Start: func(ctx context.Context, sink func(model.Event)) (Source, error) {
 			for _, ev := range world {
 				sink(ev)

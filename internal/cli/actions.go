@@ -204,7 +204,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 		who = "someone"
 	}
 	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch " + action, DryRun: c.DryRun,
-		Logger: actionLogger(env.Stderr), Timeout: c.RequestTimeout}
+		Logger: actionLogger(env.Stderr), Timeout: c.RequestTimeout, Fresh: s.FreshReaders()}
 	r := actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: override})
 	out.finish(r)
 	switch {

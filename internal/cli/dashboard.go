@@ -104,7 +104,7 @@ func clusterOptions(env Env, c *Common, s *live.Session, logs *syncBuffer) tui.C
 		who = "someone"
 	}
 	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch", DryRun: c.DryRun,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)), Timeout: c.RequestTimeout}
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), Timeout: c.RequestTimeout, Fresh: s.FreshReaders()}
 	co := tui.ClusterOptions{Cluster: cl, Events: s.Events, Clock: s.Clock, Demo: s.Demo}
 	if !c.ReadOnly {
 		co.Actions = tui.LockActions{Engine: eng, Actor: actor}

@@ -64,7 +64,7 @@ func TestFleetlockDemoFirstMinute(t *testing.T) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("%s %s at %s: %s %v", a, ref, s.Clock().Sub(start), p.Refusal, err)
 		}
-		r := (&lock.Actor{Client: s.Client, Who: "newcomer"}).Do(ctx, p, lock.DoOptions{})
+		r := (&lock.Actor{Client: s.Client, Who: "newcomer", Fresh: s.FreshReaders()}).Do(ctx, p, lock.DoOptions{})
 		if !r.Complete() {
 			t.Fatalf("%s: %+v", a, r)
 		}

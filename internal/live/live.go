@@ -206,9 +206,9 @@ func (s *Session) sink(ctx context.Context) sources.Sink {
 	}
 }
 
-func (s *Session) start(ctx context.Context) error {
-	sink := s.sink(ctx)
-	set, err := sourceset.Start(ctx, sourceset.Options{
+// sourceOptions are the options of the session's sources.
+func (s *Session) sourceOptions() sourceset.Options {
+	return sourceset.Options{
 		Client: s.Client, Dynamic: s.Dynamic, LonghornREST: s.longhornREST,
 		RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
 		SyncTimeout: s.opts.SyncTimeout, Once: s.opts.Once,
@@ -221,7 +221,16 @@ func (s *Session) start(ctx context.Context) error {
 		},
 		// The demo's reboot-required signal stands in for Prometheus.
 		NoPrometheus: s.Demo,
-	}, sink)
+	}
+}
+
+// FreshReaders are the reads an actor of this session makes before each
+// write (lock.Actor.Fresh): the session's sources' own, read just now.
+func (s *Session) FreshReaders() lock.FreshReaders { return sourceset.FreshReaders(s.sourceOptions()) }
+
+func (s *Session) start(ctx context.Context) error {
+	sink := s.sink(ctx)
+	set, err := sourceset.Start(ctx, s.sourceOptions(), sink)
 	if err != nil {
 		return err
 	}

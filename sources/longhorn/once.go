@@ -50,7 +50,7 @@ func (s *Source) listOnce(ctx context.Context) {
 	var vols []model.Volume
 	var err error
 	if s.opts.REST != nil {
-		vols, err = s.listREST(ctx)
+		vols, err = s.listREST(ctx, true)
 	} else {
 		vols, err = s.listDynamic(ctx)
 	}
@@ -148,8 +148,9 @@ const followUpConcurrency = 8
 //   - the full JSON list of the volumes of every other namespace
 //     (fieldSelector metadata.namespace!=longhorn-system), normally empty.
 //
-// Both need the same "list volumes" as the full list did.
-func (s *Source) listREST(ctx context.Context) ([]model.Volume, error) {
+// Both need the same "list volumes" as the full list did. detail fetches
+// whole what the Table says too little of (followUp).
+func (s *Source) listREST(ctx context.Context, detail bool) ([]model.Volume, error) {
 	ns := s.opts.Namespace
 	if ns == "" {
 		ns = LonghornNamespace
@@ -175,7 +176,7 @@ func (s *Source) listREST(ctx context.Context) ([]model.Volume, error) {
 	if err = cmp.Or(err, otherErr); err != nil {
 		return nil, err
 	}
-	if table {
+	if table && detail {
 		vols = s.followUp(ctx, vols)
 	}
 	return append(vols, others...), nil

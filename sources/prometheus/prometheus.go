@@ -117,25 +117,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if o.AlertFilter != "" {
-		re, err := regexp.Compile(o.AlertFilter)
-		if err != nil {
-			return nil, fmt.Errorf("prometheus alert filter %q: %w", o.AlertFilter, err)
-		}
-		s.filter = re
-		s.gate = true
-	} else if k := o.KuredAlerts; k != nil {
-		if k.Filter != "" {
-			re, err := regexp.Compile(k.Filter)
-			if err != nil {
-				return nil, fmt.Errorf("kured's alert filter %q: %w", k.Filter, err)
-			}
-			s.filter = re
-		}
-		s.kured, s.gate = k, true
-	}
-	if s.gate && o.URL == "" {
-		return nil, errors.New("a blocking-alert filter needs a Prometheus URL")
+	var err error
+	if s.filter, s.kured, s.gate, err = alertGate(o); err != nil {
+		return nil, err
 	}
 	if s.gate {
 		// The gate must know a filter is set before the first answer, so
@@ -147,6 +131,42 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		s.rep.Set(model.StatusDisabled, "no --prometheus-url given")
 		return s, nil
 	}
+	if s.api, err = newAPI(o, false); err != nil {
+		return nil, err
+	}
+	s.wg.Go(func() { s.run(ctx) })
+	return s, nil
+}
+
+// alertGate reads the alert gate's options: the filter (nil: every alert),
+// kured's blocker settings when the gate follows kured's, and whether an
+// alert gate is configured at all.
+func alertGate(o Options) (filter *regexp.Regexp, kured *KuredAlerts, gate bool, err error) {
+	if o.AlertFilter != "" {
+		re, err := regexp.Compile(o.AlertFilter)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("prometheus alert filter %q: %w", o.AlertFilter, err)
+		}
+		filter, gate = re, true
+	} else if k := o.KuredAlerts; k != nil {
+		if k.Filter != "" {
+			re, err := regexp.Compile(k.Filter)
+			if err != nil {
+				return nil, nil, false, fmt.Errorf("kured's alert filter %q: %w", k.Filter, err)
+			}
+			filter = re
+		}
+		kured, gate = k, true
+	}
+	if gate && o.URL == "" {
+		return nil, nil, false, errors.New("a blocking-alert filter needs a Prometheus URL")
+	}
+	return filter, kured, gate, nil
+}
+
+// newAPI is the client of o.URL, with o's token and TLS options. oneShot
+// keeps no connection open after a request (one query, then nothing).
+func newAPI(o Options, oneShot bool) (v1.API, error) {
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/path]", sanitize.MaskURL(o.URL))
@@ -167,6 +187,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		rt = o.Transport
 	} else {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = oneShot
 		if o.InsecureSkipVerify {
 			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for, lab clusters
 		}
@@ -179,9 +200,32 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
-	s.api = v1.NewAPI(c)
-	s.wg.Go(func() { s.run(ctx) })
-	return s, nil
+	return v1.NewAPI(c), nil
+}
+
+// QueryAlerts asks Prometheus now, once, which blocking alerts fire, as the
+// source's poll does with the same options (o.AlertFilter, else
+// o.KuredAlerts), and returns their sorted names. filter is false when no
+// alert gate is configured: nothing is asked then. It is the read the lock
+// engine's actor makes before a write (the wiring injects it:
+// sources/set.FreshReaders); o.RequestTimeout bounds it (default 20s).
+func QueryAlerts(ctx context.Context, o Options) (names []string, filter bool, err error) {
+	re, kured, gate, err := alertGate(o)
+	if err != nil || !gate {
+		return nil, false, err
+	}
+	a, err := newAPI(o, true)
+	if err != nil {
+		return nil, true, err
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = sources.DefaultRequestTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+	defer cancel()
+	s := &Source{api: a, filter: re, kured: kured}
+	names, err = s.firingAlerts(ctx)
+	return names, true, err
 }
 
 // Wait returns once every goroutine of the source has ended: call it after

@@ -5,8 +5,10 @@
 // (sources/prometheus) — the user's Prometheus when one is given, else
 // kured's own, read from kured's DaemonSet once it was listed.
 //
-// It only starts, waits for and joins sources. It must not interpret their
-// events (the owner's model does), hold a model, or render anything.
+// It only starts, waits for and joins sources, and hands the lock engine's
+// actor the sources' one-shot reads for its fresh read before a write
+// (FreshReaders). It must not interpret their events (the owner's model
+// does), hold a model, or render anything.
 package set
 
 import (

@@ -1,0 +1,94 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// This file is the read the lock engine's actor makes before a write (the
+// wiring injects it: sources/set.FreshReaders): every node and every lock
+// object, each list a quorum read (resourceVersion unset) made just now, as
+// this source would put them in the model. It reads only.
+
+// ReadNodes lists every node with labels matching labelSelector ("" every
+// node) in one quorum read, as the informer reads them: protobuf decoded
+// straight into the model's nodes (nodeproto.go), or through the typed
+// client when the server sends no protobuf or cs is not a real clientset.
+func ReadNodes(ctx context.Context, cs kubernetes.Interface, labelSelector string) ([]model.Node, error) {
+	lo := metav1.ListOptions{LabelSelector: labelSelector}
+	rc := nodeListREST(cs)
+	if rc == nil {
+		l, err := cs.CoreV1().Nodes().List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.Node, len(l.Items))
+		for i := range l.Items {
+			out[i] = NodeToModel(&l.Items[i])
+		}
+		return out, nil
+	}
+	obj, err := newRESTNodes(rc, cs).List(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := obj.(*NodeList)
+	if !ok {
+		return nil, fmt.Errorf("node list: got %T", obj)
+	}
+	out := make([]model.Node, len(l.Items))
+	for i, n := range l.Items {
+		out[i] = n.Model
+	}
+	return out, nil
+}
+
+// ReadLocks lists every lock object the source reads, each list a quorum
+// read: kured's DaemonSet (the one kuredDaemonSet names, "namespace/name",
+// else every DaemonSet that looks like kured's) and the fleetlock Leases of
+// fleetlockNamespace ("" the default one), converted as the source converts
+// them (DaemonSetToLock, LeaseToLock).
+func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fleetlockNamespace string) ([]model.LockObject, error) {
+	var ns, name string
+	if kuredDaemonSet != "" {
+		var err error
+		if ns, name, err = ParseDaemonSetRef(kuredDaemonSet); err != nil {
+			return nil, err
+		}
+	}
+	if fleetlockNamespace == "" {
+		fleetlockNamespace = DefaultFleetlockNamespace
+	}
+	lo := metav1.ListOptions{}
+	if name != "" {
+		lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	}
+	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
+	if err != nil {
+		return nil, fmt.Errorf("list daemonsets.apps: %w", err)
+	}
+	var out []model.LockObject
+	for i := range dss.Items {
+		d := &dss.Items[i]
+		if (name != "" && d.Namespace == ns && d.Name == name) || (name == "" && looksLikeKured(d)) {
+			out = append(out, DaemonSetToLock(d))
+		}
+	}
+	ls, err := cs.CoordinationV1().Leases(fleetlockNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list leases.coordination.k8s.io: %w", err)
+	}
+	for i := range ls.Items {
+		if strings.HasPrefix(ls.Items[i].Name, FleetlockPrefix) {
+			out = append(out, LeaseToLock(&ls.Items[i]))
+		}
+	}
+	return out, nil
+}
