@@ -48,7 +48,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 		if err != nil || p.Allowed || !strings.Contains(p.Refusal, "other-nodes") || !strings.Contains(p.Refusal, kref.String()) {
 			t.Fatalf("fleetlock reap: %+v %v", p.Refusal, err)
 		}
-		if r := it.actor(admin, "admin").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeRefused {
+		if r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeRefused {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		if l, _ := admin.CoordinationV1().Leases(it.ns).Get(ctx, "fleetlock-default", metav1.GetOptions{}); *l.Spec.HolderIdentity != zid1 {
@@ -71,7 +71,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 		if err != nil || p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
-		if r := it.actor(admin, "admin").Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeRefused {
+		if r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeRefused {
 			t.Fatalf("without --allow-unsafe: %s: %s", r.Outcome, r.Message)
 		}
 		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
@@ -79,7 +79,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 		}
 		// The operator's override clears the whole value: kured then reads
 		// no lock, which the re-read confirms.
-		r := it.actor(admin, "admin").Do(ctx, p, DoOptions{AllowUnsafe: true})
+		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{AllowUnsafe: true})
 		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("with --allow-unsafe: %s: %s", r.Outcome, r.Message)
 		}
@@ -114,7 +114,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 			}
 			putBack.Add(1)
 		})
-		r := it.actor(cs, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(cs, "admin", p).Do(ctx, p, DoOptions{})
 		if putBack.Load() != 1 || r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `kured (--concurrency 1) reads it as held by "ghost-z"`) ||
 			!strings.Contains(r.Message, "changed again since") {
 			t.Fatalf("%s: %s (put back %d)", r.Outcome, r.Message, putBack.Load())
@@ -150,7 +150,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 				t.Error(err)
 			}
 		})
-		r := it.actor(cs, "admin").Do(ctx, p, DoOptions{})
+		r := it.actor(cs, "admin", p).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `fleetlock reads holder "`+zid1+`"`) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}

@@ -1,0 +1,172 @@
+package lock_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// BenchmarkConfirmToDone is what a confirmed action costs from the
+// operator's confirm to `done` (issue 22 §1: at most 0.6 s at 5,000 nodes
+// and 10,000 volumes), on a real apiserver seeded by internal/scalefixture
+// with 1,000 nodes + 3,000 Longhorn volumes, then 5,000 + 10,000, all
+// volumes healthy (or detached) so that the gates pass. Per run, the ghost
+// holder takes fleetlock's Lease again and the dashboard's model (a live
+// session, informers) sees it; then, timed: the confirm's judgement again
+// on the model as it is now (as the dialog and the CLI do), and the actor's
+// Do as the CLI, the dashboard and the agent wire it — the fresh read of
+// every gate's input (nodes, lock objects, volumes; no Prometheus here), the
+// Lease's update and its Event. Each size reports min/median/max over
+// REBOOTWATCH_BENCH_RUNS runs (default 10) and the load average. Run it
+// with
+//
+//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench ConfirmToDone -benchtime 1x -timeout 60m ./internal/lock/
+func BenchmarkConfirmToDone(b *testing.B) {
+	if !testcluster.Integration() {
+		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
+	}
+	runs := 10
+	if v := os.Getenv("REBOOTWATCH_BENCH_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("REBOOTWATCH_BENCH_RUNS=%q", v)
+		}
+		runs = n
+	}
+	c := testcluster.Start(b)
+	c.InstallLonghornCRD(b)
+	// Healthy or detached volumes only: a degraded one fails the volume
+	// gate, and a refused plan is never acted on.
+	scalefixture.Robustness = []string{"healthy", "healthy", "unknown"}
+	fx := &scalefixture.Fixture{Client: c.Client(b), Dynamic: c.Dynamic(b), Config: c.Admin}
+	fc, err := coordfixture.FleetlockClient(c.Admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var table []string
+	defer func() {
+		for _, l := range table {
+			b.Log(l)
+		}
+	}()
+	for _, size := range []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}} {
+		b.Run(fmt.Sprintf("nodes=%d,volumes=%d", size.nodes, size.volumes), func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+			defer cancel()
+			if err := fx.Grow(ctx, size.nodes, size.volumes); err != nil {
+				b.Fatal(err)
+			}
+			ghostKured(b, ctx, fx)
+			s, err := live.Open(ctx, live.Options{Config: c.Admin, Context: "bench", RequestTimeout: time.Minute,
+				SyncTimeout: 5 * time.Minute, KuredDaemonSet: scalefixture.KuredNamespace + "/" + scalefixture.KuredName,
+				FleetlockNamespace: scalefixture.FleetlockNS})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			cl := s.NewCluster()
+			eng := s.Engine()
+			actor := &lock.Actor{Client: s.Client, Who: "bench", Timeout: time.Minute, Fresh: s.FreshReaders(),
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			ref := model.LockRef{Kind: model.LockFleetlock, Namespace: scalefixture.FleetlockNS, Name: "fleetlock-default"}
+			var took []float64
+			for run := 0; run < runs; run++ {
+				l, err := coordfixture.FleetlockLock(ctx, fc, scalefixture.FleetlockNS, "default", ghostID, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				follow(b, ctx, s, cl, func() bool {
+					o, ok := cl.Lock(ref)
+					return ok && cl.Synced() && o.ResourceVersion == l.ResourceVersion
+				})
+				p, err := eng.Plan(cl, ref, "", model.ActionReap, s.Clock())
+				if err != nil || !p.Allowed {
+					b.Fatalf("plan %+v %v", p.Refusal, err)
+				}
+				// The operator confirms.
+				t0 := time.Now()
+				s.Drain(cl)
+				cl.Recompute(s.Clock())
+				again, err := eng.Plan(cl, ref, "", model.ActionReap, s.Clock())
+				if err != nil || !again.SameDecision(p) {
+					b.Fatalf("the decision changed: %+v %v", again.Refusal, err)
+				}
+				r := actor.Do(ctx, again, lock.DoOptions{})
+				d := time.Since(t0)
+				if r.Outcome != model.OutcomeDone {
+					b.Fatalf("%s: %s", r.Outcome, r.Message)
+				}
+				took = append(took, d.Seconds())
+			}
+			slices.Sort(took)
+			lo, med, hi := took[0], took[len(took)/2], took[len(took)-1]
+			b.ReportMetric(lo, "s-min")
+			b.ReportMetric(med, "s-med")
+			b.ReportMetric(hi, "s-max")
+			table = append(table, fmt.Sprintf("| %d nodes + %d volumes | confirm → done s (%d runs) | %.3f / %.3f / %.3f | load %s |",
+				size.nodes, size.volumes, runs, lo, med, hi, loadAverage()))
+		})
+	}
+}
+
+// ghostID is the fleetlock holder no node maps to (scalefixture's).
+const ghostID = "0123456789abcdef0123456789abcdef"
+
+// ghostKured makes the fixture's kured lock a ghost's (it is node 1's, which
+// has not rebooted: a held lock that fails every other lock's other-nodes
+// gate).
+func ghostKured(b *testing.B, ctx context.Context, fx *scalefixture.Fixture) {
+	b.Helper()
+	dsc := fx.Client.AppsV1().DaemonSets(scalefixture.KuredNamespace)
+	ds, err := dsc.Get(ctx, scalefixture.KuredName, metav1.GetOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds.Annotations[lock.KuredAnnotation] = coordfixture.KuredSingle("gone-node", time.Now().Add(-time.Hour), 0, false)
+	if _, err := dsc.Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// follow applies the session's events to cl until cond holds.
+func follow(b *testing.B, ctx context.Context, s *live.Session, cl *model.Cluster, cond func() bool) {
+	b.Helper()
+	for !cond() {
+		select {
+		case ev := <-s.Events:
+			cl.Apply(ev, s.Clock())
+			s.Drain(cl)
+			cl.Recompute(s.Clock())
+		case <-ctx.Done():
+			b.Fatal("the model never caught up")
+		}
+	}
+}
+
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
