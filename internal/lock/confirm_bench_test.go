@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,14 +30,14 @@ import (
 // volumes healthy (or detached) so that the gates pass. Per run, the ghost
 // holder takes fleetlock's Lease again and the dashboard's model (a live
 // session, informers) sees it; then, timed: the confirm's judgement again
-// on the model as it is now (as the dialog and the CLI do), and the actor's
-// Do as the CLI, the dashboard and the agent wire it — the fresh read of
+// on the model as it is now (as the dialog does), and the actor's Do as the
+// CLI, the dashboard and the agent wire it — the fresh read of
 // every gate's input (nodes, lock objects, volumes; no Prometheus here), the
 // Lease's update and its Event. Each size reports min/median/max over
-// REBOOTWATCH_BENCH_RUNS runs (default 10) and the load average. Run it
-// with
+// REBOOTWATCH_BENCH_RUNS runs (default 10), with its parts, and the load
+// average, as a table in the log (-v). Run it with
 //
-//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench ConfirmToDone -benchtime 1x -timeout 60m ./internal/lock/
+//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench ConfirmToDone -benchtime 1x -timeout 60m -v ./internal/lock/
 func BenchmarkConfirmToDone(b *testing.B) {
 	if !testcluster.Integration() {
 		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
@@ -65,7 +66,11 @@ func BenchmarkConfirmToDone(b *testing.B) {
 			b.Log(l)
 		}
 	}()
+	only := os.Getenv("REBOOTWATCH_BENCH_SIZES") // e.g. "5000": only the sizes with these node counts
 	for _, size := range []struct{ nodes, volumes int }{{1000, 3000}, {5000, 10000}} {
+		if only != "" && !slices.Contains(strings.Split(only, ","), strconv.Itoa(size.nodes)) {
+			continue
+		}
 		b.Run(fmt.Sprintf("nodes=%d,volumes=%d", size.nodes, size.volumes), func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
@@ -82,10 +87,11 @@ func BenchmarkConfirmToDone(b *testing.B) {
 			defer s.Close()
 			cl := s.NewCluster()
 			eng := s.Engine()
-			actor := &lock.Actor{Client: s.Client, Who: "bench", Timeout: time.Minute, Fresh: s.FreshReaders(),
+			var reads readTimes
+			actor := &lock.Actor{Client: s.Client, Who: "bench", Timeout: time.Minute, Fresh: reads.wrap(s.FreshReaders()),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			ref := model.LockRef{Kind: model.LockFleetlock, Namespace: scalefixture.FleetlockNS, Name: "fleetlock-default"}
-			var took []float64
+			var took, plans, does []float64
 			for run := 0; run < runs; run++ {
 				l, err := coordfixture.FleetlockLock(ctx, fc, scalefixture.FleetlockNS, "default", ghostID, "")
 				if err != nil {
@@ -99,30 +105,71 @@ func BenchmarkConfirmToDone(b *testing.B) {
 				if err != nil || !p.Allowed {
 					b.Fatalf("plan %+v %v", p.Refusal, err)
 				}
-				// The operator confirms.
+				// The operator confirms: the dialog judges again on the
+				// model (kept current by the dashboard's event loop), then
+				// the actor acts.
 				t0 := time.Now()
-				s.Drain(cl)
-				cl.Recompute(s.Clock())
 				again, err := eng.Plan(cl, ref, "", model.ActionReap, s.Clock())
 				if err != nil || !again.SameDecision(p) {
 					b.Fatalf("the decision changed: %+v %v", again.Refusal, err)
 				}
+				t1 := time.Now()
 				r := actor.Do(ctx, again, lock.DoOptions{})
-				d := time.Since(t0)
+				t2 := time.Now()
 				if r.Outcome != model.OutcomeDone {
 					b.Fatalf("%s: %s", r.Outcome, r.Message)
 				}
-				took = append(took, d.Seconds())
+				took = append(took, t2.Sub(t0).Seconds())
+				plans = append(plans, t1.Sub(t0).Seconds())
+				does = append(does, t2.Sub(t1).Seconds())
 			}
-			slices.Sort(took)
-			lo, med, hi := took[0], took[len(took)/2], took[len(took)-1]
-			b.ReportMetric(lo, "s-min")
-			b.ReportMetric(med, "s-med")
-			b.ReportMetric(hi, "s-max")
-			table = append(table, fmt.Sprintf("| %d nodes + %d volumes | confirm → done s (%d runs) | %.3f / %.3f / %.3f | load %s |",
-				size.nodes, size.volumes, runs, lo, med, hi, loadAverage()))
+			load := loadAverage()
+			row := func(what string, xs []float64) {
+				slices.Sort(xs)
+				table = append(table, fmt.Sprintf("| %d nodes + %d volumes | %s s | %.3f / %.3f / %.3f | load %s |",
+					size.nodes, size.volumes, what, xs[0], xs[len(xs)/2], xs[len(xs)-1], load))
+			}
+			row(fmt.Sprintf("confirm → done (%d runs)", runs), took)
+			b.ReportMetric(took[0], "s-min")
+			b.ReportMetric(took[len(took)/2], "s-med")
+			b.ReportMetric(took[len(took)-1], "s-max")
+			row("of which the plan again", plans)
+			row("of which the actor's Do", does)
+			row("of which the fresh read of the nodes", reads.nodes)
+			row("of which the fresh read of the lock objects", reads.locks)
+			row("of which the fresh read of the volumes", reads.volumes)
 		})
 	}
+}
+
+// readTimes times each fresh read of the actor (their calls run at once).
+type readTimes struct {
+	mu                    sync.Mutex
+	nodes, locks, volumes []float64
+}
+
+func (rt *readTimes) add(to *[]float64, t0 time.Time) {
+	d := time.Since(t0).Seconds()
+	rt.mu.Lock()
+	*to = append(*to, d)
+	rt.mu.Unlock()
+}
+
+func (rt *readTimes) wrap(f lock.FreshReaders) lock.FreshReaders {
+	nodes, locks, volumes := f.Nodes, f.Locks, f.Volumes
+	f.Nodes = func(ctx context.Context, sel string) ([]model.Node, error) {
+		defer rt.add(&rt.nodes, time.Now())
+		return nodes(ctx, sel)
+	}
+	f.Locks = func(ctx context.Context) ([]model.LockObject, error) {
+		defer rt.add(&rt.locks, time.Now())
+		return locks(ctx)
+	}
+	f.Volumes = func(ctx context.Context) ([]model.Volume, bool, error) {
+		defer rt.add(&rt.volumes, time.Now())
+		return volumes(ctx)
+	}
+	return f
 }
 
 // ghostID is the fleetlock holder no node maps to (scalefixture's).
