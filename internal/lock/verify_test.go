@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -32,7 +31,7 @@ func TestWriteVerifiedAsTheCoordinatorReadsIt(t *testing.T) {
 			d.Annotations[KuredAnnotation] = ann
 			return false, nil, nil
 		})
-		r := (&Actor{Client: cs}).Do(ctx, p, DoOptions{})
+		r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, `kured (--concurrency 1) reads it as held by "n9"`) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -52,7 +51,7 @@ func TestWriteVerifiedAsTheCoordinatorReadsIt(t *testing.T) {
 			l.Spec.HolderIdentity = &h
 			return false, nil, nil
 		})
-		r := (&Actor{Client: cs}).Do(ctx, p, DoOptions{})
+		r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, "fleetlock reads holder "+`"`+zid1+`"`) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
@@ -64,13 +63,12 @@ func TestWriteVerifiedAsTheCoordinatorReadsIt(t *testing.T) {
 		if err != nil || !p.Allowed {
 			t.Fatalf("plan %+v %v", p, err)
 		}
-		cs := newFakeClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", ResourceVersion: "77"},
-			Spec: corev1.NodeSpec{Unschedulable: true}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: "n1-b2"}}})
+		cs := newFakeClientset(withNodes(p)...)
 		cs.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 			a.(k8stesting.UpdateAction).GetObject().(*corev1.Node).Spec.Unschedulable = true
 			return false, nil, nil
 		})
-		r := (&Actor{Client: cs}).Do(ctx, p, DoOptions{})
+		r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(ctx, p, DoOptions{})
 		if r.Outcome != model.OutcomeError || !strings.Contains(r.Message, "still cordoned") {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
