@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -15,8 +16,17 @@ import (
 // no longer exists (a ghost). Another rebootwatch process (the CLI, run by
 // alice) reaps it. The watch used to say "released by worker-2", the
 // deleted holder; it reads the Event the reap recorded and says who did.
+// kured_reboot_required comes from a real Prometheus, so that --until-done
+// can tell the window is done (without it, it never is).
 func TestWatchSaysWhoReapedRealCluster(t *testing.T) {
 	tc := testcluster.Start(t)
+	prom := testprom.Start(t, testprom.Options{Rules: `groups:
+  - name: test
+    rules:
+      - record: kured_reboot_required
+        expr: label_replace(vector(0), "node", "worker-1", "", "")
+`})
+	waitProm(t, prom.URL, `kured_reboot_required{node="worker-1"}`)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -34,7 +44,7 @@ func TestWatchSaysWhoReapedRealCluster(t *testing.T) {
 	defer cancel()
 	go func() {
 		code <- runWatchWith(wctx, env, &c, []string{"--kubeconfig", kc, "--tick", "50ms", "--request-timeout", "5s",
-			"--sync-timeout", "30s", "--until-done"}, deps)
+			"--sync-timeout", "30s", "--prometheus-url", prom.URL, "--prometheus-interval", "5s", "--until-done"}, deps)
 	}()
 	ghost := func(cl *model.Cluster) bool {
 		for _, s := range cl.LockStatuses() {

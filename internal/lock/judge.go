@@ -501,7 +501,7 @@ func (e *Engine) judgeKuredCordoned(c *model.Cluster, j *judged, n *model.Node, 
 		base, from = st, "kured's pod start at "+st.UTC().Format(time.RFC3339)
 	}
 	d := j.entry.ReleaseDelay
-	deadline := base.Add(kuredFirstTickMax + d + e.opts.OrphanGrace)
+	deadline := base.Add(kuredFirstTickLatest + d + e.opts.OrphanGrace)
 	if r := readySince.Add(e.opts.OrphanGrace); r.After(deadline) {
 		deadline = r
 	}

@@ -33,8 +33,8 @@ import (
 // kured's release loop's first tick after its pod starts (delaytick.New
 // with one minute).
 const (
-	kuredFirstTickMin = 30 * time.Second
-	kuredFirstTickMax = 90 * time.Second
+	kuredFirstTickEarliest = 30 * time.Second
+	kuredFirstTickLatest   = 90 * time.Second
 )
 
 // kuredPodView is what the pods source shows of kured's own pod on a node.
@@ -142,7 +142,7 @@ const kuredMark = "weave.works/kured-reboot-in-progress"
 // rests on.
 func (e *Engine) releaseBy(j *judged, n *model.Node, pod kuredPodView, rebootedAt, now time.Time) (time.Time, string) {
 	d := j.entry.ReleaseDelay
-	at := rebootedAt.Add(kuredFirstTickMax + d)
+	at := rebootedAt.Add(kuredFirstTickLatest + d)
 	from := "the reboot at " + rebootedAt.UTC().Format(time.RFC3339) + " + kured's first tick (at most 90 s) + the delay: no later step of kured's is seen"
 	consider := func(t time.Time, why string) {
 		if t.After(at) {
@@ -150,7 +150,7 @@ func (e *Engine) releaseBy(j *judged, n *model.Node, pod kuredPodView, rebootedA
 		}
 	}
 	if s := pod.startedAt(); s.After(rebootedAt) {
-		consider(s.Add(kuredFirstTickMax+d), "kured's pod "+pod.pod.Key()+" started at "+s.UTC().Format(time.RFC3339)+
+		consider(s.Add(kuredFirstTickLatest+d), "kured's pod "+pod.pod.Key()+" started at "+s.UTC().Format(time.RFC3339)+
 			": its first tick (30–90 s later) uncordons, then it waits the delay")
 	}
 	if !n.Unschedulable && !j.leftCordoned() {
@@ -164,7 +164,7 @@ func (e *Engine) releaseBy(j *judged, n *model.Node, pod kuredPodView, rebootedA
 	if r, ok := e.unmarked[n.Name]; ok && r.After(rebootedAt) {
 		consider(r.Add(d), "kured's "+kuredMark+" mark, seen removed at "+r.UTC().Format(time.RFC3339)+": kured removes it right before the delay")
 	}
-	if _, marked := n.Annotations[kuredMark]; marked && pod.alive() && now.Before(pod.startedAt().Add(kuredFirstTickMax+d)) {
+	if _, marked := n.Annotations[kuredMark]; marked && pod.alive() && now.Before(pod.startedAt().Add(kuredFirstTickLatest+d)) {
 		consider(now.Add(d), "kured's "+kuredMark+" mark is still on "+n.Name+" and its pod runs: kured has not begun the delay")
 	}
 	return at, from

@@ -68,7 +68,7 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 	mf := func(manager string, at time.Time, fields string) metav1.ManagedFieldsEntry {
 		t := metav1.NewTime(at)
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	odd.ManagedFields = []metav1.ManagedFieldsEntry{
 		mf("kubelet", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), `{"f:status":{"f:conditions":{}}}`),
