@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // Config is everything the agent is told on its command line (DESIGN §9).
@@ -31,7 +32,9 @@ type Config struct {
 	ReleaseOrphaned bool          // --release-orphaned (default off)
 	OrphanGrace     time.Duration // --orphan-grace
 
+	Kured              bool   // --kured: read and act on kured's lock (false: its source is disabled)
 	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
+	Fleetlock          bool   // --fleetlock: read and act on fleetlock's Leases (false: its source is disabled)
 	FleetlockNamespace string // --fleetlock-namespace
 
 	LeaderElect              bool          // --leader-elect
@@ -62,6 +65,8 @@ func Defaults() Config {
 		ReapGhost:                true,
 		ReapExpired:              true,
 		OrphanGrace:              10 * time.Minute,
+		Kured:                    true,
+		Fleetlock:                true,
 		FleetlockNamespace:       "default",
 		LeaderElect:              true,
 		LeaderElectionID:         "rebootwatch-agent",
@@ -93,6 +98,8 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.BoolVar(&c.ReapExpired, "reap-expired", c.ReapExpired, "reap kured locks whose TTL passed")
 	fs.BoolVar(&c.ReleaseOrphaned, "release-orphaned", c.ReleaseOrphaned, "release locks held by a node that finished its reboot (see --orphan-grace)")
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "how long a rebooted node must be steady before its lock counts as orphaned")
+	fs.BoolVar(&c.Kured, "kured", c.Kured, "watch kured's lock; false on a cluster without kured (its source then reports disabled)")
+	fs.BoolVar(&c.Fleetlock, "fleetlock", c.Fleetlock, "watch fleetlock's Leases; false on a cluster without fleetlock (its source then reports disabled)")
 	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
@@ -145,6 +152,9 @@ func (c Config) Validate() error {
 		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
 		}
+	}
+	if !c.Kured && !c.Fleetlock {
+		errs = append(errs, errors.New("--kured=false and --fleetlock=false: no coordinator left to watch"))
 	}
 	if msgs := validation.IsDNS1123Label(c.FleetlockNamespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(msgs, "; ")))
@@ -225,4 +235,17 @@ func Identity(getenv func(string) string, suffix string) string {
 		base = "rebootwatch-agent"
 	}
 	return base + "_" + suffix
+}
+
+// DisabledKinds returns the coordinators turned off (--kured=false,
+// --fleetlock=false), each with the message its disabled source shows.
+func (c Config) DisabledKinds() map[model.LockKind]string {
+	off := map[model.LockKind]string{}
+	if !c.Kured {
+		off[model.LockKured] = "turned off (--kured=false)"
+	}
+	if !c.Fleetlock {
+		off[model.LockFleetlock] = "turned off (--fleetlock=false)"
+	}
+	return off
 }

@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		"leaderLease", namespace+"/"+cfg.LeaderElectionID, "interval", cfg.Interval.String(),
 		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
 		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
-		"kuredDaemonSet", cfg.KuredDaemonSet, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"kured", cfg.Kured, "kuredDaemonSet", cfg.KuredDaemonSet, "fleetlock", cfg.Fleetlock, "fleetlockNamespace", cfg.FleetlockNamespace,
 		"prometheusURL", sanitize.MaskURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"alertGate", AlertGateDecision(cfg),
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
@@ -180,7 +180,7 @@ func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interfa
 func sourceOptions(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, longhornREST rest.Interface, log *slog.Logger) sourceset.Options {
 	return sourceset.Options{
 		Client: client, Dynamic: dyn, LonghornREST: longhornREST, RequestTimeout: cfg.RequestTimeout,
-		KuredDaemonSet: cfg.KuredDaemonSet, FleetlockNamespace: cfg.FleetlockNamespace,
+		KuredDaemonSet: cfg.KuredDaemonSet, FleetlockNamespace: cfg.FleetlockNamespace, Disabled: cfg.DisabledKinds(),
 		Prometheus: prometheus.Options{URL: cfg.PrometheusURL, AlertFilter: cfg.PrometheusAlerts,
 			BearerTokenFile: cfg.PrometheusTokenFile},
 		Logger: log,

@@ -379,6 +379,12 @@ func (e *Engine) gates(ctx *judgeCtx, js []judged, i int, a model.Action, strict
 	return gs
 }
 
+// absent: the source read that its coordinator is not installed, or the
+// operator turned it off: either way it holds no lock.
+func absent(h model.SourceHealth) bool {
+	return h.Status == model.StatusNotInstalled || h.Status == model.StatusDisabled
+}
+
 // freshDataGate: rule 1 — the node list, the lock's source, every other
 // lock kind's source and (when Longhorn is present) the volume source are
 // all current. kind "" checks every lock kind's source.
@@ -397,7 +403,7 @@ func freshDataGate(c *model.Cluster, kind model.LockKind) Gate {
 		}
 		stale = append(stale, "nodes "+st)
 	}
-	if h, ok := c.Source(sourceOf(kind)); ok && kind != "" && !h.Usable() && h.Status != model.StatusNotInstalled {
+	if h, ok := c.Source(sourceOf(kind)); ok && kind != "" && !h.Usable() && !absent(h) {
 		stale = append(stale, string(h.Name)+" "+string(h.Status))
 	}
 	// Longhorn must have said something (ok, or not installed): before
@@ -413,7 +419,7 @@ func freshDataGate(c *model.Cluster, kind model.LockKind) Gate {
 		if k == kind {
 			continue
 		}
-		if h, ok := c.Source(sourceOf(k)); ok && !h.Usable() && h.Status != model.StatusNotInstalled {
+		if h, ok := c.Source(sourceOf(k)); ok && !h.Usable() && !absent(h) {
 			stale = append(stale, string(h.Name)+" "+string(h.Status))
 		}
 	}

@@ -159,6 +159,7 @@ func TestPlanGates(t *testing.T) {
 		{"alerts unknown: prometheus errored", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{}, source(model.SourcePrometheus, model.StatusError), ghost}, GateAlerts, "prometheus is error"},
 		{"alert filter set, prometheus not answered yet", []model.Event{nodesOK(), up(node("n1")), model.AlertsFiring{Unknown: true}, ghost}, GateAlerts, "has not answered"},
 		{"longhorn never reported", []model.Event{model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, up(node("n1")), ghost}, GateFreshData, "longhorn not reported"},
+		{"the other lock kind is turned off", []model.Event{nodesOK(), source(model.SourceFleetlock, model.StatusDisabled), up(node("n1")), ghost}, "", ""},
 		{"the other lock kind's source is forbidden", []model.Event{nodesOK(), source(model.SourceFleetlock, model.StatusForbidden), up(node("n1")), ghost}, GateFreshData, "fleetlock forbidden"},
 	}
 	for _, tc := range cases {

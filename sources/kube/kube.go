@@ -69,6 +69,10 @@ type Options struct {
 	// image and whose kured's --ds-namespace/--ds-name name it (kured.go);
 	// several such are ambiguous, never guessed.
 	KuredDaemonSet string
+	// Disabled are the lock kinds turned off, each with why: no informer
+	// reads them and their source reports disabled (never error), so a
+	// coordinator the cluster does not run blocks nothing.
+	Disabled map[model.LockKind]string
 	// RequestTimeout bounds each list request (default 20s).
 	RequestTimeout time.Duration
 	// StaleAfter is how long an informer may go without hearing from the
@@ -303,6 +307,14 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 
 	// One informer per registered lock kind, each in its own file.
 	for _, k := range lock.Kinds() {
+		if why, off := o.Disabled[k]; off {
+			d, err := lock.DriverFor(k)
+			if err != nil {
+				return nil, err
+			}
+			s.send(model.SourceChanged{Health: model.SourceHealth{Name: d.Source(), Status: model.StatusDisabled, Message: why}})
+			continue
+		}
 		startKind, ok := lockSources[k]
 		if !ok {
 			return nil, fmt.Errorf("kube source: lock kind %q is registered but has no source in sources/kube", k)

@@ -52,6 +52,8 @@ type Options struct {
 
 	KuredDaemonSet     string
 	FleetlockNamespace string
+	// Disabled are the lock kinds turned off, each with why (kube.Options).
+	Disabled map[model.LockKind]string
 
 	// Prometheus is the user's Prometheus (URL, alert filter, token). With
 	// neither a URL nor an alert filter, kured's own --prometheus-url and
@@ -86,7 +88,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	s := &Set{ready: make(chan struct{})}
 	ks, err := kube.Start(ctx, kube.Options{
 		Client: o.Client, RequestTimeout: o.RequestTimeout, StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval,
-		KuredDaemonSet: o.KuredDaemonSet, FleetlockNamespace: o.FleetlockNamespace, Once: o.Once, Logger: o.Logger,
+		KuredDaemonSet: o.KuredDaemonSet, FleetlockNamespace: o.FleetlockNamespace, Disabled: o.Disabled, Once: o.Once, Logger: o.Logger,
 		LockEvents: o.LockEvents,
 	}, sink)
 	if err != nil {
