@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -538,5 +539,99 @@ func TestIntegrationHelmDryRun(t *testing.T) {
 	if _, err := dyn.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"}).
 		Namespace("rebootwatch").Create(ctx, typo, dryRun); err == nil {
 		t.Error("a PrometheusRule with an unknown field was accepted: the dry run is not strict")
+	}
+}
+
+// allowedDisruptions is the eviction API's rule for a budget over expected
+// healthy pods (all of them healthy): desiredHealthy is minAvailable, or
+// expected − maxUnavailable, and an eviction passes while
+// healthy − desiredHealthy > 0.
+func allowedDisruptions(t *testing.T, pdb *policyv1.PodDisruptionBudget, expected int) int {
+	t.Helper()
+	switch {
+	case pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable == nil:
+		return expected - pdb.Spec.MinAvailable.IntValue()
+	case pdb.Spec.MaxUnavailable != nil && pdb.Spec.MinAvailable == nil:
+		return pdb.Spec.MaxUnavailable.IntValue()
+	}
+	t.Fatalf("budget %+v: want exactly one of minAvailable and maxUnavailable (an integer)", pdb.Spec)
+	return 0
+}
+
+// TestHelmPDBAllowsADrain: the agent's budget allows one eviction with any
+// replica count, one included, so kured's drain of the agent's node never
+// hangs on it; the kustomize budget too.
+func TestHelmPDBAllowsADrain(t *testing.T) {
+	check := func(what string, objs []Object, replicas int) {
+		var n int
+		for _, o := range objs {
+			if pdb, ok := o.Object.(*policyv1.PodDisruptionBudget); ok {
+				n++
+				if got := allowedDisruptions(t, pdb, replicas); got < 1 {
+					t.Errorf("%s: budget %+v allows %d evictions with %d healthy replica(s): a drain of the agent's node would hang", what, pdb.Spec, got, replicas)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d budgets rendered, want 1", what, n)
+		}
+	}
+	check("deploy/", objects(t), int(*deployment(t).Spec.Replicas))
+	for _, replicas := range []int{1, 2, 3} {
+		v := defaultValues
+		v.set = []string{"replicaCount=" + strconv.Itoa(replicas)}
+		check("chart replicaCount="+strconv.Itoa(replicas), render(t, v), replicas)
+	}
+	v := defaultValues
+	v.set = []string{"podDisruptionBudget.maxUnavailable=0"}
+	if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
+		t.Errorf("maxUnavailable=0 rendered:\n%s", out)
+	}
+}
+
+// TestHelmCoordinatorOff: kured.enabled=false or fleetlock.enabled=false
+// renders no grant for that coordinator and args the agent parses as that
+// coordinator turned off; both off is refused.
+func TestHelmCoordinatorOff(t *testing.T) {
+	for _, tc := range []struct {
+		set     string
+		gone    string
+		kept    string
+		kured   bool
+		fleet   bool
+		nodeEvt bool
+	}{
+		{"kured.enabled=false", "apps/daemonsets", "coordination.k8s.io/leases/fleetlock-default", false, true, false},
+		{"fleetlock.enabled=false", "coordination.k8s.io/leases/fleetlock", "apps/daemonsets/kured", true, false, true},
+	} {
+		v := defaultValues
+		v.set = []string{tc.set}
+		objs := render(t, v)
+		g := grants(t, objs)
+		if slices.ContainsFunc(g, func(s string) bool { return strings.Contains(s, tc.gone) }) {
+			t.Errorf("%s still grants %s: %v", tc.set, tc.gone, g)
+		}
+		if !slices.ContainsFunc(g, func(s string) bool { return strings.Contains(s, tc.kept) }) {
+			t.Errorf("%s lost %s: %v", tc.set, tc.kept, g)
+		}
+		// The uncordon's Event on the Node, in default, stays granted.
+		if !slices.Contains(g, "create /events in default") {
+			t.Errorf("%s: no create /events in default: %v", tc.set, g)
+		}
+		for _, o := range objs {
+			d, ok := o.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			cfg, err := agent.ParseFlags(d.Spec.Template.Spec.Containers[0].Args, io.Discard)
+			if err != nil || cfg.Kured != tc.kured || cfg.Fleetlock != tc.fleet {
+				t.Errorf("%s: args %v parse as kured=%v fleetlock=%v (%v)", tc.set, d.Spec.Template.Spec.Containers[0].Args, cfg.Kured, cfg.Fleetlock, err)
+			}
+		}
+	}
+	v := defaultValues
+	v.set = []string{"kured.enabled=false", "fleetlock.enabled=false"}
+	if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
+		t.Errorf("both coordinators off rendered:\n%s", out)
 	}
 }
