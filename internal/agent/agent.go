@@ -16,6 +16,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -74,6 +75,9 @@ type Agent struct {
 	lastKey       string              // fingerprint of the last judgement
 	probeOverrode bool                // the last probe failed and replaced the nodes health
 	iteration     uint64
+	// toldCoordinator: the one startup line naming a configured
+	// coordinator that cannot be read was logged.
+	toldCoordinator bool
 }
 
 // New fills in an agent's defaults. Client, Engine, Actor must be set.
@@ -260,12 +264,35 @@ func (a *Agent) updateReady() {
 		if !h.Usable() && h.Status != model.StatusNotInstalled && h.Status != model.StatusDisabled {
 			msg := string(h.Name) + " " + string(h.Status)
 			if h.Message != "" {
-				msg += " (" + h.Message + ")"
+				msg += " (" + sanitize.Line(h.Message) + ")"
+			}
+			if hint := coordinatorHint(h); hint != "" {
+				msg += "; " + hint
+				if !a.toldCoordinator {
+					a.toldCoordinator = true
+					a.Log.Warn("configured coordinator unusable: no action is taken until it is readable or turned off",
+						"coordinator", string(h.Name), "status", string(h.Status), "message", sanitize.Line(h.Message), "hint", hint)
+				}
 			}
 			bad = append(bad, msg)
 		}
 	}
 	a.Health.SetSynced(len(bad) == 0, strings.Join(bad, "; "))
+}
+
+// coordinatorHint says how to turn off a configured coordinator whose
+// source failed (a cluster that does not run it): "" for other sources.
+func coordinatorHint(h model.SourceHealth) string {
+	if h.Status != model.StatusError {
+		return ""
+	}
+	switch h.Name {
+	case model.SourceKured:
+		return "if this cluster runs no kured, turn it off: --kured=false (chart: kured.enabled=false)"
+	case model.SourceFleetlock:
+		return "if this cluster runs no fleetlock, turn it off: --fleetlock=false (chart: fleetlock.enabled=false)"
+	}
+	return ""
 }
 
 // apply applies one event to the model, remembering the nodes source health.
