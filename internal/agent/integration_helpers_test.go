@@ -72,6 +72,12 @@ func applyDeploy(t *testing.T, cs kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applyObjects(t, cs, objs)
+}
+
+// applyObjects creates the objects as written, in order.
+func applyObjects(t *testing.T, cs kubernetes.Interface, objs []deploy.Object) {
+	t.Helper()
 	for _, o := range objs {
 		create := func(ctx context.Context) error {
 			var err error
@@ -199,8 +205,14 @@ type agentProc struct {
 // once the agent logged its start line.
 func startAgentProc(t *testing.T, bin, name, kubeconfig string, args ...string) *agentProc {
 	t.Helper()
-	all := append([]string{"--kubeconfig=" + kubeconfig, "--health-probe-bind-address=127.0.0.1:0",
-		"--metrics-bind-address=127.0.0.1:0", "--kured-daemonset=kube-system/kured"}, args...)
+	return startAgentArgs(t, bin, name, append([]string{"--kubeconfig=" + kubeconfig, "--health-probe-bind-address=127.0.0.1:0",
+		"--metrics-bind-address=127.0.0.1:0", "--kured-daemonset=kube-system/kured"}, args...))
+}
+
+// startAgentArgs runs the agent with exactly these args (a kubeconfig and
+// loopback bind addresses among them).
+func startAgentArgs(t *testing.T, bin, name string, all []string) *agentProc {
+	t.Helper()
 	cmd := exec.Command(bin, all...)
 	env := []string{"POD_NAMESPACE=rebootwatch", "POD_NAME=" + name}
 	for _, e := range os.Environ() {
