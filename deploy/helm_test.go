@@ -635,3 +635,46 @@ func TestHelmCoordinatorOff(t *testing.T) {
 		t.Errorf("both coordinators off rendered:\n%s", out)
 	}
 }
+
+// TestKustomizeComponentsEqualChart: an overlay of deploy/ with
+// components/kured-off or components/fleetlock-off equals the chart with
+// kured.enabled=false or fleetlock.enabled=false (as the defaults do).
+func TestKustomizeComponentsEqualChart(t *testing.T) {
+	kubectl := testcluster.Require(t, "kubectl")[0]
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ component, set string }{
+		{"kured-off", "kured.enabled=false"},
+		{"fleetlock-off", "fleetlock.enabled=false"},
+	} {
+		dir := t.TempDir()
+		rel, err := filepath.Rel(dir, here)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + rel +
+			"\ncomponents:\n- " + filepath.Join(rel, "components", tc.component) + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl kustomize with %s: %v\n%s", tc.component, err, out)
+		}
+		objs, err := Decode("kustomize "+tc.component, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kust []Object
+		for _, o := range objs {
+			if _, ok := o.Object.(*corev1.Namespace); !ok {
+				kust = append(kust, o)
+			}
+		}
+		v := defaultValues
+		v.set = []string{tc.set}
+		compareObjects(t, "components/"+tc.component+" vs chart "+tc.set, byKey(t, render(t, v)), byKey(t, kust))
+	}
+}
