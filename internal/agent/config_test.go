@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -28,6 +30,23 @@ func TestParseFlagsDefaults(t *testing.T) {
 		!c.ReapGhost || !c.ReapExpired || c.OrphanGrace != 10*time.Minute ||
 		c.HealthProbeBindAddress != ":8081" || c.MetricsBindAddress != ":8080" {
 		t.Fatalf("defaults are not DESIGN §9's: %+v", c)
+	}
+}
+
+// TestParseFlagsCoordinatorOff: --kured=false / --fleetlock=false turn
+// that coordinator's source off, with the flag in its disabled message.
+func TestParseFlagsCoordinatorOff(t *testing.T) {
+	if off := Defaults().DisabledKinds(); len(off) != 0 {
+		t.Fatalf("defaults turn off %v", off)
+	}
+	for flag, kind := range map[string]model.LockKind{"--kured=false": model.LockKured, "--fleetlock=false": model.LockFleetlock} {
+		c, err := ParseFlags([]string{flag}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off := c.DisabledKinds(); len(off) != 1 || !strings.Contains(off[kind], flag) {
+			t.Errorf("%s: disabled %v", flag, off)
+		}
 	}
 }
 
@@ -62,6 +81,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--orphan-grace=0"}, "--orphan-grace must be positive"},
 		{[]string{"--fleetlock-namespace=Bad_NS!"}, `--fleetlock-namespace "Bad_NS!" is not a namespace name`},
 		{[]string{"--kured-daemonset=kured"}, "namespace/name"},
+		{[]string{"--kured=false", "--fleetlock=false"}, "no coordinator left to watch"},
 		{[]string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=5s"}, "must be greater than --leader-elect-renew-deadline"},
 		{[]string{"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"}, "1.2 ×"},
 		{[]string{"--metrics-bind-address=8080"}, "--metrics-bind-address must be host:port"},
