@@ -51,43 +51,60 @@ func ReadNodes(ctx context.Context, cs kubernetes.Interface, labelSelector strin
 }
 
 // ReadLocks lists every lock object the source reads, each list a quorum
-// read: kured's DaemonSet (the one kuredDaemonSet names, "namespace/name",
-// else every DaemonSet that looks like kured's) and the fleetlock Leases of
-// fleetlockNamespace ("" the default one), converted as the source converts
-// them (DaemonSetToLock, LeaseToLock).
-func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fleetlockNamespace string) ([]model.LockObject, error) {
-	var ns, name string
-	if kuredDaemonSet != "" {
-		var err error
-		if ns, name, err = ParseDaemonSetRef(kuredDaemonSet); err != nil {
-			return nil, err
-		}
-	}
-	if fleetlockNamespace == "" {
-		fleetlockNamespace = DefaultFleetlockNamespace
-	}
-	lo := metav1.ListOptions{}
-	if name != "" {
-		lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-	}
-	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
-	if err != nil {
-		return nil, fmt.Errorf("list daemonsets.apps: %w", err)
-	}
+// read, selected and converted as the source selects and converts them:
+// kured's DaemonSet (the one kuredDaemonSet names, "namespace/name", else
+// the one plausible kured among every DaemonSet, judged as discovery judges
+// it — none when several are plausible, as the source then reports no
+// lock) and the fleetlock Leases of fleetlockNamespace ("" the default
+// one). A kind in disabled is not read at all (its source is turned off,
+// and may not have the rights to read it).
+func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fleetlockNamespace string, disabled map[model.LockKind]string) ([]model.LockObject, error) {
 	var out []model.LockObject
-	for i := range dss.Items {
-		d := &dss.Items[i]
-		if (name != "" && d.Namespace == ns && d.Name == name) || (name == "" && looksLikeKured(d)) {
-			out = append(out, DaemonSetToLock(d))
+	if _, off := disabled[model.LockKured]; !off {
+		var ns, name string
+		if kuredDaemonSet != "" {
+			var err error
+			if ns, name, err = ParseDaemonSetRef(kuredDaemonSet); err != nil {
+				return nil, err
+			}
+		}
+		lo := metav1.ListOptions{}
+		if name != "" {
+			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}
+		dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
+		if err != nil {
+			return nil, fmt.Errorf("list daemonsets.apps: %w", err)
+		}
+		var plausible []model.LockObject
+		for i := range dss.Items {
+			d := &dss.Items[i]
+			if name != "" {
+				if d.Namespace == ns && d.Name == name {
+					out = append(out, DaemonSetToLock(d))
+				}
+				continue
+			}
+			if c, ok := judgeKured(d); ok && c.plausible {
+				plausible = append(plausible, c.lock)
+			}
+		}
+		if len(plausible) == 1 {
+			out = append(out, plausible[0])
 		}
 	}
-	ls, err := cs.CoordinationV1().Leases(fleetlockNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list leases.coordination.k8s.io: %w", err)
-	}
-	for i := range ls.Items {
-		if strings.HasPrefix(ls.Items[i].Name, FleetlockPrefix) {
-			out = append(out, LeaseToLock(&ls.Items[i]))
+	if _, off := disabled[model.LockFleetlock]; !off {
+		if fleetlockNamespace == "" {
+			fleetlockNamespace = DefaultFleetlockNamespace
+		}
+		ls, err := cs.CoordinationV1().Leases(fleetlockNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list leases.coordination.k8s.io: %w", err)
+		}
+		for i := range ls.Items {
+			if strings.HasPrefix(ls.Items[i].Name, FleetlockPrefix) {
+				out = append(out, LeaseToLock(&ls.Items[i]))
+			}
 		}
 	}
 	return out, nil

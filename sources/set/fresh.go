@@ -24,7 +24,7 @@ func FreshReaders(o Options) lock.FreshReaders {
 			return kube.ReadNodes(ctx, o.Client, labelSelector)
 		},
 		Locks: func(ctx context.Context) ([]model.LockObject, error) {
-			return kube.ReadLocks(ctx, o.Client, o.KuredDaemonSet, o.FleetlockNamespace)
+			return kube.ReadLocks(ctx, o.Client, o.KuredDaemonSet, o.FleetlockNamespace, o.Disabled)
 		},
 		Volumes: func(ctx context.Context) ([]model.Volume, bool, error) {
 			return longhorn.ReadVolumes(ctx, longhorn.Options{Client: o.Dynamic, REST: o.LonghornREST,
