@@ -83,7 +83,7 @@ test: deps build testcluster helm
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# The scale benchmark (issue 14, README "Performance"): seeds a real
+# The scale benchmark (issue 14, docs/performance.md): seeds a real
 # apiserver with 1,000 nodes + 3,000 Longhorn volumes, then 5,000 + 10,000,
 # and measures --snapshot, the dashboard's model, the agent and kubectl's
 # runbook, min/median/max of REBOOTWATCH_BENCH_RUNS (default 5) runs each.
