@@ -55,8 +55,11 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const requestTimeout = 3 * time.Second
+	// A short orphan grace: the holder's uncordon is not dated (no
+	// managedFields entry), so the dashboard counts it steady from when it
+	// first saw it schedulable (issue 27 §3).
 	s, err := live.Open(sctx, live.Options{Config: tc.Admin, Context: "testcluster", RequestTimeout: requestTimeout,
-		StaleAfter: 2 * time.Second, ProbeInterval: 200 * time.Millisecond})
+		StaleAfter: 2 * time.Second, ProbeInterval: 200 * time.Millisecond, OrphanGrace: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +77,26 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Timeout: requestTimeout, Fresh: s.FreshReaders()}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 44})
 
+	// One reader for the whole test: a reader per wait that timed out
+	// would take the next batch and drop it.
+	got := make(chan tea.Msg)
+	go func() {
+		for {
+			msg := waitEvents(s.Events)()
+			select {
+			case got <- msg:
+			case <-sctx.Done():
+				return
+			}
+			if _, closed := msg.(streamClosedMsg); closed {
+				return
+			}
+		}
+	}()
 	pump := func(what string, cond func(string) bool) {
 		t.Helper()
 		deadline := time.After(90 * time.Second)
 		for !cond(screen(m)) {
-			got := make(chan tea.Msg, 1)
-			go func() { got <- waitEvents(s.Events)() }()
 			select {
 			case msg := <-got:
 				m.Update(msg)
