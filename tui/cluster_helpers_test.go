@@ -10,7 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // createReadyNode creates a Node on a real apiserver and sets its status
@@ -44,5 +47,41 @@ func createKured(t *testing.T, cs kubernetes.Interface, labels map[string]string
 	}
 	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(context.Background(), ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sessionPump returns a pump that applies a live session's events to m
+// (and a tick every 200 ms of quiet) until cond holds of the screen, or
+// fails the test after 90 s. It starts one reader of events for the whole
+// test, so that no batch is lost between waits (a reader left behind by a
+// wait that timed out would take the next batch and drop it).
+func sessionPump(t *testing.T, ctx context.Context, m *Model, events <-chan model.Event) func(what string, cond func(string) bool) {
+	msgs := make(chan tea.Msg)
+	go func() {
+		for {
+			msg := waitEvents(events)()
+			select {
+			case msgs <- msg:
+			case <-ctx.Done():
+				return
+			}
+			if _, closed := msg.(streamClosedMsg); closed {
+				return
+			}
+		}
+	}()
+	return func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.After(90 * time.Second)
+		for !cond(screen(m)) {
+			select {
+			case msg := <-msgs:
+				m.Update(msg)
+			case <-time.After(200 * time.Millisecond):
+				m.Update(tickMsg(time.Now()))
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s:\n%s", what, screen(m))
+			}
+		}
 	}
 }

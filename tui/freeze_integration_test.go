@@ -77,36 +77,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 		Actions: LockActions{Engine: eng, Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Timeout: requestTimeout, Fresh: s.FreshReaders()}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 44})
 
-	// One reader for the whole test: a reader per wait that timed out
-	// would take the next batch and drop it.
-	got := make(chan tea.Msg)
-	go func() {
-		for {
-			msg := waitEvents(s.Events)()
-			select {
-			case got <- msg:
-			case <-sctx.Done():
-				return
-			}
-			if _, closed := msg.(streamClosedMsg); closed {
-				return
-			}
-		}
-	}()
-	pump := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.After(90 * time.Second)
-		for !cond(screen(m)) {
-			select {
-			case msg := <-got:
-				m.Update(msg)
-			case <-time.After(200 * time.Millisecond):
-				m.Update(tickMsg(time.Now()))
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s:\n%s", what, screen(m))
-			}
-		}
-	}
+	pump := sessionPump(t, sctx, m, s.Events)
 	source := func(name model.SourceName) model.SourceStatus {
 		h, _ := m.c.Source(name)
 		return h.Status

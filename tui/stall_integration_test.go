@@ -51,37 +51,7 @@ func TestRealClusterStalledWatch(t *testing.T) {
 	m := New(Options{Cluster: cl, Events: s.Events, Clock: s.Clock, WallClock: wall.Now, Context: sctx,
 		Actions: LockActions{Engine: s.Engine(), Actor: &lock.Actor{Client: s.Client, Who: "tui-test", Timeout: 3 * time.Second}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 44})
-	// One reader of the session's events, so that none is lost between
-	// the pump's waits (a reader left behind by a wait that timed out
-	// would take the next event and drop it).
-	msgs := make(chan tea.Msg)
-	go func() {
-		for {
-			msg := waitEvents(s.Events)()
-			select {
-			case msgs <- msg:
-			case <-sctx.Done():
-				return
-			}
-			if _, closed := msg.(streamClosedMsg); closed {
-				return
-			}
-		}
-	}()
-	pump := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.After(90 * time.Second)
-		for !cond(screen(m)) {
-			select {
-			case msg := <-msgs:
-				m.Update(msg)
-			case <-time.After(200 * time.Millisecond):
-				m.Update(tickMsg(time.Now()))
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s:\n%s", what, screen(m))
-			}
-		}
-	}
+	pump := sessionPump(t, sctx, m, s.Events)
 	source := func(name model.SourceName) model.SourceStatus {
 		h, _ := m.c.Source(name)
 		return h.Status
