@@ -1,11 +1,11 @@
-// Command gendocs writes the command line's flag reference into README.md,
+// Command gendocs writes the command line's flag reference into docs/cli.md,
 // between the markers internal/cli.ReferenceBegin and ReferenceEnd, from
 // the cobra command tree (internal/cli.Reference). Run it from the
 // repository's root after changing a command or a flag:
 //
 //	go run ./hack/gendocs
 //
-// internal/cli's TestReadmeFlagReference fails while README.md is stale.
+// internal/cli's TestFlagReference fails while docs/cli.md is stale.
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 )
 
 func main() {
-	const path = "README.md"
+	const path = "docs/cli.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
@@ -28,12 +28,12 @@ func main() {
 		os.Exit(1)
 	}
 	if out == string(b) {
-		fmt.Println("gendocs: README.md is up to date")
+		fmt.Println("gendocs: docs/cli.md is up to date")
 		return
 	}
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
 		os.Exit(1)
 	}
-	fmt.Println("gendocs: README.md's flag reference rewritten")
+	fmt.Println("gendocs: docs/cli.md's flag reference rewritten")
 }

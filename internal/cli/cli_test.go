@@ -263,20 +263,20 @@ func TestPluginNamesItselfKubectlRebootwatch(t *testing.T) {
 	checkErrorLines(t, []string{"watch", "--nope"}, code, errb.String(), "unknown flag: --nope", true, "kubectl rebootwatch watch")
 }
 
-// README's flag reference is the one the command tree renders: a flag or
-// command added, removed or reworded without `go run ./hack/gendocs` fails
-// here.
-func TestReadmeFlagReference(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// docs/cli.md's flag reference is the one the command tree renders: a flag
+// or command added, removed or reworded without `go run ./hack/gendocs`
+// fails here.
+func TestFlagReference(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, ok := ReplaceReference(string(b), Reference())
 	if !ok {
-		t.Fatal("README.md has no generated flag reference markers")
+		t.Fatal("docs/cli.md has no generated flag reference markers")
 	}
 	if want != string(b) {
-		t.Fatal("README.md's flag reference is stale: run `go run ./hack/gendocs`")
+		t.Fatal("docs/cli.md's flag reference is stale: run `go run ./hack/gendocs`")
 	}
 	// Every command and every flag of the tree is in it.
 	ref := Reference()

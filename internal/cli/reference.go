@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Markers of the generated flag reference in README.md.
+// Markers of the generated flag reference in docs/cli.md.
 const (
 	ReferenceBegin = "<!-- BEGIN GENERATED FLAG REFERENCE: `go run ./hack/gendocs` writes it from the cobra commands; a test fails when it is stale -->"
 	ReferenceEnd   = "<!-- END GENERATED FLAG REFERENCE -->"
@@ -15,8 +15,8 @@ const (
 
 // Reference renders the command line's reference from the command tree: for
 // each command its usage line, what it does and its own flags, the root's
-// flags being the shared ones. README.md holds it between ReferenceBegin and
-// ReferenceEnd (hack/gendocs writes it; TestReadmeFlagReference checks it).
+// flags being the shared ones. docs/cli.md holds it between ReferenceBegin and
+// ReferenceEnd (hack/gendocs writes it; TestFlagReference checks it).
 func Reference() string {
 	r := &runner{env: Env{Getenv: func(string) string { return "" }}}
 	d := DefaultCommon()
