@@ -363,12 +363,16 @@ func blockerReport(b *model.FleetBlocker, blocked time.Duration) *BlockerReport 
 	if b == nil {
 		return nil
 	}
-	r := &BlockerReport{Kind: b.Kind, Node: b.Node, Reason: b.Reason, Clears: b.Clears, Action: b.Action, Others: b.Others, Stuck: notify.Stuck(b)}
+	r := &BlockerReport{Kind: b.Kind, Node: bound(b.Node), Reason: bound(b.Reason), Clears: bound(b.Clears), Action: b.Action, Others: b.Others, Stuck: notify.Stuck(b)}
 	if blocked > 0 {
 		r.BlockedFor = model.HumanDuration(blocked)
 	}
 	return r
 }
+
+// bound is a heartbeat value from the cluster, bounded as the logger bounds
+// a string attribute (sanitize.LogValueMax runes, start and end kept).
+func bound(s string) string { return sanitize.Middle(s, sanitize.LogValueMax) }
 
 // LockReport is one lock in the heartbeat.
 type LockReport struct {
@@ -447,8 +451,8 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.Metrics.SetFleet(a.cluster.Fleet(now), blocker, blocked)
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
-		r := LockReport{Kind: s.Kind, Lock: s.Namespace + "/" + s.Name, Holder: s.Holder, HolderNode: s.HolderNode(),
-			Verdict: s.Verdict, Reason: s.Reason}
+		r := LockReport{Kind: s.Kind, Lock: bound(s.Namespace + "/" + s.Name), Holder: bound(s.Holder), HolderNode: bound(s.HolderNode()),
+			Verdict: s.Verdict, Reason: bound(s.Reason)}
 		if d, ok := s.HeldFor(now); ok {
 			r.HeldFor = model.HumanDuration(d)
 		}
@@ -470,11 +474,12 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		default:
 			a.act(ctx, s, action, now, &r)
 		}
+		r.Message = bound(r.Message)
 		reports = append(reports, r)
 	}
 	var sources []SourceReport
 	for _, h := range a.cluster.Sources() {
-		sources = append(sources, SourceReport{Name: h.Name, Status: h.Status, Message: h.Message})
+		sources = append(sources, SourceReport{Name: h.Name, Status: h.Status, Message: bound(h.Message)})
 		if !h.Usable() && h.Status != model.StatusNotInstalled && h.Status != model.StatusDisabled && result == resultOK {
 			result = resultDegraded
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -227,7 +226,7 @@ func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []mode
 func startAgentSyncing(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event, release chan struct{}) *harness {
 	t.Helper()
 	logBuf := &syncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logBuf, nil))
+	logger := NewLogger(logBuf, "info")
 	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1), release: release}
 	a := New(&Agent{
 		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
@@ -620,4 +619,36 @@ func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
 	cs := fake.NewClientset(objs...)
 	fakekube.GenerateNames(&cs.Fake)
 	return cs
+}
+
+// Every string from the cluster is hostile: a 200,000-character holder
+// carrying a bidi override and a C1 control leaves the heartbeat and the
+// action's log line bounded (start and end kept), with those runes
+// escaped as \uXXXX, and the JSON still decoding to the bounded value.
+func TestAgentLogBoundsAndEscapesHostileValues(t *testing.T) {
+	now := time.Now()
+	holder := "start\u202e" + strings.Repeat("h", 200000) + "\u0085end"
+	world := fleetlockWorld(now)
+	for i, ev := range world {
+		if e, ok := ev.(model.LockUpserted); ok {
+			e.Lock.Spec = &lock.FleetlockSpec{Holder: holder, AcquireTime: now.Add(-2 * time.Hour)}
+			world[i] = e
+		}
+	}
+	cfg := testConfig()
+	cfg.DryRun = true
+	h := startAgent(t, cfg, clientFor(world, fleetLease(holder)), world)
+	hb := h.waitFor(t, "the hostile holder is judged", func(hb heartbeat) bool { return len(hb.Locks) == 1 && hb.Locks[0].Verdict != "" })
+	got := hb.Locks[0].Holder
+	if len([]rune(got)) > 1000 || !strings.HasPrefix(got, "start\u202e") || !strings.HasSuffix(got, "\u0085end") {
+		t.Errorf("heartbeat holder is %d runes, %q…%q: want at most 1,000 with its start and end", len([]rune(got)), got[:min(len(got), 12)], got[max(0, len(got)-8):])
+	}
+	for _, line := range strings.Split(strings.TrimSpace(h.log.String()), "\n") {
+		if len(line) > 20000 {
+			t.Errorf("log line of %d bytes: every value should be bounded", len(line))
+		}
+		if strings.ContainsAny(line, "\u202e\u0085") {
+			t.Errorf("log line carries a raw bidi or C1 control: %.120q", line)
+		}
+	}
 }

@@ -10,9 +10,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 )
 
 // NewLogger returns the agent's JSON logger at level (debug|info|warn|error).
+// Its values come from the cluster: each string is bounded to
+// sanitize.LogValueMax runes (start and end kept), and every line goes out
+// with the runes a terminal would obey that encoding/json leaves raw (bidi
+// controls, C1 controls, DEL) escaped as \uXXXX, so the JSON stays equal.
 func NewLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	switch strings.ToLower(level) {
@@ -25,7 +31,35 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewJSONHandler(escapingWriter{w}, &slog.HandlerOptions{Level: l, ReplaceAttr: boundAttr}))
+}
+
+// boundAttr bounds a string value to sanitize.LogValueMax runes. Reports
+// (LockReport, SourceReport, BlockerReport) bound their own fields.
+func boundAttr(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindString {
+		if s := a.Value.String(); len(s) > sanitize.LogValueMax {
+			a.Value = slog.StringValue(sanitize.Middle(s, sanitize.LogValueMax))
+		}
+	}
+	return a
+}
+
+// escapingWriter passes each JSON line through sanitize.JSON. The handler
+// writes a whole record in one Write; a short write of the escaped copy is
+// reported as a short write of the original.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	q := sanitize.JSON(p)
+	n, err := e.w.Write(q)
+	if n < len(q) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		return min(n, len(p)), err
+	}
+	return len(p), err
 }
 
 // Servers are the bound health and metrics listeners.

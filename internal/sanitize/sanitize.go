@@ -379,3 +379,25 @@ func JSON(b []byte) []byte {
 	}
 	return AppendJSON(make([]byte, 0, len(b)+16), b)
 }
+
+// LogValueMax is how many runes a log line keeps of one value from a
+// cluster (a holder, a reason quoting one), its start and end.
+const LogValueMax = 1000
+
+// Middle shortens s to at most n runes, keeping its start and end around
+// one "…", and leaves it raw: it is for a log handler that escapes what it
+// writes. Only the first and last 4n bytes of s are looked at, so a
+// 200,000-character value costs no more than a short one.
+func Middle(s string, n int) string {
+	if n <= 0 {
+		return s
+	}
+	rs := []rune(s[:min(len(s), 4*n)])
+	if len(s) <= 4*n && len(rs) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	tail := []rune(s[max(0, len(s)-4*n):])
+	tail = tail[max(0, len(tail)-(n-1-head)):]
+	return string(rs[:min(head, len(rs))]) + Ellipsis + string(tail)
+}

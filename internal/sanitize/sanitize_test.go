@@ -177,3 +177,20 @@ func TestAppendJSON(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestMiddleKeepsStartAndEnd(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 5, "ab…ij"},
+		{"ééééééé", 4, "é…éé"},
+		{"", 3, ""},
+	} {
+		if got := Middle(tc.in, tc.n); got != tc.want {
+			t.Errorf("Middle(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
