@@ -10,6 +10,9 @@ type AlertsFiring struct {
 	// From says whose filter decides which alerts block: the user's
 	// --prometheus-alerts, or kured's own settings read from its DaemonSet.
 	From string
+	// Off says no alert gate is configured any more (kured's DaemonSet lost
+	// its --prometheus-url): the filter and its last answer are forgotten.
+	Off bool
 }
 
 func (AlertsFiring) isEvent() {}

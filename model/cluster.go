@@ -233,6 +233,10 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		}
 		c.rebootOK = true
 	case AlertsFiring:
+		if e.Off {
+			c.alerts, c.alertsOK, c.alertFilter, c.alertFrom = nil, false, false, ""
+			break
+		}
 		c.alerts = append([]string(nil), e.Names...)
 		c.alertsOK = !e.Unknown
 		c.alertFilter = true

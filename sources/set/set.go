@@ -3,7 +3,8 @@
 // by rebootwatch-agent: nodes, locks, PodDisruptionBudgets and pods
 // (sources/kube), Longhorn's volumes (sources/longhorn) and Prometheus
 // (sources/prometheus) — the user's Prometheus when one is given, else
-// kured's own, read from kured's DaemonSet once it was listed.
+// kured's own, read from kured's DaemonSet once it was listed and followed
+// as it changes.
 //
 // It only starts, waits for and joins sources, and hands the lock engine's
 // actor the sources' one-shot reads for its fresh read before a write
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -44,6 +46,11 @@ type Options struct {
 	// SyncTimeout bounds the wait for kured's DaemonSet before kured's own
 	// Prometheus settings are looked at (default 30s).
 	SyncTimeout time.Duration
+	// KuredFollowInterval is how often kured's settings are looked at
+	// again, to follow a --prometheus-url or an alert filter that kured's
+	// DaemonSet gained, changed or lost (default
+	// DefaultKuredFollowInterval).
+	KuredFollowInterval time.Duration
 	// Once reads every source once, without informers (--snapshot).
 	Once bool
 	// LockEvents reads who freed a lock from rebootwatch's Events
@@ -85,6 +92,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	if o.SyncTimeout <= 0 {
 		o.SyncTimeout = 30 * time.Second
 	}
+	if o.KuredFollowInterval <= 0 {
+		o.KuredFollowInterval = DefaultKuredFollowInterval
+	}
 	s := &Set{ready: make(chan struct{})}
 	ks, err := kube.Start(ctx, kube.Options{
 		Client: o.Client, RequestTimeout: o.RequestTimeout, StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval,
@@ -114,7 +124,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	case po.URL == "" && po.AlertFilter == "":
 		// The user gave no Prometheus: kured's own is the default, once read.
 		s.wg.Add(1)
-		go s.startKuredPrometheus(ctx, po, o.SyncTimeout, sink)
+		go s.startKuredPrometheus(ctx, po, o, sink)
 	default:
 		if po.AlertFilter != "" && po.FilterFrom == "" {
 			po.FilterFrom = "--prometheus-alerts"
@@ -129,35 +139,97 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	return s, nil
 }
 
+// DefaultKuredFollowInterval is how often a session without a Prometheus
+// of its own looks again at kured's settings (Options.KuredFollowInterval).
+const DefaultKuredFollowInterval = 2 * time.Second
+
+// kuredPromKey is what of kured's settings the Prometheus source is
+// started with: a change of any of them restarts it.
+type kuredPromKey struct {
+	url, filter, of       string
+	matchOnly, firingOnly bool
+}
+
+func kuredPromKeyOf(cfg *lock.KuredConfig, of string) kuredPromKey {
+	if cfg == nil || cfg.PrometheusURL == "" {
+		return kuredPromKey{}
+	}
+	return kuredPromKey{url: cfg.PrometheusURL, filter: cfg.AlertFilterRegexp, of: of,
+		matchOnly: cfg.AlertFilterMatchOnly, firingOnly: cfg.AlertFiringOnly}
+}
+
 // startKuredPrometheus starts the Prometheus source once kured's DaemonSet
 // was read (bounded by timeout): with kured's --prometheus-url and its alert
 // blocker's settings when kured has them (the gate then says the filter is
-// kured's), else disabled as without --prometheus-url.
-func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, timeout time.Duration, sink sources.Sink) {
+// kured's), else disabled as without --prometheus-url. Unless the session
+// reads once, it then follows kured's settings: when they change, the old
+// source stops before one with the new settings starts, so the alert gate
+// judges with what kured's DaemonSet says now — the same settings the fresh
+// read before a write uses (FreshReaders), which would otherwise refuse
+// every write as changed until a restart.
+func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, o Options, sink sources.Sink) {
 	defer s.wg.Done()
-	defer close(s.ready)
 	// Only kured's DaemonSet is needed, not the nodes: the Prometheus
 	// query starts while a large node list is still coming.
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, cancel := context.WithTimeout(ctx, o.SyncTimeout)
 	_ = s.Kube.WaitForKured(wctx)
 	cancel()
 	if ctx.Err() != nil {
+		close(s.ready)
 		return
 	}
-	if cfg, of := s.Kube.KuredConfig(); cfg != nil && cfg.PrometheusURL != "" {
-		po.URL = cfg.PrometheusURL
-		po.KuredAlerts = &prometheus.KuredAlerts{Filter: cfg.AlertFilterRegexp, MatchOnly: cfg.AlertFilterMatchOnly, FiringOnly: cfg.AlertFiringOnly}
-		po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + of + ")"
+	key := kuredPromKeyOf(s.Kube.KuredConfig())
+	stop := s.startKuredPromWith(ctx, po, key, sink)
+	close(s.ready)
+	if o.Once {
+		return
 	}
-	p, err := prometheus.Start(ctx, po, sink)
+	t := time.NewTicker(o.KuredFollowInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next := kuredPromKeyOf(s.Kube.KuredConfig())
+		if next == key {
+			continue
+		}
+		stop()
+		if next.url == "" {
+			// No gate any more: the model forgets the old filter's answer.
+			sink(model.AlertsFiring{Off: true})
+		}
+		key = next
+		stop = s.startKuredPromWith(ctx, po, key, sink)
+	}
+}
+
+// startKuredPromWith starts the Prometheus source with kured's settings in
+// key (none: disabled) and returns what stops it and waits for it to end.
+func (s *Set) startKuredPromWith(ctx context.Context, po prometheus.Options, key kuredPromKey, sink sources.Sink) (stop func()) {
+	if key.url != "" {
+		po.URL = key.url
+		po.KuredAlerts = &prometheus.KuredAlerts{Filter: key.filter, MatchOnly: key.matchOnly, FiringOnly: key.firingOnly}
+		po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + key.of + ")"
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p, err := prometheus.Start(pctx, po, sink)
 	if err != nil {
 		sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError,
 			Message: "kured's Prometheus settings: " + err.Error()}})
-		return
+		p = nil
 	}
 	s.mu.Lock()
 	s.prom = p
 	s.mu.Unlock()
+	return func() {
+		cancel()
+		if p != nil {
+			p.Wait()
+		}
+	}
 }
 
 func (s *Set) prometheus() *prometheus.Source {

@@ -170,3 +170,39 @@ func (n slowNodeList) List(ctx context.Context, o metav1.ListOptions) (*corev1.N
 	}
 	return n.NodeInterface.List(ctx, o)
 }
+
+// kured's DaemonSet gains a --prometheus-url after the session started,
+// changes its alert filter, then loses the URL: the Prometheus source
+// follows each (the fresh read before a write uses what the DaemonSet says
+// now, so a source stuck on the first settings refused every write).
+func TestKuredPrometheusFollowsTheDaemonSet(t *testing.T) {
+	srv, _ := promServer(t)
+	cs := fake.NewClientset(kuredDS())
+	r := start(t, Options{Client: cs, Dynamic: dyn(), KuredFollowInterval: 50 * time.Millisecond})
+	r.Eventually(t, "prometheus disabled: kured has no --prometheus-url", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourcePrometheus)
+		return h.Status == model.StatusDisabled && !c.AlertFilterSet()
+	})
+	update := func(args ...string) {
+		t.Helper()
+		if _, err := cs.AppsV1().DaemonSets("kube-system").Update(t.Context(), kuredDS(args...), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("--prometheus-url="+srv.URL, "--alert-filter-regexp=^Watchdog$")
+	r.Eventually(t, "prometheus ok with kured's filter once the DaemonSet names it", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourcePrometheus)
+		return h.Status == model.StatusOK && c.AlertFilterSet() && strings.Contains(c.AlertFilterFrom(), "kured's own")
+	})
+	update("--prometheus-url=" + srv.URL)
+	r.Eventually(t, "still ok after the filter changed", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourcePrometheus)
+		_, known := c.FiringAlerts()
+		return h.Status == model.StatusOK && known
+	})
+	update()
+	r.Eventually(t, "disabled again, the old filter forgotten, once the URL is gone", func(c *model.Cluster) bool {
+		h, _ := c.Source(model.SourcePrometheus)
+		return h.Status == model.StatusDisabled && !c.AlertFilterSet()
+	})
+}
