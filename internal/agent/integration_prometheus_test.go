@@ -104,3 +104,46 @@ func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
 		t.Fatalf("the ghost was reaped while a blocking alert fires: holder %q", h)
 	}
 }
+
+// kured's DaemonSet gains its --prometheus-url while the agent runs: the
+// agent follows it (its alert gate turns to kured's filter without a
+// restart), and a reap is then judged by that filter — refused because
+// DiskFull fires — rather than refused as "changed since judged" on every
+// try, as when the source kept the settings it started with.
+func TestIntegrationKuredPrometheusAddedLater(t *testing.T) {
+	testprom.Binary(t)
+	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n  - alert: DiskFull\n    expr: vector(1)\n"})
+	admin, bin, kc, _ := heldLeaseCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s")
+	a.waitHeartbeat(t, "the lock held, no alert filter yet", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && hb.Leader && l.Verdict == model.VerdictHeld && strings.HasPrefix(hb.AlertGate, "no blocking-alert filter")
+	})
+	ds, err := admin.AppsV1().DaemonSets("kube-system").Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Spec.Template.Spec.Containers[0].Args = []string{"--prometheus-url=" + prom.URL, "--alert-filter-regexp=^Watchdog$"}
+	if _, err := admin.AppsV1().DaemonSets("kube-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitHeartbeat(t, "kured's Prometheus followed without a restart", func(hb heartbeat) bool {
+		return sourceStatus(hb, model.SourcePrometheus) == model.StatusOK && strings.Contains(hb.AlertGate, "kured")
+	})
+	if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hb := a.waitHeartbeat(t, "the reap is refused by kured's alert filter", func(hb heartbeat) bool {
+		l, ok := fleetlockLock(hb)
+		return ok && l.Verdict == model.VerdictGhost && l.Outcome == model.OutcomeRefused
+	})
+	if l, _ := fleetlockLock(hb); !strings.Contains(l.Message, "DiskFull") || strings.Contains(l.Message, "changed") {
+		t.Errorf("refusal %q: want kured's filter's DiskFull, not a fresh-data difference", l.Message)
+	}
+	if h := fleetHolder(t, admin); h != testZincatiID {
+		t.Fatalf("the ghost was reaped while a blocking alert fires: holder %q", h)
+	}
+}
