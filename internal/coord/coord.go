@@ -1,0 +1,239 @@
+// Package coord is what every reboot coordinator package declares about its
+// kind, and the shapes they share: a kind's capabilities (how many nodes it
+// lets through at once and where that is read, whether nodes waiting for it
+// are visible, the node annotations and labels it needs, the RBAC rules it
+// reads with, the blockers it can name and the actions it allows), its slots
+// (the nodes it lets through now, with or without one lock object), each
+// node's place in its cycle, and its blockers.
+//
+// Each coordinator lives in its own package under internal/coord (suc:
+// Rancher's system-upgrade-controller; flatcar: the Flatcar Linux Update
+// Operator), holding its declared types, its parse, its judging as pure
+// functions, its one-shot read, and a …test subpackage of fixtures that write
+// objects as the coordinator writes them. What differs between kinds is a
+// Capabilities value, never a kind check elsewhere.
+//
+// It must not do I/O, import the lock engine, a source or the TUI (the engine
+// and the sources import the coordinator packages, never the other way), or
+// start goroutines.
+package coord
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// SlotModel says where a kind's slots (the nodes it lets through at once)
+// are read from.
+type SlotModel string
+
+// The slot models.
+const (
+	// SlotsLockObject: one lock object names its holders (kured's DaemonSet
+	// annotation, fleetlock's Lease).
+	SlotsLockObject SlotModel = "lock-object"
+	// SlotsObjectStatus: an object of the coordinator lists the nodes it
+	// applies to now (system-upgrade-controller's Plan status.applying[],
+	// bounded by spec.concurrency), one such object per plan.
+	SlotsObjectStatus SlotModel = "object-status"
+	// SlotsNodeAnnotations: no lock object; the slots are computed from
+	// every node's annotations and labels (the Flatcar update operator).
+	SlotsNodeAnnotations SlotModel = "node-annotations"
+)
+
+// Capabilities is what a coordinator kind declares about itself: every
+// difference between kinds that the engine, the sources, the RBAC render
+// and the front ends need, so that none of them checks a kind by name.
+type Capabilities struct {
+	Kind   model.LockKind
+	Source model.SourceName
+	// Slots is where the kind's slots are read from.
+	Slots SlotModel
+	// DefaultCapacity is how many nodes the coordinator lets through at
+	// once when nothing says otherwise (0: read per object, as a Plan's
+	// spec.concurrency).
+	DefaultCapacity int
+	// CapacityFrom says, for humans, where the capacity is read.
+	CapacityFrom string
+	// WaitersVisible: nodes waiting for a slot can be told from the API
+	// (a node whose plan label is not the latest hash; a node annotated
+	// reboot-needed), not only the holders.
+	WaitersVisible bool
+	// NodeAnnotations and NodeLabels are the node keys the kind reads (an
+	// entry ending in "/" is a prefix: every key under it). The node
+	// decoders keep these.
+	NodeAnnotations []string
+	NodeLabels      []string
+	// RBAC is the least the agent needs to read this kind's objects (the
+	// nodes and the actions' own writes are the engine's, not the kind's).
+	RBAC []rbacv1.PolicyRule
+	// Blockers are the blocker kinds this kind can name.
+	Blockers []model.BlockerKind
+	// Actions are the actions the engine may offer for this kind (always
+	// behind the same gates and dialog as every action).
+	Actions []model.Action
+	// Writes names what of the coordinator's own the engine ever writes
+	// ("" for nothing: the kind's objects are read only).
+	Writes string
+}
+
+// Driver is one coordinator kind as the coordinator packages provide it.
+type Driver interface {
+	Capabilities() Capabilities
+}
+
+// Slot is one node the coordinator lets through now.
+type Slot struct {
+	// Holder is the id as the coordinator writes it (a Plan's applying[]
+	// entry is a hostname; Flatcar's is the Node name itself).
+	Holder string
+	// Node is the node Holder maps to; "" when it maps to none (a ghost).
+	Node string
+	// Owner names the object the slot belongs to ("plan ns/name"; "" for a
+	// kind without one).
+	Owner string
+	// Since is when the node took the slot, when known.
+	Since time.Time
+	// Evidence is what the slot was read from.
+	Evidence []model.Evidence
+}
+
+// Slots is a kind's slots (for SUC, one Plan's).
+type Slots struct {
+	// Known is false when the slots cannot be told (the objects they are
+	// read from are unread, stale or malformed): Unknown says why. Unknown
+	// is never "free".
+	Known   bool
+	Unknown string
+	// Capacity is how many nodes may hold a slot at once.
+	Capacity int
+	Held     []Slot
+}
+
+// Free is how many slots are free; ok is false when that is not known.
+func (s Slots) Free() (n int, ok bool) {
+	if !s.Known {
+		return 0, false
+	}
+	n = s.Capacity - len(s.Held)
+	if n < 0 {
+		n = 0
+	}
+	return n, true
+}
+
+// NodeState is one node's place in a coordinator's cycle.
+type NodeState struct {
+	Node string
+	// Phase is the node's phase in DESIGN §4's terms.
+	Phase model.Phase
+	// Step is the coordinator's own word for where the node is ("waiting
+	// for a slot", "job running", "job failed", "after-reboot check").
+	Step string
+	// Cordoned: the coordinator (or its job) left the node unschedulable.
+	Cordoned bool
+	// Evidence is what the step was read from.
+	Evidence []model.Evidence
+}
+
+// Ev is one piece of evidence.
+func Ev(k, v string) model.Evidence { return model.Evidence{Key: k, Value: v} }
+
+// Ready is a node's Ready condition as the coordinator packages read it.
+type Ready struct {
+	// Status is "True", "False", "Unknown", or "" when absent.
+	Status string
+	Since  time.Time
+	Reason string
+}
+
+// Known reports whether Ready was read.
+func (r Ready) Known() bool { return r.Status != "" }
+
+// True reports whether the node is Ready.
+func (r Ready) True() bool { return r.Status == "True" }
+
+// Node is the part of a Node the coordinator packages read: more than
+// model.Node keeps (every label and annotation of the kind's keys, and who
+// last wrote them).
+type Node struct {
+	Name, UID     string
+	Labels        map[string]string
+	Annotations   map[string]string
+	Unschedulable bool
+	// UnschedulableSetAt/By are the time and manager of the managedFields
+	// entry owning spec.unschedulable (zero when none owns it).
+	UnschedulableSetAt time.Time
+	UnschedulableSetBy string
+	Ready              Ready
+	BootID             string
+	// Writes maps each annotation or label key the kind asked for
+	// ("annotation:<key>", "label:<key>") to the managedFields entry that
+	// owns it: who last wrote it and when that manager last wrote the node.
+	Writes map[string]FieldWrite
+}
+
+// FieldWrite is one managedFields entry, as far as it is read.
+type FieldWrite struct {
+	Manager string
+	At      time.Time
+}
+
+// NodeFrom reads a Node; keys are the annotation and label keys whose
+// writers are kept in Writes (prefix "annotation:" or "label:").
+func NodeFrom(n *corev1.Node, keys []string) Node {
+	out := Node{Name: n.Name, UID: string(n.UID), Labels: n.Labels, Annotations: n.Annotations,
+		Unschedulable: n.Spec.Unschedulable, BootID: n.Status.NodeInfo.BootID}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Ready = Ready{Status: string(c.Status), Since: c.LastTransitionTime.Time, Reason: c.Reason}
+		}
+	}
+	for _, e := range n.ManagedFields {
+		if e.FieldsV1 == nil || e.Time == nil {
+			continue
+		}
+		var f map[string]any
+		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil {
+			continue
+		}
+		w := FieldWrite{Manager: e.Manager, At: e.Time.Time}
+		if owns(f, "f:spec", "f:unschedulable") && w.At.After(out.UnschedulableSetAt) {
+			out.UnschedulableSetAt, out.UnschedulableSetBy = w.At, w.Manager
+		}
+		for _, k := range keys {
+			var ok bool
+			switch {
+			case strings.HasPrefix(k, "annotation:"):
+				ok = owns(f, "f:metadata", "f:annotations", "f:"+strings.TrimPrefix(k, "annotation:"))
+			case strings.HasPrefix(k, "label:"):
+				ok = owns(f, "f:metadata", "f:labels", "f:"+strings.TrimPrefix(k, "label:"))
+			}
+			if ok && w.At.After(out.Writes[k].At) {
+				if out.Writes == nil {
+					out.Writes = map[string]FieldWrite{}
+				}
+				out.Writes[k] = w
+			}
+		}
+	}
+	return out
+}
+
+func owns(f map[string]any, path ...string) bool {
+	cur := f
+	for _, p := range path {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}
