@@ -258,11 +258,11 @@ func Job(ns, plan, node, version, hash string, drain, cordon bool) *batchv1.Job 
 	backoff, deadline, ttl := int32(2), int64(600), int32(900)
 	one, paused := int32(1), int32(1)
 	labels := map[string]string{
-		"upgrade.cattle.io/controller": ControllerName,
-		"upgrade.cattle.io/exclusive":  "false",
-		"upgrade.cattle.io/node":       node,
-		"upgrade.cattle.io/plan":       plan,
-		"upgrade.cattle.io/version":    version,
+		"upgrade.cattle.io/controller":   ControllerName,
+		"upgrade.cattle.io/exclusive":    "false",
+		"upgrade.cattle.io/node":         node,
+		"upgrade.cattle.io/plan":         plan,
+		"upgrade.cattle.io/version":      version,
 		"plan.upgrade.cattle.io/" + plan: hash,
 	}
 	var inits []corev1.Container
