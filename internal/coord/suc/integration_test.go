@@ -1,0 +1,179 @@
+package suc_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// makeNode registers a Ready node with its hostname label.
+func makeNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{suc.LabelHostname: name, "kubernetes.io/os": "linux"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(), Reason: "KubeletReady"}}
+	n.Status.NodeInfo.BootID = "boot-" + name
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kubectl runs the real kubectl against the test cluster, as SUC's drain
+// and cordon init containers do.
+func kubectl(t *testing.T, c *testcluster.Cluster, args ...string) string {
+	t.Helper()
+	dir, err := testcluster.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(dir, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestReadAgainstAPIServer: the Plan CRD with upstream's names and printer
+// columns, a plan whose job failed on a node its drain container cordoned,
+// and the job of a plan deleted mid-cycle; read once with the least RBAC
+// the driver declares, then judged.
+func TestReadAgainstAPIServer(t *testing.T) {
+	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
+	c := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, dyn := c.Client(t), c.Dynamic(t)
+	if err := suctest.InstallCRD(ctx, dyn); err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t, "system-upgrade")
+	for _, n := range []string{"n1", "n2", "n3"} {
+		makeNode(ctx, t, cs, n)
+	}
+	// The drain init container ran `kubectl drain n1` before the upgrade
+	// container failed; n3 was cordoned by a plan that is gone now.
+	kubectl(t, c, "cordon", "n1")
+	kubectl(t, c, "cordon", "n3")
+
+	spec := suctest.PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"kubernetes.io/os": "linux"}}
+	latest := suctest.MungeVersion(spec.Version)
+	hash := suctest.LatestHash(latest, "")
+	now := time.Now()
+	jb := suctest.Job(ns, "k3s-server", "n1", latest, hash, true, false)
+	msg := suctest.JobFailedMessage(ns, jb.Name, "n1", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	status := suctest.StatusWith(spec.Version, "", []string{"n1"},
+		suctest.Cond("Validated", "True", "PlanIsValid", "", now), suctest.Cond("LatestResolved", "True", "Version", "", now),
+		suctest.Cond("Complete", "False", "JobFailed", msg, now))
+	if _, err := suctest.Create(ctx, dyn, suctest.Plan(ns, "k3s-server", spec), status); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := suctest.CreateJob(ctx, cs, jb, now.Add(-10*time.Minute), now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := suctest.CreateJob(ctx, cs, suctest.Job(ns, "k3s-agent", "n3", latest, hash, true, false), now.Add(-time.Hour), now.Add(-30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Upstream's printer columns answer kubectl get.
+	out := kubectl(t, c, "get", "plans", "-n", ns, "-o", "wide")
+	for _, col := range []string{"IMAGE", "CHANNEL", "VERSION", "COMPLETE", "MESSAGE", "APPLYING"} {
+		if !strings.Contains(out, col) {
+			t.Errorf("kubectl get plans lacks column %s:\n%s", col, out)
+		}
+	}
+	if !strings.Contains(out, "[\"n1\"]") || !strings.Contains(out, "failed on Node n1") {
+		t.Errorf("kubectl get plans -o wide:\n%s", out)
+	}
+
+	// Read with exactly the driver's RBAC plus nodes.
+	rules := append([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+		suc.Driver{}.Capabilities().RBAC...)
+	grant(ctx, t, c, "alice", rules)
+	acs, err := kubernetes.NewForConfig(c.UserConfig("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adyn, err := dynamic.NewForConfig(c.UserConfig("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := suc.Read(ctx, adyn, acs, "")
+	if in.PlansUnread != "" || in.JobsUnread != "" || in.NodesUnread != "" {
+		t.Fatalf("unread with the driver's RBAC: %q %q %q", in.PlansUnread, in.JobsUnread, in.NodesUnread)
+	}
+	if len(in.Plans) != 1 || len(in.Jobs) != 2 || len(in.Nodes) != 3 {
+		t.Fatalf("read %d plans, %d jobs, %d nodes", len(in.Plans), len(in.Jobs), len(in.Nodes))
+	}
+	r := suc.Judge(in, time.Now())
+	jf := find(t, r.Blockers, "n1", suc.BlockerJobFailed)
+	if !strings.Contains(jf.Reason, "BackoffLimitExceeded: Job has reached the specified backoff limit") {
+		t.Errorf("job-failed = %q", jf.Reason)
+	}
+	for _, n := range []string{"n1", "n3"} {
+		b := find(t, r.Blockers, n, model.BlockerCordon)
+		if b.Action != model.ActionUncordon || !strings.HasPrefix(evidence(b, "cordoned by"), "kubectl") {
+			t.Errorf("%s stuck-cordon = %+v", n, b)
+		}
+	}
+	if lk := find(t, r.Blockers, "n2", model.BlockerLock); !lk.Stalls {
+		t.Errorf("n2 waits on a failed holder without stalling: %+v", lk)
+	}
+
+	// Without the grants: plans unread, nothing judged, nothing offered.
+	bcs, _ := kubernetes.NewForConfig(c.UserConfig("bob"))
+	bdyn, _ := dynamic.NewForConfig(c.UserConfig("bob"))
+	in = suc.Read(ctx, bdyn, bcs, "")
+	if !strings.HasPrefix(in.PlansUnread, "forbidden") || !strings.HasPrefix(in.NodesUnread, "forbidden") {
+		t.Fatalf("bob read plans %q nodes %q", in.PlansUnread, in.NodesUnread)
+	}
+	if r := suc.Judge(in, time.Now()); r.Unknown == "" || len(r.Uncordon) != 0 {
+		t.Errorf("judged from forbidden reads: %+v", r)
+	}
+}
+
+func grant(ctx context.Context, t *testing.T, c *testcluster.Cluster, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	cs := c.Client(t)
+	name := "rebootwatch-suc-" + user
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// RBAC is cached by the authorizer: wait until the grant answers.
+	acs, err := kubernetes.NewForConfig(c.UserConfig(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := acs.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("grant never took effect")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

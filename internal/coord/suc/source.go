@@ -1,0 +1,71 @@
+package suc
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+)
+
+// PlanGVR is the Plans resource.
+var PlanGVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: Resource}
+
+// NodeKeys are the node keys whose writers NodeFrom keeps for SUC (none:
+// SUC's reading rests on labels and the cordon's writer).
+var NodeKeys []string
+
+// Read reads SUC's objects once: the Plans and SUC's Jobs of namespace
+// (every namespace when ""), and every node. What cannot be read is said in
+// the Input's …Unread fields, never left empty as if there were none. The
+// pods and budgets of the drain blocker are the caller's to add (the engine
+// already reads them).
+func Read(ctx context.Context, dyn dynamic.Interface, c kubernetes.Interface, namespace string) Input {
+	var in Input
+	plans, err := dyn.Resource(PlanGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		in.PlansUnread = "not installed (no " + Resource + "." + Group + " resource)"
+	case err != nil:
+		in.PlansUnread = unread(err)
+	default:
+		for i := range plans.Items {
+			in.Plans = append(in.Plans, ParsePlan(plans.Items[i].Object))
+		}
+	}
+	jobs, err := c.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPlan})
+	if err != nil {
+		in.JobsUnread = unread(err)
+	} else {
+		for i := range jobs.Items {
+			if j, ok := JobFrom(&jobs.Items[i]); ok {
+				in.Jobs = append(in.Jobs, j)
+			}
+		}
+		sort.Slice(in.Jobs, func(a, b int) bool { return in.Jobs[a].Key() < in.Jobs[b].Key() })
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		in.NodesUnread = unread(err)
+	} else {
+		for i := range nodes.Items {
+			in.Nodes = append(in.Nodes, coord.NodeFrom(&nodes.Items[i], NodeKeys))
+		}
+	}
+	return in
+}
+
+func unread(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return "forbidden: " + err.Error()
+	default:
+		return fmt.Sprintf("error: %v", err)
+	}
+}
