@@ -1,0 +1,83 @@
+package kinds_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/rbac.yaml")
+
+// TestRBACRender: the rendered rules are the ones checked in.
+func TestRBACRender(t *testing.T) {
+	got := kinds.RenderRBAC()
+	if *update {
+		if err := os.WriteFile("testdata/rbac.yaml", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("testdata/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("testdata/rbac.yaml is not what the drivers declare; run go test ./internal/coord/kinds -update\n got:\n%s", got)
+	}
+}
+
+// TestRegistered fails when a registered kind lacks one of its pieces:
+// its capabilities, read-only RBAC, blockers, actions the engine knows,
+// its row in docs/coordinators-suc-fluo.md.
+func TestRegistered(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/coordinators-suc-fluo.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[model.LockKind]bool{}
+	for _, d := range kinds.All() {
+		c := d.Capabilities()
+		t.Run(string(c.Kind), func(t *testing.T) {
+			if c.Kind == "" || c.Source == "" || seen[c.Kind] {
+				t.Fatalf("kind %q source %q (duplicate %v)", c.Kind, c.Source, seen[c.Kind])
+			}
+			seen[c.Kind] = true
+			if got, ok := kinds.For(c.Kind); !ok || got.Capabilities().Kind != c.Kind {
+				t.Error("For does not find it")
+			}
+			switch c.Slots {
+			case coord.SlotsLockObject, coord.SlotsObjectStatus, coord.SlotsNodeAnnotations:
+			default:
+				t.Errorf("slot model %q", c.Slots)
+			}
+			if c.DefaultCapacity == 0 && c.Slots != coord.SlotsObjectStatus {
+				t.Error("no capacity: only a kind reading it per object may leave it 0")
+			}
+			if c.CapacityFrom == "" || len(c.Blockers) == 0 || len(c.RBAC) == 0 {
+				t.Errorf("capacity from %q, %d blockers, %d RBAC rules", c.CapacityFrom, len(c.Blockers), len(c.RBAC))
+			}
+			for _, r := range c.RBAC {
+				for _, v := range r.Verbs {
+					if v != "get" && v != "list" && v != "watch" {
+						t.Errorf("RBAC verb %q on %v: a kind's own objects are read only", v, r.Resources)
+					}
+				}
+			}
+			for _, a := range c.Actions {
+				if a != model.ActionUncordon && a != model.ActionRelease && a != model.ActionReap {
+					t.Errorf("action %q", a)
+				}
+			}
+			if len(c.NodeAnnotations) == 0 && len(c.NodeLabels) == 0 {
+				t.Error("declares no node key")
+			}
+			if !strings.Contains(string(doc), "| `"+string(c.Kind)+"` |") {
+				t.Errorf("docs/coordinators-suc-fluo.md has no row for %s", c.Kind)
+			}
+		})
+	}
+}
