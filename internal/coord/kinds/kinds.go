@@ -15,12 +15,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 var registry = []coord.Driver{
 	suc.Driver{},
+	flatcar.Driver{},
 }
 
 // All returns every registered coordinator driver, in registry order.

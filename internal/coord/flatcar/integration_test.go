@@ -1,0 +1,195 @@
+package flatcar_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
+	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
+	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// register is the kubelet's registration: a Node with its own labels (a
+// Node created with no field set gets no managedFields entry, and the
+// apiserver then records no later Update either).
+func register(ctx context.Context, t *testing.T, cs kubernetes.Interface, name string, ready time.Time) {
+	t.Helper()
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, cs, n, ready, "boot-1")
+}
+
+// setReady is the kubelet's status: Ready since at, this boot id.
+func setReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, n *corev1.Node, at time.Time, boot string) {
+	t.Helper()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.NewTime(at), LastTransitionTime: metav1.NewTime(at)}}
+	n.Status.NodeInfo.BootID = boot
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadAgainstAPIServer: FLUO's cycle written step by step by clients
+// named as its agent and operator, up to the headline wedge (the agent did
+// not run after its node's reboot) on n1 while n2 waits, and a node held
+// in its before-reboot check; read once with the driver's RBAC, judged.
+func TestReadAgainstAPIServer(t *testing.T) {
+	testcluster.Require(t, "etcd", "kube-apiserver")
+	c := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs := c.Client(t)
+	agent, err := ft.AgentClient(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operator, err := ft.OperatorClient(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t, "reboot-coordinator")
+	const check = "example.com/before-reboot-test"
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, ft.Deployment(ns, []string{"--before-reboot-annotations=" + check}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Hour)
+	for _, n := range []string{"n1", "n2"} {
+		register(ctx, t, cs, n, start)
+		if err := ft.Write(ctx, agent, n, ft.AgentStarted, ft.UpdateDownloaded("4152.2.0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// n1 goes through the before-reboot check and starts its reboot.
+	steps := []struct {
+		c     kubernetes.Interface
+		steps []ft.Step
+	}{
+		{operator, []ft.Step{ft.MarkBefore(check)}},
+		{agent, []ft.Step{ft.Annotate(check, "true")}}, // the check's own DaemonSet
+		{operator, []ft.Step{ft.CheckBeforePassed(check)}},
+		{agent, []ft.Step{ft.AgentRebooting, ft.Cordon}},
+	}
+	for _, s := range steps {
+		if err := ft.Write(ctx, s.c, "n1", s.steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The kubelet comes back after the reboot (a new boot id, Ready again
+	// 90s after the agent's last write); the agent never runs again.
+	n1, err := cs.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrote time.Time
+	for _, e := range n1.ManagedFields {
+		if e.Manager == "update-agent" && e.Time != nil && e.Time.After(wrote) {
+			wrote = e.Time.Time
+		}
+	}
+	if wrote.IsZero() {
+		t.Fatalf("no update-agent managedFields entry: %+v; annotations %v", n1.ManagedFields, n1.Annotations)
+	}
+	back := wrote.Add(90 * time.Second)
+	setReady(ctx, t, cs, n1, back, "boot-2")
+
+	// Read with exactly the driver's RBAC plus nodes.
+	rules := append([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+		flatcar.Driver{}.Capabilities().RBAC...)
+	grant(ctx, t, c, "alice", rules)
+	acs, err := kubernetes.NewForConfig(c.UserConfig("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := flatcar.Read(ctx, acs, "")
+	if in.NodesUnread != "" || in.SettingsUnread != "" || in.Settings.Unknown != "" {
+		t.Fatalf("unread: nodes %q settings %q %q", in.NodesUnread, in.SettingsUnread, in.Settings.Unknown)
+	}
+	if in.Settings.Deployment != ns+"/flatcar-linux-update-operator" || len(in.Settings.Before) != 1 || in.Settings.Before[0] != check {
+		t.Fatalf("settings = %+v", in.Settings)
+	}
+	r := flatcar.Judge(in, back.Add(10*time.Minute))
+	b := find(t, r.Blockers, "n1", flatcar.BlockerAgentStopped)
+	if !strings.Contains(b.Reason, "after update-agent set reboot-in-progress") {
+		t.Errorf("agent-stopped = %q", b.Reason)
+	}
+	if len(r.Uncordon) != 1 || r.Uncordon[0] != "n1" {
+		t.Errorf("uncordon = %v", r.Uncordon)
+	}
+	if lk := find(t, r.Blockers, "n2", model.BlockerLock); !lk.Stalls {
+		t.Errorf("n2 = %+v", lk)
+	}
+
+	// n2's turn, its check unset: the operator's label is there, the
+	// annotation is not.
+	if err := ft.Write(ctx, agent, "n1", ft.AgentStarted); err != nil {
+		t.Fatal(err)
+	}
+	if err := ft.Write(ctx, operator, "n1", ft.MarkAfter(), ft.CheckAfterPassed()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ft.Write(ctx, operator, "n2", ft.MarkBefore(check)); err != nil {
+		t.Fatal(err)
+	}
+	in = flatcar.Read(ctx, acs, "")
+	r = flatcar.Judge(in, time.Now().Add(time.Hour))
+	rc := find(t, r.Blockers, "n2", flatcar.BlockerRebootCheck)
+	if !rc.Stalls || !strings.Contains(rc.Reason, check+" (unset)") {
+		t.Errorf("reboot-check = %+v", rc)
+	}
+	if sc := find(t, r.Blockers, "n1", model.BlockerCordon); sc.Action != model.ActionUncordon {
+		t.Errorf("n1 left cordoned = %+v", sc)
+	}
+
+	// Without the Deployment grant: the checks are unknown, never none.
+	bob := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}
+	grant(ctx, t, c, "bob", bob)
+	bcs, _ := kubernetes.NewForConfig(c.UserConfig("bob"))
+	in = flatcar.Read(ctx, bcs, "")
+	if !strings.HasPrefix(in.SettingsUnread, "forbidden") {
+		t.Fatalf("bob settings %q", in.SettingsUnread)
+	}
+	r = flatcar.Judge(in, time.Now().Add(time.Hour))
+	if rc := find(t, r.Blockers, "n2", flatcar.BlockerRebootCheck); !strings.Contains(rc.Reason, "unknown") {
+		t.Errorf("reboot-check without settings = %q", rc.Reason)
+	}
+}
+
+func grant(ctx context.Context, t *testing.T, c *testcluster.Cluster, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	cs := c.Client(t)
+	name := "rebootwatch-flatcar-" + user
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ucs, err := kubernetes.NewForConfig(c.UserConfig(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := ucs.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("grant never took effect")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

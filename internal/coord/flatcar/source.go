@@ -1,0 +1,99 @@
+package flatcar
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+)
+
+// Read reads FLUO's state once: every node, and the operator's settings
+// from its Deployment (namespace/name, or "" to find the one Deployment
+// whose container runs update-operator). What cannot be read is said in
+// the Input's …Unread fields.
+func Read(ctx context.Context, c kubernetes.Interface, deployment string) Input {
+	var in Input
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		in.NodesUnread = unread(err)
+	} else {
+		for i := range nodes.Items {
+			in.Nodes = append(in.Nodes, coord.NodeFrom(&nodes.Items[i], NodeKeys))
+		}
+	}
+	in.Settings, in.SettingsUnread = readSettings(ctx, c, deployment)
+	return in
+}
+
+func readSettings(ctx context.Context, c kubernetes.Interface, deployment string) (Settings, string) {
+	if deployment != "" {
+		ns, name, ok := strings.Cut(deployment, "/")
+		if !ok {
+			return Settings{}, fmt.Sprintf("%q is not namespace/name", deployment)
+		}
+		d, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return Settings{}, "operator Deployment " + deployment + " not found"
+			}
+			return Settings{}, unread(err)
+		}
+		ctr, ok := OperatorContainer(d)
+		if !ok {
+			return Settings{}, "Deployment " + deployment + " runs no update-operator container"
+		}
+		return SettingsFrom(ns, name, ctr), ""
+	}
+	list, err := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Settings{}, unread(err)
+	}
+	var found []string
+	var s Settings
+	for i := range list.Items {
+		d := &list.Items[i]
+		if ctr, ok := OperatorContainer(d); ok {
+			found = append(found, d.Namespace+"/"+d.Name)
+			s = SettingsFrom(d.Namespace, d.Name, ctr)
+		}
+	}
+	sort.Strings(found)
+	switch len(found) {
+	case 0:
+		return Settings{}, "no Deployment runs update-operator (not installed?)"
+	case 1:
+		return s, ""
+	}
+	return Settings{}, "several Deployments run update-operator (" + strings.Join(found, ", ") + "): name one"
+}
+
+// OperatorContainer is the Deployment's container that runs FLUO's
+// update-operator (its command, or its image when the command is the
+// image's own).
+func OperatorContainer(d *appsv1.Deployment) (*corev1.Container, bool) {
+	for i := range d.Spec.Template.Spec.Containers {
+		ctr := &d.Spec.Template.Spec.Containers[i]
+		if len(ctr.Command) > 0 && strings.HasSuffix(ctr.Command[0], "/update-operator") || len(ctr.Command) > 0 && ctr.Command[0] == "update-operator" {
+			return ctr, true
+		}
+		if len(ctr.Command) == 0 && strings.Contains(ctr.Image, "flatcar-linux-update-operator") {
+			return ctr, true
+		}
+	}
+	return nil, false
+}
+
+func unread(err error) string {
+	if apierrors.IsForbidden(err) {
+		return "forbidden: " + err.Error()
+	}
+	return fmt.Sprintf("error: %v", err)
+}
