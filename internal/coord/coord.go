@@ -13,18 +13,22 @@
 // objects as the coordinator writes them. What differs between kinds is a
 // Capabilities value, never a kind check elsewhere.
 //
-// It must not do I/O, import the lock engine, a source or the TUI (the engine
+// It must not do I/O (it names the clients a kind reads with; the reads are
+// in each kind's source.go), import the lock engine, a source or the TUI (the engine
 // and the sources import the coordinator packages, never the other way), or
 // start goroutines.
 package coord
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -236,4 +240,76 @@ func owns(f map[string]any, path ...string) bool {
 		cur = next
 	}
 	return true
+}
+
+// Merge adds a coordinator's blockers to those the lock engine explained:
+// a node's go after its own in precedence order, the fleet-wide ones to
+// General; when nothing stopped the fleet, the first stalling one added
+// (a node's before the fleet-wide) becomes the fleet's blocker, with how
+// many other nodes have a stalling one.
+func Merge(b model.Blockers, extra []model.Blocker) model.Blockers {
+	if len(extra) == 0 {
+		return b
+	}
+	out := model.Blockers{Fleet: b.Fleet, General: append([]model.Blocker{}, b.General...), Nodes: map[string][]model.Blocker{}}
+	for n, bs := range b.Nodes {
+		out.Nodes[n] = append([]model.Blocker{}, bs...)
+	}
+	var first *model.Blocker
+	stalled := map[string]bool{}
+	for n, bs := range b.Nodes {
+		for _, x := range bs {
+			if x.Stalls {
+				stalled[n] = true
+			}
+		}
+	}
+	for i := range extra {
+		x := extra[i]
+		if x.Node == "" {
+			out.General = append(out.General, x)
+		} else {
+			out.Nodes[x.Node] = append(out.Nodes[x.Node], x)
+			if x.Stalls {
+				stalled[x.Node] = true
+			}
+		}
+		if x.Stalls && (first == nil || (first.Node == "" && x.Node != "")) {
+			first = &extra[i]
+		}
+	}
+	if out.Fleet == nil && first != nil {
+		others := len(stalled)
+		if first.Node != "" {
+			others--
+		}
+		out.Fleet = &model.FleetBlocker{Blocker: *first, Others: others}
+	}
+	return out
+}
+
+// Clients are what a kind reads its objects with, and the names the user
+// gave (a kind's own settings: "suc-namespace", "flatcar-operator").
+type Clients struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Names   map[string]string
+}
+
+// Observation is one kind read once and judged.
+type Observation struct {
+	// Installed is false when the coordinator is not found in the cluster:
+	// it then adds nothing.
+	Installed bool
+	// Unknown says why the kind could not be judged ("" when it was).
+	Unknown  string
+	Blockers []model.Blocker
+	// Uncordon lists the nodes the kind allows the uncordon action for.
+	Uncordon []string
+}
+
+// Observer is a driver that can read its kind once (its source's one-shot
+// read) and judge it.
+type Observer interface {
+	Observe(ctx context.Context, c Clients, now time.Time) Observation
 }

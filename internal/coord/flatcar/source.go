@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -96,4 +97,26 @@ func unread(err error) string {
 		return "forbidden: " + err.Error()
 	}
 	return fmt.Sprintf("error: %v", err)
+}
+
+// Observe reads FLUO once and judges it (coord.Observer); Names
+// "flatcar-operator" is the operator Deployment's namespace/name. FLUO is
+// installed when its operator's Deployment is found (or cannot be looked
+// for) or a node carries its keys.
+func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
+	in := Read(ctx, c.Kube, c.Names["flatcar-operator"])
+	r := Judge(in, now)
+	o := coord.Observation{Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon}
+	o.Installed = in.SettingsUnread == "" || strings.HasPrefix(in.SettingsUnread, "forbidden") || in.NodesUnread != ""
+	for _, n := range in.Nodes {
+		for k := range n.Annotations {
+			if strings.HasPrefix(k, Prefix) {
+				o.Installed = true
+			}
+		}
+	}
+	if o.Unknown == "" && in.SettingsUnread != "" && o.Installed {
+		o.Unknown = "operator settings not read: " + in.SettingsUnread
+	}
+	return o
 }

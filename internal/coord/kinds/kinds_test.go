@@ -72,6 +72,9 @@ func TestRegistered(t *testing.T) {
 					t.Errorf("action %q", a)
 				}
 			}
+			if _, ok := d.(coord.Observer); !ok {
+				t.Error("no one-shot read (coord.Observer)")
+			}
 			if len(c.NodeAnnotations) == 0 && len(c.NodeLabels) == 0 {
 				t.Error("declares no node key")
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,4 +70,13 @@ func unread(err error) string {
 	default:
 		return fmt.Sprintf("error: %v", err)
 	}
+}
+
+// Observe reads SUC once and judges it (coord.Observer); Names
+// "suc-namespace" limits the Plans read to one namespace.
+func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
+	in := Read(ctx, c.Dynamic, c.Kube, c.Names["suc-namespace"])
+	r := Judge(in, now)
+	return coord.Observation{Installed: !strings.HasPrefix(in.PlansUnread, "not installed"),
+		Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon}
 }
