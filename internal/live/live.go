@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
@@ -61,6 +63,12 @@ type Options struct {
 	// kube.Options.Once, longhorn.Options.Once). The session then never
 	// updates after its first picture.
 	Once bool
+	// Coordinators, in a one-shot session, also reads every coordinator
+	// kind of internal/coord (system-upgrade-controller, the Flatcar
+	// update operator) once and adds their blockers to the model's;
+	// CoordinatorNames are their names ("suc-namespace", "flatcar-operator").
+	Coordinators     bool
+	CoordinatorNames map[string]string
 
 	// DemoStart is the demo's scenario time zero (default: now, so the
 	// demo's timestamps look current). Tests fix it.
@@ -88,9 +96,11 @@ type Session struct {
 
 	opts   Options
 	engine *lock.Engine
-	events chan model.Event
-	cancel context.CancelFunc
-	waits  []func(context.Context) error
+	// coordinators are the coordinator kinds read once (Options.Coordinators).
+	coordinators []kinds.Result
+	events       chan model.Event
+	cancel       context.CancelFunc
+	waits        []func(context.Context) error
 	// joins waits for every source's goroutines to end (after cancel).
 	joins []func()
 	wg    sync.WaitGroup
@@ -130,6 +140,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if o.Coordinators && o.Once && !o.Demo {
+		rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+		s.coordinators = kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: o.CoordinatorNames}, s.Clock())
+		cancel()
 	}
 	return s, nil
 }
@@ -287,6 +302,11 @@ func (s *Session) WaitForSync(ctx context.Context) error {
 func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
 	c.Judge, c.Explain = s.engine.Judge, s.engine.Explain
+	if extra := kinds.Blockers(s.coordinators); len(extra) > 0 {
+		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+			return coord.Merge(s.engine.Explain(c, now), extra)
+		}
+	}
 	c.AwaitSync = true
 	return c
 }
