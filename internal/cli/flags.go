@@ -40,6 +40,9 @@ type Common struct {
 	OrphanGrace        time.Duration
 	TargetOS           string
 	SyncTimeout        time.Duration
+	// Coordinators is --coordinators: a one-shot report also reads
+	// system-upgrade-controller and the Flatcar update operator.
+	Coordinators bool
 
 	Demo bool
 	// DemoScenario is --demo's value: fleetlock (the default) or kured.
@@ -93,6 +96,7 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "How long a rebooted, Ready, schedulable holder must be steady before its lock is orphaned")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image, kernel or version the fleet upgrades to (default: the newest of each OS family)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "How long to wait for every source's first picture (1s to 1h)")
+	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "--snapshot also reads Rancher's system-upgrade-controller and the Flatcar update operator and names their wedges as blockers")
 	demo := fs.VarPF(&demoFlag{c}, "demo", "", "Use the embedded simulated cluster: --demo (fleetlock's ghost-Lease incident) or --demo=kured")
 	demo.NoOptDefVal = sim.ScenarioFleetlock
 	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "Random seed of the demo cluster")
@@ -172,7 +176,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		RequestTimeout: c.RequestTimeout, KuredDaemonSet: c.KuredDaemonSet, FleetlockNamespace: c.FleetlockNamespace,
 		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
 		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
-		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout,
+		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout, Coordinators: c.Coordinators,
 		Demo: c.Demo, DemoScenario: c.DemoScenario, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
 		// Hostile text for hack/e2e-tmux.sh; unset, the demo is unchanged.
 		DemoGhostHolder: env.Getenv("REBOOTWATCH_DEMO_GHOST_HOLDER"),
