@@ -26,6 +26,8 @@ package flatcartest
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -152,6 +154,14 @@ func Apply(n *corev1.Node, steps ...Step) *corev1.Node {
 // Write makes each step as UpdateNodeRetry does: Get, change, Update
 // (retried on a conflict), one Update per step.
 func Write(ctx context.Context, c kubernetes.Interface, node string, steps ...Step) error {
+	return WriteAs(ctx, c, "", node, steps...)
+}
+
+// WriteAs is Write naming the field manager: "" against a real apiserver
+// (which names it from the client's user agent, as for FLUO's own Updates);
+// a fake clientset does not, so tests pass "update-agent" or
+// "update-operator" there.
+func WriteAs(ctx context.Context, c kubernetes.Interface, fieldManager, node string, steps ...Step) error {
 	for _, s := range steps {
 		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 			n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -159,7 +169,7 @@ func Write(ctx context.Context, c kubernetes.Interface, node string, steps ...St
 				return err
 			}
 			s(n)
-			_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+			_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: fieldManager})
 			return err
 		})
 		if err != nil {
@@ -211,4 +221,63 @@ func Deployment(ns string, args []string, env ...corev1.EnvVar) *appsv1.Deployme
 			},
 		},
 	}
+}
+
+// WedgeNode is the node Wedge leaves with a stopped agent.
+const WedgeNode = "flatcar-wedge-1"
+
+// Wedge writes FLUO's headline wedge: the operator's Deployment in ns; a
+// node registered as the kubelet does, taken through its before-reboot
+// check and into its reboot by clients named as FLUO's agent and operator
+// (fake says the API names no manager from the user agent, as a fake
+// clientset: the writes then name theirs); then the kubelet back after the reboot,
+// Ready since the agent's write plus 90s, with a new boot id — and the
+// agent never runs again. It returns the node, the first blocker kind it
+// must show, and the time to judge it at.
+func Wedge(ctx context.Context, admin, agent, operator kubernetes.Interface, ns string, fake bool) (string, string, time.Time, error) {
+	if _, err := admin.AppsV1().Deployments(ns).Create(ctx, Deployment(ns, nil), metav1.CreateOptions{}); err != nil {
+		return "", "", time.Time{}, err
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: WedgeNode, Labels: map[string]string{"kubernetes.io/hostname": WedgeNode, "kubernetes.io/os": "linux"}}}
+	if _, err := admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		return "", "", time.Time{}, err
+	}
+	agentMgr, operatorMgr := "", ""
+	if fake {
+		agentMgr, operatorMgr = "update-agent", "update-operator"
+	}
+	for _, w := range []struct {
+		c     kubernetes.Interface
+		mgr   string
+		steps []Step
+	}{
+		{agent, agentMgr, []Step{AgentStarted, UpdateDownloaded("4152.2.0")}},
+		{operator, operatorMgr, []Step{MarkBefore(), CheckBeforePassed()}},
+		{agent, agentMgr, []Step{AgentRebooting, Cordon}},
+	} {
+		if err := WriteAs(ctx, w.c, w.mgr, WedgeNode, w.steps...); err != nil {
+			return "", "", time.Time{}, err
+		}
+	}
+	got, err := admin.CoreV1().Nodes().Get(ctx, WedgeNode, metav1.GetOptions{})
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	var wrote time.Time
+	for _, e := range got.ManagedFields {
+		if e.Manager == "update-agent" && e.Time != nil && e.Time.After(wrote) {
+			wrote = e.Time.Time
+		}
+	}
+	if wrote.IsZero() {
+		return "", "", time.Time{}, fmt.Errorf("no update-agent write recorded on %s", WedgeNode)
+	}
+	back := wrote.Add(90 * time.Second)
+	got.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.NewTime(back), LastTransitionTime: metav1.NewTime(back)}}
+	got.Status.NodeInfo.BootID = "boot-2"
+	if _, err := admin.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+		return "", "", time.Time{}, err
+	}
+	return WedgeNode, "agent-stopped", back.Add(10 * time.Minute), nil
 }

@@ -327,3 +327,33 @@ func CreateJob(ctx context.Context, c kubernetes.Interface, job *batchv1.Job, st
 	}
 	return c.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{})
 }
+
+// WedgeNode is the node Wedge leaves cordoned by a failed job.
+const WedgeNode = "suc-wedge-1"
+
+// Wedge writes SUC's headline wedge into a cluster whose Plan resource is
+// served (InstallCRD, or a fake dynamic client knowing PlanList): a node
+// registered as the kubelet does, cordoned by the plan's drain container,
+// the plan syncing it, and its job failed past its backoff limit. It
+// returns the node and the first blocker kind it must show.
+func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, ns string, now time.Time) (string, string, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: WedgeNode, Labels: map[string]string{"kubernetes.io/hostname": WedgeNode, "kubernetes.io/os": "linux"}},
+		Spec: corev1.NodeSpec{Unschedulable: true}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
+	if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		return "", "", err
+	}
+	spec := PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"kubernetes.io/hostname": WedgeNode}}
+	latest := MungeVersion(spec.Version)
+	jb := Job(ns, "wedge", WedgeNode, latest, LatestHash(latest, ""), true, false)
+	msg := JobFailedMessage(ns, jb.Name, WedgeNode, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	if _, err := Create(ctx, dyn, Plan(ns, "wedge", spec), StatusWith(spec.Version, "", []string{WedgeNode},
+		Cond("Validated", "True", "PlanIsValid", "", now), Cond("LatestResolved", "True", "Version", "", now),
+		Cond("Complete", "False", "JobFailed", msg, now))); err != nil {
+		return "", "", err
+	}
+	if _, err := CreateJob(ctx, c, jb, now.Add(-20*time.Minute), now.Add(-10*time.Minute)); err != nil {
+		return "", "", err
+	}
+	return WedgeNode, "job-failed", nil
+}
