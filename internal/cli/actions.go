@@ -96,7 +96,9 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 		return fail(env, errors.New("--allow-unsafe needs a terminal to type the holder's name on; it cannot be used from a script"))
 	}
 
-	s, err := live.Open(ctx, c.LiveOptions(env))
+	lo := c.LiveOptions(env)
+	lo.Action = true
+	s, err := live.Open(ctx, lo)
 	if err != nil {
 		return fail(env, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
 	"github.com/rebootwatch/rebootwatch/internal/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -51,5 +53,42 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 	}
 	if s := snapshot(); has(s) {
 		t.Errorf("without --coordinators: %+v", s.Fleet.Blockers)
+	}
+}
+
+// uncordon --coordinators: a node a failed SUC job left cordoned passes
+// the node gate on SUC's reading (behind every other gate) and is
+// uncordoned; without the flag its cycle is unknown to rebootwatch and the
+// node gate refuses it, writing nothing.
+func TestUncordonCoordinatorsRealCluster(t *testing.T) {
+	tc := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs := tc.Client(t)
+	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
+		t.Fatal(err)
+	}
+	ns := tc.Namespace(t, "system-upgrade")
+	node, _, err := suctest.Wedge(ctx, cs, tc.Dynamic(t), ns, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s"}
+	env, out, errb := multiEnv()
+	if code := run(ctx, append(append([]string{}, flags...), "uncordon", "--node", node, "--yes"), env); code != ExitAttention || !strings.Contains(out.String(), "✗ node") {
+		t.Fatalf("uncordon without --coordinators: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if n, _ := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); !n.Spec.Unschedulable {
+		t.Fatal("uncordoned without --coordinators")
+	}
+	env, out, errb = multiEnv()
+	if code := run(ctx, append(append([]string{}, flags...), "uncordon", "--node", node, "--coordinators", "--yes"), env); code != ExitOK {
+		t.Fatalf("uncordon --coordinators: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "uncordons only after a successful job") {
+		t.Errorf("the node gate does not say SUC's reading:\n%s", out.String())
+	}
+	if n, _ := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); n.Spec.Unschedulable {
+		t.Fatal("still cordoned after uncordon --coordinators")
 	}
 }

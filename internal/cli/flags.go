@@ -40,8 +40,8 @@ type Common struct {
 	OrphanGrace        time.Duration
 	TargetOS           string
 	SyncTimeout        time.Duration
-	// Coordinators is --coordinators: a one-shot report also reads
-	// system-upgrade-controller and the Flatcar update operator.
+	// Coordinators is --coordinators: a one-shot report or action also
+	// reads system-upgrade-controller and the Flatcar update operator.
 	Coordinators bool
 
 	Demo bool
@@ -96,7 +96,7 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "How long a rebooted, Ready, schedulable holder must be steady before its lock is orphaned")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image, kernel or version the fleet upgrades to (default: the newest of each OS family)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "How long to wait for every source's first picture (1s to 1h)")
-	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "--snapshot also reads Rancher's system-upgrade-controller and the Flatcar update operator and names their wedges as blockers")
+	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "--snapshot and uncordon also read Rancher's system-upgrade-controller and the Flatcar update operator: their wedges are named as blockers, and a node one left cordoned may be uncordoned")
 	demo := fs.VarPF(&demoFlag{c}, "demo", "", "Use the embedded simulated cluster: --demo (fleetlock's ghost-Lease incident) or --demo=kured")
 	demo.NoOptDefVal = sim.ScenarioFleetlock
 	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "Random seed of the demo cluster")

@@ -63,12 +63,18 @@ type Options struct {
 	// kube.Options.Once, longhorn.Options.Once). The session then never
 	// updates after its first picture.
 	Once bool
-	// Coordinators, in a one-shot session, also reads every coordinator
-	// kind of internal/coord (system-upgrade-controller, the Flatcar
-	// update operator) once and adds their blockers to the model's;
+	// Coordinators reads every coordinator kind of internal/coord
+	// (system-upgrade-controller, the Flatcar update operator) once, when
+	// the session opens, for a one-shot report or action: their blockers
+	// are added to the model's, and a node one left cordoned may be
+	// uncordoned (behind every gate). A dashboard's picture of them would
+	// not update: the CLI sets it for --snapshot and uncordon only.
 	// CoordinatorNames are their names ("suc-namespace", "flatcar-operator").
 	Coordinators     bool
 	CoordinatorNames map[string]string
+	// Action marks a session opened for one action (release, reap,
+	// uncordon): read once like Once, though its sources run.
+	Action bool
 
 	// DemoStart is the demo's scenario time zero (default: now, so the
 	// demo's timestamps look current). Tests fix it.
@@ -141,10 +147,24 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
-	if o.Coordinators && o.Once && !o.Demo {
+	if o.Coordinators && !o.Demo && (o.Once || o.Action) {
 		rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
 		s.coordinators = kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: o.CoordinatorNames}, s.Clock())
 		cancel()
+		for _, r := range s.coordinators {
+			if !r.Installed {
+				continue
+			}
+			for _, n := range r.Uncordon {
+				why := ""
+				for _, b := range r.Blockers {
+					if b.Node == n && (why == "" || b.Action == model.ActionUncordon) {
+						why = b.Reason
+					}
+				}
+				s.engine.LeftCordonedBy(n, string(r.Kind)+": "+why)
+			}
+		}
 	}
 	return s, nil
 }

@@ -48,6 +48,7 @@ type Engine struct {
 	marked     map[string]bool      // nodes with kured's reboot-in-progress mark when last judged
 	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
+	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
 }
 
 // Judge must stay a model.Judge.
@@ -59,7 +60,8 @@ func New(opts Options) *Engine {
 		opts.OrphanGrace = DefaultOrphanGrace
 	}
 	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordoned: map[string]bool{}, uncordoned: map[string]time.Time{},
-		schedSeen: map[string]time.Time{}, marked: map[string]bool{}, unmarked: map[string]time.Time{}, appIDs: map[string]string{}}
+		schedSeen: map[string]time.Time{}, marked: map[string]bool{}, unmarked: map[string]time.Time{}, appIDs: map[string]string{},
+		leftBy: map[string]string{}}
 }
 
 // Options returns the engine's options (defaults filled in).

@@ -63,6 +63,16 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 // GateNode is the uncordon action's own gate: the node finished its cycle.
 const GateNode = "node"
 
+// LeftCordonedBy records that a coordinator kind of internal/coord (which
+// holds no lock object the engine judges) left node cordoned, and why: its
+// uncordon then passes the node gate like a node done · still cordoned,
+// behind every other gate.
+func (e *Engine) LeftCordonedBy(node, why string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.leftBy[node] = why
+}
+
 // PlanUncordon plans the uncordon of a node that is done · still cordoned:
 // it rebooted in its cycle, holds no lock and its coordinator did not
 // uncordon it (fleetlock after someone else freed its Lease; kured's stuck
@@ -81,8 +91,14 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		kind = t.LockKind
 	}
 	st := model.LockStatus{LockRef: model.LockRef{Kind: kind}, Holder: node, HolderNodes: []string{node}}
+	e.mu.Lock()
+	leftBy := e.leftBy[node]
+	e.mu.Unlock()
 	st.Reason = "done · still cordoned: rebooted in its cycle and holds no lock, but its coordinator did not uncordon it"
-	if !c.StillCordoned(node) {
+	switch {
+	case leftBy != "":
+		st.Reason = "left cordoned: " + leftBy
+	case !c.StillCordoned(node):
 		st.Reason = fmt.Sprintf("%s is %s, not done · still cordoned", node, c.Phase(node))
 	}
 	var gs []Gate
@@ -106,6 +122,8 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		add(GateNode, false, "%s is not cordoned", node)
 	case len(holds) > 0:
 		add(GateNode, false, "%s holds %s: release the lock (which uncordons it) instead", node, strings.Join(holds, ", "))
+	case leftBy != "":
+		add(GateNode, true, "%s is Ready, holds no lock and is still cordoned: %s", node, leftBy)
 	case !c.StillCordoned(node):
 		add(GateNode, false, "%s is %s: only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node))
 	default:
