@@ -30,6 +30,11 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 		suctest.Cond("Validated", "False", "Error", "spec.window is invalid", time.Now()))); err != nil {
 		t.Fatal(err)
 	}
+	// Anyone who may write a plan's status controls its message.
+	if _, err := suctest.Create(ctx, tc.Dynamic(t), suctest.Plan(ns, "hostile", spec), suctest.StatusWith(spec.Version, "", nil,
+		suctest.Cond("Validated", "False", "Error", "bad\x1b]0;pwned\x07\u202eplan", time.Now()))); err != nil {
+		t.Fatal(err)
+	}
 	snapshot := func(extra ...string) model.Snapshot {
 		env, out, errb := multiEnv()
 		args := append([]string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s", "--snapshot", "-o", "json"}, extra...)
@@ -53,6 +58,12 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 	}
 	if s := snapshot(); has(s) {
 		t.Errorf("without --coordinators: %+v", s.Fleet.Blockers)
+	}
+	env, out, _ := multiEnv()
+	run(ctx, []string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s", "--snapshot", "--coordinators"}, env)
+	text := out.String()
+	if strings.ContainsAny(text, "\x1b\x07\u202e") || !strings.Contains(text, "hostile") {
+		t.Errorf("text snapshot carries a raw control from a plan's message:\n%q", text)
 	}
 }
 
