@@ -293,7 +293,13 @@ func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
 		b.Clears = "set a reboot day in kured's --reboot-days"
 		b.Short = "window: never opens"
 	}
-	tail := fmt.Sprintf(" waits for kured's reboot window (%s), which %s", x.window, opens)
+	// When it opens leads (a narrow screen cuts the end of the line); the
+	// window's days and hours follow, and Clears gives the opening time.
+	when := "opens in " + model.HumanDuration(b.Until.Sub(x.now))
+	if b.Until.IsZero() {
+		when = "never opens, no reboot day is set"
+	}
+	tail := fmt.Sprintf(" waits for kured's reboot window: %s (%s)", when, x.window)
 	return b, func(name string) string { return name + tail }, true
 }
 
