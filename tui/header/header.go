@@ -72,7 +72,7 @@ func Render(ctx *pctx.Context, d Data, w, h int) []string {
 	}
 	lines := []string{line1, progress(ctx, d.Fleet, d.Connecting, w)}
 	if h >= 3 {
-		lines = append(lines, attention(ctx, d.Attention, d.Blocker))
+		lines = append(lines, attention(ctx, d.Attention, d.Blocker, w))
 	}
 	return pctx.Lines(lines, w, h)
 }
@@ -185,34 +185,65 @@ func progress(ctx *pctx.Context, f model.Fleet, connecting bool, w int) string {
 // urgent attention item. A blocker of the fleet as a whole (reboot-required
 // unknown: nothing to do as far as can be told) follows the attention item
 // instead: it stops no node.
-func attention(ctx *pctx.Context, items []model.Attention, b *model.FleetBlocker) string {
+//
+// Each item carries its own count ("(+2 more blocked)", "(+1 more)") behind
+// its text, and the line is cut at item boundaries: the first item is cut
+// inside its text (its count stays), the second shows only when some of its
+// text fits, else its count is said in words ("✗ 2 need attention").
+func attention(ctx *pctx.Context, items []model.Attention, b *model.FleetBlocker, w int) string {
 	p := ctx.P
-	var blocked string
+	type part struct {
+		role              pctx.Role
+		mark, text, count string
+		attention         bool
+	}
+	var blocked part
 	if b != nil {
-		blocked = p.Paint(pctx.Warning, "■ "+sanitize.Short(b.Reason, 300))
+		blocked = part{role: pctx.Warning, mark: "■ ", text: sanitize.Short(b.Reason, 300)}
 		if b.Others > 0 {
-			blocked += p.Paint(pctx.Muted, fmt.Sprintf(" (+%d more blocked)", b.Others))
+			blocked.count = fmt.Sprintf(" (+%d more blocked)", b.Others)
 		}
 	}
-	var s string
-	if len(items) == 0 {
-		s = p.Paint(pctx.OK, "✓ nothing needs attention")
-	} else {
+	item := part{role: pctx.OK, mark: "✓ ", text: "nothing needs attention"}
+	if len(items) > 0 {
 		a := items[0]
-		s = p.Paint(pctx.ToneRole(a.Severity.Tone()), pctx.Mark(a.Severity)+sanitize.Short(a.Message, 300))
+		item = part{role: pctx.ToneRole(a.Severity.Tone()), mark: pctx.Mark(a.Severity), text: sanitize.Short(a.Message, 300), attention: true}
 		if len(items) > 1 {
-			s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", len(items)-1)) + s
+			item.count = fmt.Sprintf(" (+%d more)", len(items)-1)
 		}
 	}
+	var parts []part
 	switch {
 	case b == nil:
-		return s
+		parts = []part{item}
 	case b.Node == "":
-		return s + p.Paint(pctx.Muted, " · ") + blocked
+		parts = []part{item, blocked}
 	case len(items) == 0:
-		return blocked
+		parts = []part{blocked}
+	default:
+		parts = []part{blocked, item}
 	}
-	return blocked + p.Paint(pctx.Muted, " · ") + s
+	render := func(x part, room int) string {
+		return p.Paint(x.role, x.mark+pctx.Trunc(x.text, room)) + p.Paint(pctx.Muted, x.count)
+	}
+	full := func(x part) int { return pctx.Width(x.mark) + pctx.Width(x.text) + pctx.Width(x.count) }
+	first := parts[0]
+	line := render(first, w-pctx.Width(first.mark)-pctx.Width(first.count))
+	if len(parts) == 1 {
+		return line
+	}
+	const sep = " · "
+	second := parts[1]
+	left := w - min(full(first), w) - pctx.Width(sep)
+	if room := left - pctx.Width(second.mark) - pctx.Width(second.count); room >= min(pctx.Width(second.text), 16) {
+		return line + p.Paint(pctx.Muted, sep) + render(second, room)
+	}
+	if second.attention {
+		if note := fmt.Sprintf("%s%d need attention", second.mark, len(items)); pctx.Width(note) <= left {
+			return line + p.Paint(pctx.Muted, sep) + p.Paint(second.role, note)
+		}
+	}
+	return line
 }
 
 // Age is "updated Ns ago" for a source's last sync.
