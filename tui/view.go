@@ -373,9 +373,18 @@ func (m *Model) footer(w int) string {
 	}
 	key := fmt.Sprintf("%d/%s", w, m.ctx.Theme.Name)
 	if m.footerKey != key {
+		// The fullest set of hints that fits: tab, ? and q are in each.
 		hm := m.ctx.Help
-		hm.SetWidth(w)
-		m.footerKey, m.footerLine = key, pctx.Fit(hm.ShortHelpView(m.ctx.Keys.ShortHelp()), w)
+		hm.SetWidth(0)
+		sets := m.ctx.Keys.Footer()
+		line := hm.ShortHelpView(sets[len(sets)-1])
+		for _, set := range sets {
+			if v := hm.ShortHelpView(set); pctx.Width(v) <= w {
+				line = v
+				break
+			}
+		}
+		m.footerKey, m.footerLine = key, pctx.Fit(line, w)
 	}
 	return m.footerLine
 }

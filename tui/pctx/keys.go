@@ -40,9 +40,36 @@ func NewKeyMap(readOnly bool) KeyMap {
 	return k
 }
 
-// ShortHelp is the footer's one-line help.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Filter, k.Sort, k.Detail, k.Release, k.Reap, k.Theme, k.Help, k.Quit}
+// ShortHelp is the footer's one-line help at its fullest.
+func (k KeyMap) ShortHelp() []key.Binding { return k.Footer()[0] }
+
+// Footer is the footer's one-line help, fullest first: each next set
+// shortens a hint or leaves one out, the least needed first (theme, sort,
+// moving, filter, detail, reap, release). tab, ? and q are in every set:
+// the README's story starts with tab, and help and quit must stay findable
+// on any terminal.
+func (k KeyMap) Footer() [][]key.Binding {
+	short := func(b key.Binding, desc string) key.Binding {
+		b.SetHelp(b.Help().Key, desc)
+		return b
+	}
+	move := key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑↓", "move"))
+	release, reap := short(k.Release, "release"), short(k.Reap, "reap")
+	sets := [][]key.Binding{
+		{k.Up, k.Down, k.Focus, k.Filter, k.Sort, k.Detail, k.Release, k.Reap, k.Theme, k.Help, k.Quit},
+		{move, k.Focus, k.Filter, k.Sort, k.Detail, release, reap, k.Theme, k.Help, k.Quit},
+	}
+	for _, drop := range []key.Binding{k.Theme, k.Sort, move, k.Filter, k.Detail, reap, release} {
+		last := sets[len(sets)-1]
+		next := make([]key.Binding, 0, len(last)-1)
+		for _, b := range last {
+			if b.Help() != drop.Help() {
+				next = append(next, b)
+			}
+		}
+		sets = append(sets, next)
+	}
+	return sets
 }
 
 // FullHelp is the `?` screen, in columns.
