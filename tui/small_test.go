@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // lastLine is the footer: the screen's last line, styling stripped.
@@ -33,6 +36,31 @@ func TestFooterKeepsTabHelpAndQuit(t *testing.T) {
 		size(m, 80, 24)
 		if f := lastLine(m); !ro && !strings.Contains(f, "r release") {
 			t.Fatalf("80 columns: the release hint is gone: %q", f)
+		}
+	}
+}
+
+// TestLocksKeepTheirNameAt80: at 80x24, after a release and a reap, two
+// free fleetlock Leases are still told apart: the condensed locks panel
+// keeps the LOCK column (the Lease's name) and narrows the others.
+func TestLocksKeepTheirNameAt80(t *testing.T) {
+	f := newFixture()
+	for i, name := range []string{"fleetlock-default", "fleetlock-workers"} {
+		ref := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: name}
+		f.c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: ref, UID: "lease-" + name, ResourceVersion: fmt.Sprint(100 + i)}}, t0)
+	}
+	f.c.Recompute(t0)
+	m := f.model(Options{})
+	for _, w := range []int{80, 100} {
+		size(m, w, 24)
+		var rows []string
+		for _, l := range strings.Split(screen(m), "\n") {
+			if strings.Contains(l, "free") {
+				rows = append(rows, l)
+			}
+		}
+		if len(rows) != 2 || !strings.Contains(rows[0], "fleetlock-default") || !strings.Contains(rows[1], "fleetlock-workers") {
+			t.Fatalf("%d columns: the free Leases' rows do not name them:\n%s", w, screen(m))
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -95,18 +97,22 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 	}
 	compact := w < 90
 	kindW, lockW, holderW, heldW, verdictW := 9, 28, 28, 6, 9
+	// Condensed: the LOCK column stays (two free Leases of one kind are
+	// told apart only by it), narrowed to the lock's name, and the holder
+	// and reason give way first.
+	names := lockNames(statuses, compact)
 	if compact {
-		kindW, lockW, holderW, heldW = 5, 0, 22, 5
+		lockW = 5
+		for _, n := range names {
+			lockW = max(lockW, pctx.Width(n))
+		}
+		lockW = min(lockW, 17)
+		kindW, heldW = 5, 5
+		holderW = min(22, max(w-kindW-lockW-heldW-verdictW-5-12, 12))
 	}
 	reasonW := w - kindW - lockW - holderW - heldW - verdictW - 5
-	if compact {
-		reasonW = w - kindW - holderW - heldW - verdictW - 4
-	}
 	out := make([]string, 0, h)
-	hdr := pctx.Fit("KIND", kindW) + " "
-	if !compact {
-		hdr += pctx.Fit("LOCK", lockW) + " "
-	}
+	hdr := pctx.Fit("KIND", kindW) + " " + pctx.Fit("LOCK", lockW) + " "
 	hdr += pctx.Fit("HOLDER", holderW) + " " + pctx.Fit("HELD", heldW) + " " + pctx.Fit("VERDICT", verdictW) + " " + "REASON"
 	out = append(out, p.Paint(pctx.Muted, pctx.Fit(hdr, w)))
 	for i, s := range statuses {
@@ -117,7 +123,11 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 		if compact && s.Kind == model.LockFleetlock {
 			kind = "fleet"
 		}
-		lock := sanitize.Line(s.Namespace + "/" + s.Name)
+		lock := names[i]
+		if pctx.Width(lock) > lockW {
+			// The end of a name tells Leases apart (fleetlock-<group>).
+			lock = "…" + ansi.TruncateLeft(lock, pctx.Width(lock)-lockW+1, "")
+		}
 		verdict := string(s.Verdict)
 		cells := []struct {
 			text  string
@@ -158,4 +168,26 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 		out = append(out, line)
 	}
 	return pctx.Lines(out, w, h)
+}
+
+// lockNames are the LOCK column's texts: namespace/name, or in the condensed
+// panel the name alone unless two locks of different namespaces share it.
+func lockNames(statuses []model.LockStatus, compact bool) []string {
+	out := make([]string, len(statuses))
+	short := compact
+	seen := map[string]string{}
+	for _, s := range statuses {
+		if ns, ok := seen[s.Name]; ok && ns != s.Namespace {
+			short = false
+		}
+		seen[s.Name] = s.Namespace
+	}
+	for i, s := range statuses {
+		if short {
+			out[i] = sanitize.Line(s.Name)
+		} else {
+			out[i] = sanitize.Line(s.Namespace + "/" + s.Name)
+		}
+	}
+	return out
 }
