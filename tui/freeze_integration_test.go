@@ -115,7 +115,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	if err := tc.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	cmd := press(m, "y", "enter")
+	cmd := press(m, "y")
 	if cmd == nil {
 		t.Fatalf("confirm returned no command:\n%s", screen(m))
 	}
@@ -164,7 +164,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 	if !m.dialog.Plan.Allowed {
 		t.Fatalf("after the thaw the release must be allowed: %s", m.dialog.Plan.Refusal)
 	}
-	cmd = press(m, "y", "enter")
+	cmd = press(m, "y")
 	if cmd == nil {
 		t.Fatal("confirm returned no command")
 	}

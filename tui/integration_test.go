@@ -73,7 +73,7 @@ func TestRealClusterReapGhost(t *testing.T) {
 	if !m.dialog.Plan.Allowed {
 		t.Fatalf("the engine refused the reap: %s\n%s", m.dialog.Plan.Refusal, screen(m))
 	}
-	cmd := press(m, "y", "enter")
+	cmd := press(m, "y")
 	if cmd == nil {
 		t.Fatal("confirm returned no command")
 	}

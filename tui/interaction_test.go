@@ -240,7 +240,7 @@ func TestConfirmAccept(t *testing.T) {
 		}
 	}
 	f.actions.result = lock.Result{Outcome: model.OutcomeDone, Message: "lease holder cleared"}
-	cmd := press(m, "y", "enter")
+	cmd := press(m, "y")
 	if cmd == nil || m.dialog != nil {
 		t.Fatal("confirm should close the dialog and return the action command")
 	}
@@ -284,7 +284,7 @@ func TestConfirmOutcomesAsToasts(t *testing.T) {
 			t.Fatal("dry-run dialog should say the write will not be made")
 		}
 		f.actions.result = lock.Result{Outcome: oc.outcome, Message: "lock changed"}
-		cmd := press(m, "y", "enter")
+		cmd := press(m, "y")
 		m.Update(cmd())
 		if s := screen(m); !strings.Contains(s, oc.want) {
 			t.Fatalf("%s: toast missing %q:\n%s", oc.outcome, oc.want, s)
@@ -553,7 +553,7 @@ func TestKeysStayInstantWhileAnActionHangs(t *testing.T) {
 	size(m, 100, 30)
 	press(m, "tab")
 	openAfterIgnore(t, f, m, "x")
-	cmd := press(m, "y", "enter")
+	cmd := press(m, "y")
 	if cmd == nil {
 		t.Fatal("no command")
 	}
@@ -694,7 +694,7 @@ func TestConfirmReplansOnTheClusterAsItIsNow(t *testing.T) {
 		t.Fatal("the reap should be allowed when the dialog opens")
 	}
 	f.actions.failGate = lock.GateOtherNodes // the cluster changed meanwhile
-	if cmd := press(m, "y", "enter"); cmd != nil {
+	if cmd := press(m, "y"); cmd != nil {
 		t.Fatal("confirm ran the stale plan")
 	}
 	if m.dialog == nil || m.dialog.Plan.Allowed || len(f.actions.calls) != 0 {
@@ -893,7 +893,7 @@ func TestOwnReapKeepsItsToastWhenTheLockUpdateArrives(t *testing.T) {
 	ghost := m.c.LockStatuses()[m.lockSel]
 	openAfterIgnore(t, f, m, "x")
 	f.actions.result = lock.Result{Outcome: model.OutcomeDone, Message: "lease holder cleared"}
-	cmd := press(m, "y", "enter")
+	cmd := press(m, "y")
 	if cmd == nil {
 		t.Fatal("confirm returned no command")
 	}

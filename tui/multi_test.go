@@ -202,7 +202,7 @@ func TestMultiActionOutcomeGoesToItsCluster(t *testing.T) {
 		t.Fatalf("reap dialog not open:\n%s", mf.screen())
 	}
 	mf.clock.Add(time.Second)
-	cmd := mf.press("y", "enter")
+	cmd := mf.press("y")
 	if cmd == nil {
 		t.Fatal("confirm must return the action's command")
 	}

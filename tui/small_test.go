@@ -64,3 +64,25 @@ func TestLocksKeepTheirNameAt80(t *testing.T) {
 		}
 	}
 }
+
+// TestYConfirmsTheDialog: in the dashboard, y alone confirms an allowed
+// action (after the ignore window), and the help screen says so.
+func TestYConfirmsTheDialog(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 80, 24)
+	press(m, "tab")
+	openAfterIgnore(t, f, m, "x")
+	cmd := press(m, "y")
+	if cmd == nil || m.dialog != nil {
+		t.Fatalf("y did not confirm:\n%s", screen(m))
+	}
+	cmd()
+	if len(f.actions.calls) != 1 {
+		t.Fatalf("%d actions ran; want 1", len(f.actions.calls))
+	}
+	press(m, "?")
+	if s := screen(m); !strings.Contains(s, "in the dialog y confirms") {
+		t.Fatalf("help does not say which keys confirm:\n%s", s)
+	}
+}

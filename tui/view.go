@@ -314,7 +314,8 @@ func (m *Model) helpBox(w, h int) []string {
 	if m.ctx.ReadOnly {
 		body = append(body, p.Paint(pctx.Warning, "read-only: actions are hidden"))
 	} else {
-		body = append(body, p.Paint(pctx.Muted, "r/x plan a release/reap of the selected lock (tab), or of the lock the selected node holds; the dialog shows every gate and the exact write"))
+		body = append(body, p.Paint(pctx.Muted, "r/x plan a release/reap of the selected lock (tab), or of the lock the selected node holds; the dialog shows every gate and the exact write"),
+			p.Paint(pctx.Muted, "in the dialog y confirms (or ←/→ to Yes, then enter); n or esc cancels; it starts on No and ignores keys for 0.4s after opening"))
 	}
 	for i := range body {
 		body[i] = " " + body[i]

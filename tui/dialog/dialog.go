@@ -1,8 +1,10 @@
 // Package dialog is the confirm dialog of a lock action: it shows the lock,
 // the verdict, every gate with pass/fail and the exact write, defaults to
 // "No", ignores keystrokes for IgnoreFor after opening (so a key meant for
-// the screen underneath never confirms), and asks for the holder's name
-// before overriding failed gates when --allow-unsafe is on.
+// the screen underneath never confirms), confirms an allowed action with y
+// (or Yes and enter), and asks for the holder's name before overriding
+// failed gates when --allow-unsafe is on. On a short screen it shortens the
+// reasons to one line before it shortens the write.
 //
 // It holds no I/O: the root turns a Confirm result into a command.
 package dialog
@@ -119,8 +121,11 @@ func (d *Dialog) Key(k, text string, now time.Time) Result {
 	switch k {
 	case "left", "right", "h", "l", "tab", "shift+tab":
 		d.Yes = !d.Yes
-	case "y":
-		d.Yes = true
+	case "y", "Y":
+		// y confirms at once, as crush's dialogs and the CLI's [y/N]
+		// prompt do: the dialog has shown every gate and the write, and
+		// IgnoreFor keeps a key meant for the screen beneath from it.
+		return Confirm
 	case "n", "q":
 		return Cancel
 	case "enter":
@@ -142,6 +147,25 @@ func title(a model.Action) string {
 	return "Release lock?"
 }
 
+// layout is how much of each part the dialog shows: Render takes the
+// first of layouts that fits the screen's height.
+type layout struct {
+	reason, gate, write, then int  // most lines of each (a gate: per gate)
+	blank                     bool // a blank line above the buttons
+	merged                    bool // the verdict on the lock's line
+}
+
+// layouts, fullest first. The smaller ones shorten the reason and the
+// gates' reasons to one line each (the lock's detail has them whole)
+// before they shorten what Yes would write: on an 80x24 terminal every gate
+// and the whole write show.
+var layouts = []layout{
+	{reason: 3, gate: 3, write: 8, then: 6, blank: true},
+	{reason: 1, gate: 1, write: 8, then: 6, blank: true},
+	{reason: 1, gate: 1, write: 8, then: 6, merged: true},
+	{reason: 1, gate: 1, write: 4, then: 3, merged: true},
+}
+
 // Render draws the dialog box, at most w cells wide and h lines high.
 func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 	p := ctx.P
@@ -151,97 +175,16 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		return pctx.Box(p, title(d.Plan.Action), "", []string{" esc cancels"}, bw, min(h, 3))
 	}
 	var body []string
-	add := func(s string) { body = append(body, " "+s) }
-	wrapped := func(label string, role pctx.Role, s string, most int) {
-		// Cluster text enters the dialog here, sanitised and bounded: a
-		// 200,000-character holder must not push the gates and the write
-		// away. Wrap at spaces, slashes and commas; cut words longer than a
-		// line; past most lines keep the first ones and the last (where a
-		// write says its precondition).
-		s = sanitize.Short(s, most*max(inner-len(label), 8))
-		lines := strings.Split(ansi.Wrap(s, max(inner-len(label), 8), " /,"), "\n")
-		if len(lines) > most {
-			lines = append(append(lines[:most-2:most-2], "…"), lines[len(lines)-1])
-		}
-		for i, l := range lines {
-			lead := label
-			if i > 0 {
-				lead = strings.Repeat(" ", len(label))
-			}
-			add(p.Paint(pctx.Muted, lead) + p.Paint(role, l))
+	tailFrom := 0
+	for _, l := range layouts {
+		body, tailFrom = d.body(p, inner, l)
+		if len(body) <= h-2 {
+			break
 		}
 	}
-	st := d.Plan.Status
-	if d.Plan.Action == model.ActionUncordon {
-		wrapped("node     ", pctx.Bold, st.Holder, 2)
-		wrapped("state    ", pctx.Text, st.Reason, 3)
-	} else {
-		wrapped("lock     ", pctx.Text, string(st.Kind)+" "+st.Namespace+"/"+st.Name, 2)
-		wrapped("holder   ", pctx.Bold, locks.HolderFull(st), 2)
-		add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
-		wrapped("reason   ", pctx.Text, st.Reason, 3)
-	}
-	add(p.Paint(pctx.Muted, "gates"))
-	for _, g := range d.Plan.Gates {
-		mark, role := "✓", pctx.OK
-		if !g.Passed {
-			mark, role = "✗", pctx.Critical
-		}
-		reason := strings.Split(ansi.Wrap(sanitize.Short(g.Reason, 4*max(inner-17, 8)), max(inner-17, 8), " /,"), "\n")
-		for i, l := range reason {
-			if i == 0 {
-				add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, l))
-				continue
-			}
-			if i == 2 && len(reason) > 3 {
-				add(strings.Repeat(" ", 17) + p.Paint(pctx.Muted, "…"))
-				break
-			}
-			add(strings.Repeat(" ", 17) + p.Paint(pctx.Text, l))
-		}
-	}
-	// From here on (the write, the refusal, the buttons) the dialog never
-	// hides a line to fit a short screen: what Yes would do stays visible.
-	tailFrom := len(body)
-	write := d.Plan.Write.String()
-	if d.DryRun {
-		write = "DRY RUN, not written: " + write
-	}
-	wrapped("write    ", pctx.Accent, write, 4)
-	if u := d.Plan.Uncordon; u.Op != "" {
-		then := u.String()
-		if d.DryRun {
-			then = "DRY RUN, not written: " + then
-		}
-		wrapped("then     ", pctx.Accent, then, 3)
-	}
-	body = append(body, "")
-	switch {
-	case d.Plan.Allowed:
-	case d.overridable():
-		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
-		add(p.Paint(pctx.Warning, "--allow-unsafe: type ") + p.Paint(pctx.Bold, sanitize.Short(d.Expected(), 40)) + p.Paint(pctx.Warning, " to override the failed gates"))
-		field := sanitize.Short(d.Typed, max(inner-4, 1)) + "█"
-		role := pctx.Critical
-		if d.Typed == d.Expected() {
-			role = pctx.OK
-		}
-		add("> " + p.Paint(role, field))
-	default:
-		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
-		for _, l := range strings.Split(ansi.Wordwrap("nothing will be written; with --allow-unsafe the failed gates can be overridden after typing the holder's name", inner, " "), "\n") {
-			add(p.Paint(pctx.Muted, l))
-		}
-	}
-	body = append(body, buttons(p, d, inner))
-	hint := "←/→ choose · enter confirm · esc cancel"
-	if !d.Plan.Allowed && !d.overridable() {
-		hint = "enter/esc close"
-	}
-	add(p.Paint(pctx.Muted, hint))
-	// On a short screen hide lines from the middle (reason, gates) with a
-	// marker saying so, and keep the write(s) and the buttons; if even those
-	// do not fit, keep the end.
+	// Still too tall: hide lines from the middle (reason, gates) with a
+	// marker saying so, and keep the write(s) and the buttons; if even
+	// those do not fit, keep the end.
 	if room := h - 2; len(body) > room {
 		tail := body[tailFrom:]
 		keep := room - 1 - len(tail)
@@ -257,6 +200,118 @@ func (d *Dialog) Render(ctx *pctx.Context, w, h int) []string {
 		note = "dry-run"
 	}
 	return pctx.Box(p, title(d.Plan.Action), note, body, bw, len(body)+2)
+}
+
+// body is the dialog's lines in a layout, and where the part that is never
+// hidden (the write, the refusal, the buttons) starts.
+func (d *Dialog) body(p pctx.Painter, inner int, lay layout) ([]string, int) {
+	var body []string
+	add := func(s string) { body = append(body, " "+s) }
+	wrapped := func(label string, role pctx.Role, s string, most int) {
+		// Cluster text enters the dialog here, sanitised and bounded: a
+		// 200,000-character holder must not push the gates and the write
+		// away. Wrap at spaces, slashes and commas; cut words longer than a
+		// line; past most lines keep the first ones and the last (where a
+		// write says its precondition).
+		width := max(inner-len(label), 8)
+		s = sanitize.Short(s, most*width)
+		lines := []string{pctx.Trunc(s, width)}
+		if most > 1 {
+			lines = strings.Split(ansi.Wrap(s, width, " /,"), "\n")
+		}
+		if len(lines) > most {
+			lines = append(append(lines[:most-2:most-2], "…"), lines[len(lines)-1])
+		}
+		for i, l := range lines {
+			lead := label
+			if i > 0 {
+				lead = strings.Repeat(" ", len(label))
+			}
+			add(p.Paint(pctx.Muted, lead) + p.Paint(role, l))
+		}
+	}
+	st := d.Plan.Status
+	if d.Plan.Action == model.ActionUncordon {
+		wrapped("node     ", pctx.Bold, st.Holder, 2)
+		wrapped("state    ", pctx.Text, st.Reason, lay.reason)
+	} else {
+		lockText := string(st.Kind) + " " + st.Namespace + "/" + st.Name
+		if lay.merged {
+			add(p.Paint(pctx.Muted, "lock     ") + p.Paint(pctx.Text, pctx.Trunc(sanitize.Line(lockText), max(inner-9-3-pctx.Width(string(st.Verdict)), 8))) +
+				p.Paint(pctx.Muted, " · ") + p.Verdict(st.Verdict, string(st.Verdict)))
+		} else {
+			wrapped("lock     ", pctx.Text, lockText, 2)
+		}
+		wrapped("holder   ", pctx.Bold, locks.HolderFull(st), 2)
+		if !lay.merged {
+			add(p.Paint(pctx.Muted, "verdict  ") + p.Verdict(st.Verdict, string(st.Verdict)))
+		}
+		wrapped("reason   ", pctx.Text, st.Reason, lay.reason)
+	}
+	add(p.Paint(pctx.Muted, "gates"))
+	for _, g := range d.Plan.Gates {
+		mark, role := "✓", pctx.OK
+		if !g.Passed {
+			mark, role = "✗", pctx.Critical
+		}
+		width := max(inner-17, 8)
+		reason := []string{pctx.Trunc(sanitize.Line(g.Reason), width)}
+		if lay.gate > 1 {
+			reason = strings.Split(ansi.Wrap(sanitize.Short(g.Reason, (lay.gate+1)*width), width, " /,"), "\n")
+		}
+		for i, l := range reason {
+			if i == 0 {
+				add("  " + p.Paint(role, mark+" "+pctx.Fit(g.Name, 12)) + " " + p.Paint(pctx.Text, l))
+				continue
+			}
+			if i == lay.gate-1 && len(reason) > lay.gate {
+				add(strings.Repeat(" ", 17) + p.Paint(pctx.Muted, "…"))
+				break
+			}
+			add(strings.Repeat(" ", 17) + p.Paint(pctx.Text, l))
+		}
+	}
+	// From here on (the write, the refusal, the buttons) the dialog never
+	// hides a line to fit a short screen: what Yes would do stays visible.
+	tailFrom := len(body)
+	write := d.Plan.Write.String()
+	if d.DryRun {
+		write = "DRY RUN, not written: " + write
+	}
+	wrapped("write    ", pctx.Accent, write, lay.write)
+	if u := d.Plan.Uncordon; u.Op != "" {
+		then := u.String()
+		if d.DryRun {
+			then = "DRY RUN, not written: " + then
+		}
+		wrapped("then     ", pctx.Accent, then, lay.then)
+	}
+	if lay.blank {
+		body = append(body, "")
+	}
+	hint := "y confirm · n/esc cancel · ←/→ choose · enter selected"
+	switch {
+	case d.Plan.Allowed:
+	case d.overridable():
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
+		add(p.Paint(pctx.Warning, "--allow-unsafe: type ") + p.Paint(pctx.Bold, sanitize.Short(d.Expected(), 40)) + p.Paint(pctx.Warning, " to override the failed gates"))
+		field := sanitize.Short(d.Typed, max(inner-4, 1)) + "█"
+		role := pctx.Critical
+		if d.Typed == d.Expected() {
+			role = pctx.OK
+		}
+		add("> " + p.Paint(role, field))
+		hint = "tab choose · enter confirm · esc cancel"
+	default:
+		wrapped("refused  ", pctx.Critical, d.Plan.Refusal, 3)
+		for _, l := range strings.Split(ansi.Wordwrap("nothing will be written; with --allow-unsafe the failed gates can be overridden after typing the holder's name", inner, " "), "\n") {
+			add(p.Paint(pctx.Muted, l))
+		}
+		hint = "enter/esc close"
+	}
+	body = append(body, buttons(p, d, inner))
+	add(p.Paint(pctx.Muted, hint))
+	return body, tailFrom
 }
 
 func buttons(p pctx.Painter, d *Dialog, inner int) string {

@@ -93,7 +93,7 @@ func TestShortScreenKeepsTheWrites(t *testing.T) {
 		p.Gates = append(p.Gates, lock.Gate{Name: g, Passed: true, Reason: "passes, with a reason long enough to wrap onto a second line here"})
 	}
 	p.Uncordon = lock.Write{Object: "Node worker-1", UID: "node-95041b1d49d4", Op: lock.OpUncordon, Holder: "worker-1"}
-	for _, sz := range [][2]int{{60, 15}, {80, 24}} {
+	for _, sz := range [][2]int{{60, 15}} {
 		lines := New(p, t0, false, false).Render(ctx, sz[0], sz[1])
 		if len(lines) > sz[1] {
 			t.Fatalf("%dx%d: %d lines", sz[0], sz[1], len(lines))
@@ -104,5 +104,76 @@ func TestShortScreenKeepsTheWrites(t *testing.T) {
 				t.Errorf("%dx%d: %q not shown:\n%s", sz[0], sz[1], want, all)
 			}
 		}
+	}
+}
+
+// demoPlan is the default demo's release of worker-1's orphaned fleetlock
+// Lease, with the texts the engine writes: six gates, a long reason, the
+// Lease write and the uncordon after it.
+func demoPlan() lock.Plan {
+	st := model.LockStatus{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-workers"},
+		Holder: "0433d3b194bb44ebafcc990a900f972a", HolderNodes: []string{"worker-1"}, Verdict: model.VerdictOrphaned,
+		Reason: "held by worker-1, which rebooted (Ready since after the lock was taken) and has been Ready and still cordoned by its coordinator for 30m"}
+	p := lock.Plan{Status: st, Action: model.ActionRelease, Allowed: true,
+		Write: lock.Write{Ref: st.LockRef, Object: "Lease default/fleetlock-workers", UID: "6be075f6c04c85e2-0000-4000-8000-000000000001",
+			ResourceVersion: "9", Op: lock.OpClearHolder, Holder: st.Holder,
+			Summary: `set spec.holderIdentity "0433d3b194bb44ebafcc990a900f972a" → "" (leaseTransitions kept at 9, as fleetlock's own unlock does)`},
+		Uncordon: lock.Write{Object: "Node worker-1", UID: "node-95041b1d49d4", Op: lock.OpUncordon, Node: "worker-1", BootID: "738dd7a9",
+			Summary: "set spec.unschedulable true → false (uncordon worker-1, as its coordinator does when the holder unlocks itself)"}}
+	for _, g := range [][2]string{{"fresh-data", "nodes and lock data are fresh"}, {"verdict", "verdict orphaned allows release"},
+		{"holder", "holder node worker-1 is Ready (cordoned by its coordinator until the holder unlocks)"},
+		{"other-nodes", "every other node is Ready and not mid-cycle"}, {"volumes", "no Longhorn volume is degraded or faulted"},
+		{"alerts", "no blocking-alert filter configured"}} {
+		p.Gates = append(p.Gates, lock.Gate{Name: g[0], Passed: true, Reason: g[1]})
+	}
+	return p
+}
+
+// TestEightyByTwentyFourShowsEveryGate: on an 80x24 terminal the release
+// dialog is compact (one line per gate, a one-line reason) and hides
+// nothing: all six gates, the write, the uncordon and the buttons.
+func TestEightyByTwentyFourShowsEveryGate(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	for _, dry := range []bool{false, true} {
+		lines := New(demoPlan(), t0, dry, false).Render(ctx, 80, 24)
+		all := ansi.Strip(strings.Join(lines, "\n"))
+		if len(lines) > 24 {
+			t.Fatalf("dry-run %v: %d lines:\n%s", dry, len(lines), all)
+		}
+		for _, want := range []string{"✓ fresh-data", "✓ verdict", "✓ holder", "✓ other-nodes", "✓ volumes", "✓ alerts",
+			"write", "then", "uncordon worker-1", "[ No ]", "[ Yes ]", "y confirm"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("dry-run %v: %q not shown:\n%s", dry, want, all)
+			}
+		}
+		if strings.Contains(all, "hidden") {
+			t.Errorf("dry-run %v: lines hidden at 80x24:\n%s", dry, all)
+		}
+	}
+	// A tall screen keeps the full layout (gate reasons wrapped).
+	all := ansi.Strip(strings.Join(New(demoPlan(), t0, false, false).Render(ctx, 80, 40), "\n"))
+	if !strings.Contains(all, "holder unlocks)") {
+		t.Errorf("a tall dialog cut a gate's reason:\n%s", all)
+	}
+}
+
+// TestYConfirms: y confirms an allowed plan at once (as crush's dialogs and
+// the CLI's [y/N] prompt do), but only after the ignore window, and never
+// a refused plan; with an override pending y is typed text.
+func TestYConfirms(t *testing.T) {
+	later := t0.Add(IgnoreFor)
+	d := New(plan(true), t0, false, false)
+	if r := d.Key("y", "y", t0.Add(IgnoreFor-time.Millisecond)); r != None || d.Yes {
+		t.Fatalf("y inside the ignore window = %v (yes %v); want ignored", r, d.Yes)
+	}
+	if r := d.Key("y", "y", later); r != Confirm {
+		t.Fatalf("y on an allowed plan = %v; want Confirm", r)
+	}
+	if r := New(plan(false), t0, false, false).Key("y", "y", later); r != Refused {
+		t.Fatalf("y on a refused plan = %v; want Refused", r)
+	}
+	d = New(plan(false), t0, false, true)
+	if r := d.Key("y", "y", later); r != None || d.Typed != "y" {
+		t.Fatalf("y during an override = %v, typed %q; want it typed", r, d.Typed)
 	}
 }
