@@ -25,10 +25,11 @@ func golden(t *testing.T, name, got string) {
 var goldenSizes = []struct {
 	name string
 	w, h int
-}{{"small", 60, 15}, {"medium", 100, 30}, {"large", 200, 60}}
+}{{"small", 60, 15}, {"80x24", 80, 24}, {"medium", 100, 30}, {"large", 200, 60}}
 
-// TestGoldenScreens renders the fixture at three sizes (dark) and the
-// medium one in the light theme, driven through Update (size, theme key).
+// TestGoldenScreens renders the fixture at four sizes (dark; 80x24 is the
+// ordinary terminal) and the medium one in the light theme, driven through
+// Update (size, theme key).
 // The panels' styling in both themes is in TestGoldenPanels' files.
 func TestGoldenScreens(t *testing.T) {
 	for _, sz := range goldenSizes {
