@@ -299,8 +299,28 @@ func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
 	if b.Until.IsZero() {
 		when = "never opens, no reboot day is set"
 	}
-	tail := fmt.Sprintf(" waits for kured's reboot window: %s (%s)", when, x.window)
+	win := x.window.String()
+	if _, hours, ok := strings.Cut(win, " "); ok && everyDay(x.kured.RebootDays) {
+		win = "every day " + hours
+	}
+	tail := fmt.Sprintf(" waits for kured's reboot window: %s (%s)", when, win)
 	return b, func(name string) string { return name + tail }, true
+}
+
+// everyDay reports whether kured's --reboot-days names all seven weekdays
+// (its default): the window's text then says "every day".
+func everyDay(days []string) bool {
+	w, err := ParseRebootWindow(days, "00:00", "23:59", "UTC")
+	if err != nil {
+		return false
+	}
+	sunday := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i := range 7 {
+		if !w.Contains(sunday.AddDate(0, 0, i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // alertBlocker: firing alerts match the blocking-alert filter.

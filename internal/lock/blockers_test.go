@@ -101,6 +101,11 @@ func TestBlockerKinds(t *testing.T) {
 			node: "w3", kind: model.BlockerWindow, stalls: true,
 			// "opens in 9h" first: a narrow screen cuts the end of the line.
 			words: []string{"w3 waits for kured's reboot window: opens in 9h (su 22:00–04:00 Europe/Berlin)"}},
+		{name: "outside kured's daily reboot window",
+			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
+				lockEv(kuredWith("", "--reboot-days=su,mo,tu,we,th,fr,sa", "--start-time=22:00", "--end-time=04:00", "--time-zone=Europe/Berlin"))}}},
+			node: "w3", kind: model.BlockerWindow, stalls: true,
+			words: []string{"w3 waits for kured's reboot window: opens in 9h (every day 22:00–04:00 Europe/Berlin)"}},
 		{name: "a reboot window kured cannot parse",
 			steps: []step{{now, []model.Event{nodesOK(), prom, needReboot("w3"), up(node("w3")),
 				lockEv(kuredWith("", "--time-zone=Mars/Olympus"))}}},
