@@ -52,7 +52,7 @@ esc() {
 	keys Escape
 	sleep 0.4
 }
-# The confirm dialog ignores keys for 400ms after opening.
+# The confirm dialog ignores keys for 400ms after opening; then y confirms.
 settle() { sleep 0.6; }
 
 # wait_for TEXT [TRIES]: poll the screen (0.1s apart) until TEXT shows.
@@ -128,7 +128,7 @@ expect "enter on No cancels" "release cancelled: nothing written"
 keys r
 expect "release dialog again" "Release lock?"
 settle
-keys y Enter
+keys y
 expect "release done toast" "release kured:kube-system/kured: done"
 expect "release on the timeline" "release kured:kube-system/kured (holder worker-1): done"
 
@@ -137,7 +137,7 @@ keys x
 expect "x opens the reap dialog" "Reap lock?"
 expect "reap writes the lease holder" "holderIdentity"
 settle
-keys y Enter
+keys y
 expect "reap done toast" "reap fleetlock:default/fleetlock-default: done"
 expect "nothing needs attention afterwards" "nothing needs attention"
 
@@ -158,16 +158,65 @@ keys r
 expect "release dialog" "Release lock?"
 expect "release dialog shows the uncordon" "update Node worker-1"
 settle
-keys y Enter
+keys y
 expect "release and uncordon done" "release fleetlock:default/fleetlock-workers: done"
 keys k
 keys x
 expect "reap dialog" "Reap lock?"
 settle
-keys y Enter
+keys y
 expect "ghost reaped" "reap fleetlock:default/fleetlock-default: done"
 keys q
 expect "default demo quits with status 0" "EXITED:0"
+
+# --- 2c. the demo story on an ordinary 80x24 terminal ----------------------
+# The README's story: Tab to the locks, j r releases the orphan, k x reaps
+# the ghost. tab, ? and q stay in the footer; the locks keep their names;
+# the release dialog shows all six gates.
+COLS=80 ROWS=24 DEMO=--demo start ""
+expect "80x24: the footer shows tab" "tab nodes/locks"
+expect "80x24: the footer shows ? help" "? help"
+expect "80x24: the footer shows q quit" "q quit"
+keys Tab
+expect "80x24: the locks keep their names (default)" "fleetlock-default"
+expect "80x24: the locks keep their names (workers)" "fleetlock-workers"
+keys j
+keys r
+expect "80x24: release dialog" "Release lock?"
+for g in fresh-data verdict holder other-nodes volumes alerts; do
+	expect "80x24: the dialog shows gate $g" "✓ $g"
+done
+expect "80x24: the dialog shows the uncordon" "update Node worker-1"
+expect "80x24: the dialog says y confirms" "y confirm"
+expect_not "80x24: no gate hidden" "lines hidden"
+settle
+keys y
+expect "80x24: y releases and uncordons" "release fleetlock:default/fleetlock-workers: done"
+keys k
+keys x
+expect "80x24: reap dialog" "Reap lock?"
+settle
+keys y
+expect "80x24: y reaps the ghost" "reap fleetlock:default/fleetlock-default: done"
+if wait_for "fleet fleetlock-default" && screen | grep -qE "fleetlock-default .*free" && screen | grep -qE "fleetlock-workers .*free"; then
+	ok "80x24: after the release and the reap the two free rows are told apart"
+else
+	ko "80x24: after the release and the reap the two free rows are told apart"
+fi
+keys '?'
+expect "80x24: ? opens the help" "? or esc to close"
+esc
+keys q
+expect "80x24: q quits with status 0" "EXITED:0"
+
+# The kured scenario at 80x24: the attention line never starts with a
+# count, and a closed window says when it opens before it is cut.
+COLS=80 ROWS=24 start "--demo-at 7m30s"
+expect "80x24: kured demo opens" "tab nodes/locks"
+if screen | sed -n 3p | grep -qE '^\(\+'; then ko "80x24: the attention line starts with an item, not a count"; else ok "80x24: the attention line starts with an item, not a count"; fi
+COLS=80 ROWS=24 start "--demo-at 80m"
+expect "80x24: the window blocker leads with when it opens" "waits for kured's reboot window: opens in"
+keys q
 
 # --- 2b. a gate refuses: the ghost cannot be reaped while a node is mid-cycle
 start "--demo-at ${E2E_AT:-30m}"
@@ -198,7 +247,7 @@ expect "dry-run marker" "[dry-run]"
 keys r
 expect "dry-run dialog" "DRY RUN, not written"
 settle
-keys y Enter
+keys y
 expect "dry-run outcome" "release kured:kube-system/kured: dry-run"
 expect "lock still orphaned after a dry run" "orphaned"
 keys q
