@@ -227,21 +227,30 @@ func attention(ctx *pctx.Context, items []model.Attention, b *model.FleetBlocker
 		return p.Paint(x.role, x.mark+pctx.Trunc(x.text, room)) + p.Paint(pctx.Muted, x.count)
 	}
 	full := func(x part) int { return pctx.Width(x.mark) + pctx.Width(x.text) + pctx.Width(x.count) }
+	const sep = " · "
 	first := parts[0]
-	line := render(first, w-pctx.Width(first.mark)-pctx.Width(first.count))
+	room := w - pctx.Width(first.mark) - pctx.Width(first.count)
+	var note string
+	if len(parts) == 2 && parts[1].attention {
+		note = fmt.Sprintf("%s%d need attention", parts[1].mark, len(items))
+		// A first item cut anyway gives the second's note room when it
+		// keeps enough of its own text (48 cells: a window blocker's
+		// "opens in" on an 80-column line comes first).
+		if r := room - pctx.Width(sep) - pctx.Width(note); full(first) > w && r >= 48 {
+			room = r
+		}
+	}
+	line := render(first, room)
 	if len(parts) == 1 {
 		return line
 	}
-	const sep = " · "
 	second := parts[1]
-	left := w - min(full(first), w) - pctx.Width(sep)
+	left := w - pctx.Width(line) - pctx.Width(sep)
 	if room := left - pctx.Width(second.mark) - pctx.Width(second.count); room >= min(pctx.Width(second.text), 16) {
 		return line + p.Paint(pctx.Muted, sep) + render(second, room)
 	}
-	if second.attention {
-		if note := fmt.Sprintf("%s%d need attention", second.mark, len(items)); pctx.Width(note) <= left {
-			return line + p.Paint(pctx.Muted, sep) + p.Paint(second.role, note)
-		}
+	if note != "" && pctx.Width(note) <= left {
+		return line + p.Paint(pctx.Muted, sep) + p.Paint(second.role, note)
 	}
 	return line
 }

@@ -65,6 +65,9 @@ func TestAttentionLineCutsAtItemBoundaries(t *testing.T) {
 		// Room for the first item and a word about the second.
 		{[]model.Attention{ghost, ghost}, short, 62, "■ w3 waits for the lock (+2 more blocked) · ✗ 2 need attention"},
 		{[]model.Attention{ghost, ghost}, short, 60, "■ w3 waits for the lock (+2 more blocked)"},
+		// On a wider line a first item that is cut anyway leaves room for
+		// the second's count in words.
+		{[]model.Attention{ghost, ghost}, window, 110, "■ worker-3 waits for kured's reboot window: opens in 17h38m (su,mo,tu,… (+1 more blocked) · ✗ 2 need attention"},
 		// One item alone keeps its count.
 		{[]model.Attention{ghost, ghost}, nil, 60, "✗ fleetlock lock default/fleetlock-default held b… (+1 more)"},
 	} {
