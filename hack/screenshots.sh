@@ -10,7 +10,7 @@
 # reap refused by its gates; the light theme; "why is it stuck?": a drain
 # held by a PodDisruptionBudget and worker-2's detail naming it (these from
 # --demo=kured); the default demo's fleetlock incident and its release
-# dialog. Output: screenshots/*.png
+# dialog, also at 80x24. Output: screenshots/*.png
 # (KEEP_ANSI=1 keeps the captured .ans text next to them for review).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,3 +75,5 @@ shot pdb-blocked-detail 120 40 "$DARK_BG" "$DARK_FG" "--demo-at $AT_PDB --theme 
 # still-cordoned holder; the release dialog shows the uncordon that goes with it.
 DEMO=--demo shot fleetlock-incident 160 44 "$DARK_BG" "$DARK_FG" "--theme dark" Tab
 DEMO=--demo shot fleetlock-release 120 40 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
+# The same dialog on an ordinary 80x24 terminal: every gate and the writes.
+DEMO=--demo shot release-80x24 80 24 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
