@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui/clusters"
@@ -364,7 +365,7 @@ func (mm *Multi) Render() string {
 	lines := make([]string, 0, h)
 	lines = append(lines, pctx.Fit(title, w))
 	lines = append(lines, clusters.Screen(mm.ctx, &mm.list, w, h-2)...)
-	foot := mm.urgent()
+	foot := mm.urgent(w)
 	if mm.toast != nil {
 		foot = mm.toast.Render(p, w)
 	}
@@ -374,8 +375,9 @@ func (mm *Multi) Render() string {
 
 // urgent is the list's footer: the most urgent attention item of all
 // clusters (critical before warning, in list order) with its cluster's name
-// and how many more there are, or that nothing needs attention.
-func (mm *Multi) urgent() string {
+// and how many more there are (behind it, kept when the item is cut), or
+// that nothing needs attention.
+func (mm *Multi) urgent(w int) string {
 	p := mm.ctx.P
 	var first *model.Attention
 	firstCtx, total := "", 0
@@ -396,9 +398,12 @@ func (mm *Multi) urgent() string {
 		return p.Paint(pctx.OK, "✓ nothing needs attention in any cluster")
 	}
 	role, mark := pctx.ToneRole(first.Severity.Tone()), pctx.Mark(first.Severity)
-	s := p.Paint(role, mark) + p.Paint(pctx.Accent, firstCtx) + p.Paint(role, ": "+first.Message)
+	more := ""
 	if total > 1 {
-		s = p.Paint(pctx.Muted, fmt.Sprintf("(+%d more) ", total-1)) + s
+		more = fmt.Sprintf(" (+%d more)", total-1)
 	}
-	return s
+	name := sanitize.Short(firstCtx, 60)
+	room := w - pctx.Width(mark) - pctx.Width(name) - 2 - pctx.Width(more)
+	return p.Paint(role, mark) + p.Paint(pctx.Accent, name) + p.Paint(role, ": "+pctx.Trunc(sanitize.Short(first.Message, 300), max(room, 1))) +
+		p.Paint(pctx.Muted, more)
 }

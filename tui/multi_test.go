@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -382,7 +383,8 @@ func TestMultiFooterNamesTheMostUrgent(t *testing.T) {
 	mf := newMultiFixture(Options{})
 	s := mf.screen()
 	last := s[strings.LastIndex(s, "\n")+1:]
-	if !strings.HasPrefix(last, "(+") || !strings.Contains(last, "✗ prod-eu-1: fleetlock lock default/fleetlock-default") {
+	// The count follows the item it counts and stays when the item is cut.
+	if !strings.HasPrefix(last, "✗ prod-eu-1: fleetlock lock default/fleetlock-default") || !regexp.MustCompile(`… \(\+\d+ more\) *$`).MatchString(last) {
 		t.Fatalf("footer %q", last)
 	}
 	mf.press("enter", "?")
