@@ -257,7 +257,7 @@ func TestBlockersWindowAndAlertRealCluster(t *testing.T) {
 			alert = &bs[i]
 		}
 	}
-	if window == nil || !strings.Contains(window.Reason, "opens") || !strings.Contains(window.Reason, start.Format("15:04")+" Europe/Berlin") {
+	if window == nil || !strings.Contains(window.Reason, "opens in") || !strings.Contains(window.Reason, start.Format("15:04")+"–"+end.Format("15:04")+" Europe/Berlin") {
 		t.Errorf("window blocker %+v (all: %v)", window, kinds(bs))
 	}
 	if alert == nil || !strings.Contains(alert.Reason, "DiskFull") {

@@ -77,7 +77,7 @@ func TestDemoPlaysPDBBlockedDrainAndClosedWindow(t *testing.T) {
 	}
 	onlyFleetWideAfter(t, fleet)
 	reason, _ = fleet[0]["reason"].(string)
-	if !strings.Contains(reason, "opens Sun 22:00 Europe/Berlin") {
+	if !strings.Contains(reason, "opens in") || !strings.Contains(reason, "22:00–04:10 Europe/Berlin") {
 		t.Errorf("window reason %q", reason)
 	}
 	if len(nodes["worker-4"]) == 0 || nodes["worker-4"][0]["kind"] != "reboot-window" {
