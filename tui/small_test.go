@@ -86,3 +86,16 @@ func TestYConfirmsTheDialog(t *testing.T) {
 		t.Fatalf("help does not say which keys confirm:\n%s", s)
 	}
 }
+
+// TestToastKeepsTheEssentialKeysWhenThereIsRoom: an action's toast takes
+// the footer; where the line has room for both, tab, ? help and q quit
+// stay at its right. The toast's text is never cut for them.
+func TestToastKeepsTheEssentialKeysWhenThereIsRoom(t *testing.T) {
+	f := newFixture()
+	m := f.model(Options{})
+	size(m, 160, 40)
+	press(m, "t") // a toast: "theme: light"
+	if f := lastLine(m); !strings.Contains(f, "theme: light") || !strings.HasSuffix(strings.TrimRight(f, " "), "tab nodes/locks • ? help • q quit") {
+		t.Fatalf("footer with a toast: %q", f)
+	}
+}

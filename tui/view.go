@@ -370,7 +370,13 @@ func (m *Model) footer(w int) string {
 			p.Paint(pctx.Muted, hint), w)
 	}
 	if m.toast != nil {
-		return pctx.Fit(m.toast.Render(p, w), w)
+		// The toast first; tab, ? and q at its right when both fit whole.
+		t := m.toast.Render(p, w)
+		sets := m.ctx.Keys.Footer()
+		if keys := m.ctx.Help.ShortHelpView(sets[len(sets)-1]); pctx.Width(t)+2+pctx.Width(keys) <= w {
+			return t + strings.Repeat(" ", w-pctx.Width(t)-pctx.Width(keys)) + keys
+		}
+		return pctx.Fit(t, w)
 	}
 	key := fmt.Sprintf("%d/%s", w, m.ctx.Theme.Name)
 	if m.footerKey != key {
