@@ -435,6 +435,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.cluster.Recompute(now)
 	statuses := a.cluster.LockStatuses()
 	a.Metrics.SetLocks(statuses, now)
+	a.Metrics.SetHolders(statuses)
 
 	leader := a.IsLeader()
 	// Notifications go out from the leader only (every replica tracks),
@@ -449,6 +450,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		blocked = a.Notify.Judged(now, statuses, blocker, notify.Progress(a.cluster), leader)
 	}
 	a.Metrics.SetFleet(a.cluster.Fleet(now), blocker, blocked)
+	a.Metrics.SetNodes(nodeSeries(a.cluster))
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
 		r := LockReport{Kind: s.Kind, Lock: bound(s.Namespace + "/" + s.Name), Holder: bound(s.Holder), HolderNode: bound(s.HolderNode()),

@@ -28,6 +28,12 @@ type Metrics struct {
 	FleetUpgraded prometheus.Gauge     // rebootwatch_fleet_upgraded_nodes
 	FleetBlocked  prometheus.Gauge     // rebootwatch_fleet_blocked_seconds
 	FleetBlocker  *prometheus.GaugeVec // rebootwatch_fleet_blocked{kind}
+
+	// PerNode is rebootwatch_node_phase{node,phase},
+	// rebootwatch_node_blocked{node,kind} and
+	// rebootwatch_lock_holder{kind,lock,holder,holder_node} (SetNodes,
+	// SetHolders).
+	PerNode *fleetCollector
 }
 
 // AllVerdicts are the verdict label values, each exported 0 or 1 per lock.
@@ -82,9 +88,10 @@ func NewMetrics() *Metrics {
 			Name: "rebootwatch_fleet_blocked",
 			Help: "1 for the kind of blocker that stops the fleet now (the first waiting node's, or the fleet's as a whole), 0 for the other kinds; all 0 when nothing stops it.",
 		}, []string{"kind"}),
+		PerNode: newFleetCollector(),
 	}
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
-		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker,
+		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.PerNode,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{resultOK, resultDegraded, resultError} {
 		m.Iterations.WithLabelValues(r)
@@ -127,7 +134,7 @@ func (m *Metrics) SetLocks(statuses []model.LockStatus, now time.Time) {
 	type key struct{ kind, lock string }
 	verdicts := map[key]model.Verdict{}
 	for _, s := range statuses {
-		k := key{string(s.Kind), lockLabel(s)}
+		k := key{string(s.Kind), labelValue(lockLabel(s))}
 		// A kured multi-lock yields several statuses for one object: the
 		// worst verdict (the one needing attention) wins.
 		if old, ok := verdicts[k]; !ok || rank(s.Verdict) > rank(old) {

@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/model"
+)
+
+// The per-node and per-holder series the fleet view reads from Prometheus
+// (issue 25 §1; docs/fleet.md). Their cardinality is bounded by the
+// cluster's size: one phase series per node, at most one blocker series per
+// node, one holder series per held lock entry. With N nodes, L lock objects
+// and H held entries an agent exports at most
+//
+//	2·N + 8·L + H + FixedSeries
+//
+// series (per lock: 7 verdicts and held_seconds; FixedSeries covers the
+// agent's and fleet's gauges, the bounded action and API-error counters and
+// the Go and process collectors). TestMetricsSeriesBudget holds it at 5,000
+// nodes.
+const FixedSeries = 200
+
+// labelWidth bounds a label value taken from the cluster (a Kubernetes
+// name is at most 253 characters): a hostile holder id cannot make one
+// series arbitrarily large.
+const labelWidth = 253
+
+// labelValue is a cluster string made safe to export: one line, controls
+// escaped, at most labelWidth cells.
+func labelValue(s string) string { return sanitize.Short(s, labelWidth) }
+
+// NodeSeries is one node in the per-node series: its phase and the kind of
+// its first blocker ("" when nothing blocks it).
+type NodeSeries struct {
+	Node    string
+	Phase   model.Phase
+	Blocker model.BlockerKind
+}
+
+// HolderSeries is one held lock entry: rebootwatch_lock_holder's labels
+// and the time the hold started (zero when unknown).
+type HolderSeries struct {
+	Kind       model.LockKind
+	Lock       string
+	Holder     string
+	HolderNode string
+	Since      time.Time
+}
+
+// fleetCollector exports the per-node and per-holder series from the last
+// judgement's copy, swapped in whole, so a scrape never sees half of one
+// judgement and the next.
+type fleetCollector struct {
+	phase, blocked, holder *prometheus.Desc
+
+	mu      sync.Mutex
+	nodes   []NodeSeries
+	holders []HolderSeries
+}
+
+func newFleetCollector() *fleetCollector {
+	return &fleetCollector{
+		phase: prometheus.NewDesc("rebootwatch_node_phase",
+			"1 for each node's current reboot phase (one series per node).", []string{"node", "phase"}, nil),
+		blocked: prometheus.NewDesc("rebootwatch_node_blocked",
+			"1 for the kind of the first blocker of each waiting node (absent for a node nothing blocks).", []string{"node", "kind"}, nil),
+		holder: prometheus.NewDesc("rebootwatch_lock_holder",
+			"One series per held lock entry: its holder id and the node it maps to (\"\" for a ghost or ambiguous holder); the value is the Unix time the hold started, 0 when unknown.",
+			[]string{"kind", "lock", "holder", "holder_node"}, nil),
+	}
+}
+
+func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.phase
+	ch <- c.blocked
+	ch <- c.holder
+}
+
+func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	nodes, holders := c.nodes, c.holders
+	c.mu.Unlock()
+	for _, n := range nodes {
+		ch <- prometheus.MustNewConstMetric(c.phase, prometheus.GaugeValue, 1, n.Node, string(n.Phase))
+		if n.Blocker != "" {
+			ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, 1, n.Node, string(n.Blocker))
+		}
+	}
+	for _, h := range holders {
+		since := 0.0
+		if !h.Since.IsZero() {
+			since = float64(h.Since.UnixNano()) / 1e9
+		}
+		ch <- prometheus.MustNewConstMetric(c.holder, prometheus.GaugeValue, since, string(h.Kind), h.Lock, h.Holder, h.HolderNode)
+	}
+}
+
+// SetNodes replaces the per-node series. Node names are sanitised and
+// shortened; two nodes whose names sanitise alike keep the first.
+func (m *Metrics) SetNodes(nodes []NodeSeries) {
+	out := make([]NodeSeries, 0, len(nodes))
+	seen := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		n.Node = labelValue(n.Node)
+		if seen[n.Node] {
+			continue
+		}
+		seen[n.Node] = true
+		out = append(out, n)
+	}
+	m.PerNode.mu.Lock()
+	m.PerNode.nodes = out
+	m.PerNode.mu.Unlock()
+}
+
+// SetHolders replaces the per-holder series: one per held entry of the
+// statuses (a kured multi-lock naming one holder twice exports it once).
+func (m *Metrics) SetHolders(statuses []model.LockStatus) {
+	var out []HolderSeries
+	seen := map[HolderSeries]bool{}
+	for _, s := range statuses {
+		if s.Holder == "" {
+			continue
+		}
+		h := HolderSeries{Kind: s.Kind, Lock: labelValue(lockLabel(s)), Holder: labelValue(s.Holder), HolderNode: labelValue(s.HolderNode())}
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		h.Since = s.Created
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Lock != b.Lock {
+			return a.Lock < b.Lock
+		}
+		return a.Holder < b.Holder
+	})
+	m.PerNode.mu.Lock()
+	m.PerNode.holders = out
+	m.PerNode.mu.Unlock()
+}
+
+// nodeSeries is the per-node view of a judged cluster: each node's phase
+// and its first blocker's kind.
+func nodeSeries(c *model.Cluster) []NodeSeries {
+	names := c.NodeNames()
+	out := make([]NodeSeries, 0, len(names))
+	for _, name := range names {
+		n := NodeSeries{Node: name, Phase: c.Phase(name)}
+		if bs := c.NodeBlockers(name); len(bs) > 0 {
+			n.Blocker = bs[0].Kind
+		}
+		out = append(out, n)
+	}
+	return out
+}
