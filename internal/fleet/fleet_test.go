@@ -1,0 +1,205 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	pmodel "github.com/prometheus/common/model"
+
+	"github.com/rebootwatch/rebootwatch/internal/golden"
+)
+
+var fixtureNow = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+
+// sample is one series of an answer: labels as k=v pairs and a value.
+func sample(v float64, kv ...string) *pmodel.Sample {
+	m := pmodel.Metric{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[pmodel.LabelName(kv[i])] = pmodel.LabelValue(kv[i+1])
+	}
+	return &pmodel.Sample{Metric: m, Value: pmodel.SampleValue(v), Timestamp: pmodel.TimeFromUnixNano(fixtureNow.UnixNano())}
+}
+
+func ago(d time.Duration) float64 { return float64(fixtureNow.Add(-d).UnixNano()) / 1e9 }
+
+func phases(cluster string, kv ...any) []*pmodel.Sample {
+	var out []*pmodel.Sample
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, sample(float64(kv[i+1].(int)), "cluster", cluster, "phase", kv[i].(string)))
+	}
+	return out
+}
+
+const hostile = "evil\x1b]0;pwned\x07\u202e"
+
+// fixture is one refresh's answers: a cluster in every state.
+//   - a: agent, every node done, the lock free;
+//   - b: agent, a ghost kured lock, fleet stuck behind it for 12m;
+//   - c: agent stopped 10m ago (its other series gone);
+//   - d: no agent: kured and kube-state-metrics only;
+//   - e: agent, a fleetlock held by a rebooting node;
+//   - f: agent, drain blocked for 40m, locks free;
+//   - hostile: a cluster name and holder with terminal escapes.
+func fixture() Answers {
+	var scalars, ph, verdicts, holders, blockers pmodel.Vector
+	part := func(p string, v float64, c string) { scalars = append(scalars, sample(v, "cluster", c, tag, p)) }
+	for _, c := range []string{"a", "b", "e", "f", hostile} {
+		part(partLast, ago(20*time.Second), c)
+		part(partBlocked, 0, c)
+	}
+	part(partLast, ago(10*time.Minute), "c")
+	part(partRR, 0, "a")
+	part(partUpgraded, 5, "a")
+	part(partRR, 2, "b")
+	part(partUpgraded, 3, "b")
+	scalars[3] = sample(720, "cluster", "b", tag, partBlocked) // b stuck 12m
+	part(partRR, 3, "d")
+	part(partCordoned, 1, "d")
+	part(partKSMNodes, 4, "d")
+	part(partLeaseNodes, 4, "d")
+	part(partUpgraded, 1, "e")
+	part(partRR, 2, "e")
+	part(partUpgraded, 2, "f")
+	scalars[7] = sample(2400, "cluster", "f", tag, partBlocked) // f stuck 40m
+	ph = append(ph, phases("a", "done", 5, "pending", 0)...)
+	ph = append(ph, phases("b", "done", 3, "pending", 2)...)
+	ph = append(ph, phases("e", "rebooting", 1, "pending", 1, "idle", 1)...)
+	ph = append(ph, phases("f", "draining", 1, "pending", 2, "down", 1)...)
+	ph = append(ph, phases(hostile, "idle", 2)...)
+	v := func(c, kind, lock, verdict string) {
+		verdicts = append(verdicts, sample(1, "cluster", c, "kind", kind, "lock", lock, "verdict", verdict))
+	}
+	v("a", "kured", "kube-system/kured", "free")
+	v("b", "kured", "kube-system/kured", "ghost")
+	v("e", "fleetlock", "default/fleetlock-default", "held")
+	v("f", "kured", "kube-system/kured", "free")
+	v(hostile, "fleetlock", "default/fleetlock-default", "held")
+	holders = append(holders,
+		sample(ago(3*time.Hour), "cluster", "b", "kind", "kured", "lock", "kube-system/kured", "holder", "worker-gone", "holder_node", ""),
+		sample(ago(5*time.Minute), "cluster", "e", "kind", "fleetlock", "lock", "default/fleetlock-default",
+			"holder", "978a225b3d7b40e9acd7ce9b62f68444", "holder_node", "worker-2"),
+		sample(0, "cluster", hostile, "kind", "fleetlock", "lock", "default/fleetlock-default", "holder", hostile, "holder_node", hostile),
+	)
+	blockers = append(blockers,
+		sample(1, "cluster", "b", "kind", "lock-held"),
+		sample(1, "cluster", "f", "kind", "drain"),
+		sample(1, "cluster", "e", "kind", "lock-held"),
+	)
+	return Answers{Vectors: map[string]pmodel.Vector{QScalars: scalars, QPhases: ph, QVerdicts: verdicts, QHolders: holders, QBlockers: blockers}}
+}
+
+func TestBuildSortsWorstFirst(t *testing.T) {
+	f := Build(fixtureNow, fixture(), Options{ContextFor: map[string]string{"b": "prod-b"}})
+	var got []string
+	for _, r := range f.Rows {
+		got = append(got, r.Cluster+":"+string(r.Status))
+	}
+	want := []string{"b:ghost", "f:blocked", "c:stale", "d:no-agent", "e:in-progress", hostile + ":in-progress", "a:done"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("rows\n got %q\nwant %q", got, want)
+	}
+	if f.Rows[0].Context != "prod-b" || f.Rows[1].Context != "f" {
+		t.Errorf("contexts %q %q, want the mapping then the cluster's own name", f.Rows[0].Context, f.Rows[1].Context)
+	}
+	if c := ExitCode(f); c != ExitError {
+		t.Errorf("exit %d with a cluster without agent, want %d (its locks cannot be read)", c, ExitError)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	keep := func(clusters ...string) Answers {
+		a := fixture()
+		for id, vec := range a.Vectors {
+			var out pmodel.Vector
+			for _, s := range vec {
+				for _, c := range clusters {
+					if string(s.Metric["cluster"]) == c {
+						out = append(out, s)
+					}
+				}
+			}
+			a.Vectors[id] = out
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name string
+		a    Answers
+		want int
+	}{
+		{"every cluster done", keep("a"), ExitOK},
+		{"in progress is fine", keep("a", "e"), ExitOK},
+		{"a ghost needs attention", keep("a", "b"), ExitAttention},
+		{"a stale agent needs attention, never fine", keep("a", "c"), ExitAttention},
+		{"a node down needs attention", keep("a", "f"), ExitAttention},
+		{"no agent: the locks are unread", keep("a", "d"), ExitError},
+		{"no cluster at all is unread, not fine", keep(), ExitError},
+		{"a query failed", func() Answers {
+			a := keep("a")
+			a.Errors = map[string]error{QHolders: errString("502 bad gateway")}
+			return a
+		}(), ExitError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ExitCode(Build(fixtureNow, tc.a, Options{})); got != tc.want {
+				t.Errorf("exit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestRenderText(t *testing.T) {
+	f := Build(fixtureNow, fixture(), Options{})
+	f.Queries = 5
+	var b bytes.Buffer
+	Render(&b, f, "https://user:secret@prom.example/")
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || strings.Contains(out, "secret") {
+		t.Errorf("hostile or secret bytes reach the terminal:\n%q", out)
+	}
+	golden.Check(t, "testdata/fleet.txt", out)
+}
+
+func TestJSONDocument(t *testing.T) {
+	f := Build(fixtureNow, fixture(), Options{})
+	b, err := JSON(f, "http://prom:9090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Schema   string
+		ExitCode int
+		Clusters []struct {
+			Cluster        string
+			Status         string
+			RebootRequired *int
+			Locks          []Lock
+			Unknown        []string
+		}
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Schema != Schema || d.ExitCode != ExitError || len(d.Clusters) != 7 {
+		t.Fatalf("document %s", b)
+	}
+	b0 := d.Clusters[0]
+	if b0.Cluster != "b" || b0.Status != "ghost" || *b0.RebootRequired != 2 || b0.Locks[0].Holder != "worker-gone" || b0.Locks[0].Verdict != "ghost" {
+		t.Errorf("row b: %+v", b0)
+	}
+	for _, r := range d.Clusters {
+		if r.Cluster == "d" && (r.RebootRequired == nil || len(r.Unknown) == 0 || !strings.Contains(r.Unknown[0]+r.Unknown[len(r.Unknown)-1], "no rebootwatch-agent")) {
+			t.Errorf("row d does not say what it cannot know: %+v", r)
+		}
+		if r.Cluster == "c" && r.Status != "stale" {
+			t.Errorf("row c: %+v", r)
+		}
+	}
+}
