@@ -93,5 +93,6 @@ func (r *runner) newRoot(displayName string) *cobra.Command {
 	root.Flags().BoolVar(&version, "version", false, "Print the version and exit (as the version command)")
 	r.completions(root)
 	root.AddCommand(r.newWatch(), r.newRelease(), r.newReap(), r.newUncordon(), r.newVersion(), r.newCompletion(root))
+	root.AddCommand(r.newFleet())
 	return root
 }

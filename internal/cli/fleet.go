@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rebootwatch/rebootwatch/internal/fleet"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+)
+
+// fleetFlags are the fleet command's own flags (shared by fleet watch).
+type fleetFlags struct {
+	snapshot     bool
+	clusterLabel string
+	contextFor   []string
+	staleAfter   time.Duration
+	username     string
+	passwordFile string
+	orgID        string
+	interval     time.Duration
+	untilDone    bool
+}
+
+const fleetLong = `Many clusters at once, read from one Prometheus-compatible query endpoint
+(Prometheus, Thanos, Mimir, VictoriaMetrics) where every cluster's
+rebootwatch-agent is scraped under a cluster label (--cluster-label). One row per
+cluster, worst first: ghost, orphaned, expired, ambiguous, unknown, blocked,
+stale, no-agent, in progress, done. A cluster without the agent falls back to
+kured_reboot_required and kube-state-metrics (kube_node_spec_unschedulable,
+kube_lease_owner); the row says what cannot be known without the agent. An
+agent whose last judgement is older than --stale-after is stale, never fine.
+
+The fleet view only reads (at most 6 instant queries per refresh) and never
+contacts a cluster's API server; the actions stay in each cluster's own
+dashboard (rebootwatch --context CONTEXT), behind its gates.
+
+Exit codes of --snapshot and watch: 0 every cluster is fine, 1 the endpoint
+could not be read, no cluster was found, or a cluster's locks cannot be read
+(no agent), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
+unknown lock, a blocked fleet, a stale agent, a node down), 130 interrupted.`
+
+const fleetExample = `  # One row per cluster, from the central Prometheus
+  rebootwatch fleet --snapshot --prometheus-url http://prometheus.monitoring:9090
+
+  # Mimir, with a tenant and basic auth, as JSON
+  rebootwatch fleet --snapshot -o json --prometheus-url https://mimir.example/prometheus \
+    --prometheus-org-id ops --prometheus-username ops --prometheus-password-file ~/.mimir-pw
+
+  # A log line per cluster whose state changes, until every cluster is done
+  rebootwatch fleet watch --until-done --prometheus-url http://prometheus:9090`
+
+// newFleet is `rebootwatch fleet` (DESIGN §9; docs/fleet.md).
+func (r *runner) newFleet() *cobra.Command {
+	ff := fleetFlags{clusterLabel: fleet.DefaultClusterLabel, staleAfter: fleet.DefaultStaleAfter, interval: 30 * time.Second}
+	cmd := &cobra.Command{
+		Use:     "fleet --prometheus-url URL (--snapshot | watch) [-o text|json] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
+		Short:   "Many clusters at once, from their agents' metrics in Prometheus, Thanos, Mimir or VictoriaMetrics (read-only)",
+		Long:    fleetLong,
+		Example: fleetExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !ff.snapshot {
+				return failed(r.env, errors.New("fleet: give --snapshot for a one-shot report, or run fleet watch"))
+			}
+			rd, err := r.fleetReader(ff)
+			if err != nil {
+				return failed(r.env, err)
+			}
+			r.code = runFleetSnapshot(cmd.Context(), r.env, r.c, rd)
+			return nil
+		},
+	}
+	pf := cmd.PersistentFlags()
+	cmd.Flags().BoolVar(&ff.snapshot, "snapshot", false, "Print one report of every cluster and exit (exit 0 ok, 1 unreadable, 2 needs attention)")
+	pf.StringVar(&ff.clusterLabel, "cluster-label", ff.clusterLabel, "The label that names each cluster in the endpoint's series (the per-cluster Prometheus's external label)")
+	pf.StringArrayVar(&ff.contextFor, "context-for", nil, "Map a cluster label value to a kubeconfig context: LABEL=CONTEXT (repeatable; default: the context of the same name)")
+	pf.DurationVar(&ff.staleAfter, "stale-after", ff.staleAfter, "An agent whose last judgement is older than this is stale")
+	pf.StringVar(&ff.username, "prometheus-username", "", "HTTP basic auth user for the endpoint (with --prometheus-password-file)")
+	pf.StringVar(&ff.passwordFile, "prometheus-password-file", "", "File holding the HTTP basic auth password")
+	pf.StringVar(&ff.orgID, "prometheus-org-id", "", "Tenant sent as X-Scope-OrgID (Mimir, Cortex)")
+	w := &cobra.Command{
+		Use:   "watch [-o text|json] [--interval 30s] [--until-done]",
+		Short: "One line per cluster whose state changes, read from the endpoint every --interval",
+		Long: `Reads the endpoint every --interval and prints one line per cluster whose
+status changes (the first read prints every cluster). -o json prints one JSON
+object per line. Exit codes: 0 every cluster done (--until-done), 1 the endpoint
+could not be read at the first read, 130 interrupted (Ctrl-C, SIGTERM).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ff.interval < time.Second {
+				return failed(r.env, errors.New("--interval must be at least 1s"))
+			}
+			rd, err := r.fleetReader(ff)
+			if err != nil {
+				return failed(r.env, err)
+			}
+			r.code = runFleetWatch(cmd.Context(), r.env, r.c, rd, ff)
+			return nil
+		},
+	}
+	w.Flags().DurationVar(&ff.interval, "interval", ff.interval, "How often to read the endpoint")
+	w.Flags().BoolVar(&ff.untilDone, "until-done", false, "Exit 0 once every cluster is done")
+	cmd.AddCommand(w)
+	return cmd
+}
+
+// fleetReader checks the flags and makes the endpoint's reader.
+func (r *runner) fleetReader(ff fleetFlags) (*fleet.Reader, error) {
+	if ff.staleAfter <= 0 {
+		return nil, errors.New("--stale-after must be positive")
+	}
+	m := map[string]string{}
+	for _, kv := range ff.contextFor {
+		label, ctx, ok := strings.Cut(kv, "=")
+		if !ok || label == "" || ctx == "" {
+			return nil, fmt.Errorf("--context-for %q: want LABEL=CONTEXT", sanitize.Short(kv, 200))
+		}
+		m[label] = ctx
+	}
+	return fleet.NewReader(fleet.Options{
+		URL: r.c.PrometheusURL, BearerTokenFile: r.c.PrometheusToken, InsecureSkipVerify: r.c.PrometheusInsecure,
+		Username: ff.username, PasswordFile: ff.passwordFile, OrgID: ff.orgID,
+		ClusterLabel: ff.clusterLabel, ContextFor: m, StaleAfter: ff.staleAfter, Timeout: r.c.RequestTimeout,
+	})
+}
+
+// runFleetSnapshot reads the endpoint once and prints the report.
+func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd *fleet.Reader) int {
+	f := rd.Read(ctx, env.Now())
+	if ctx.Err() != nil {
+		return interruptedNoReport(env)
+	}
+	code := fleet.ExitCode(f)
+	if c.Output == "json" {
+		b, err := fleet.JSON(f, rd.Options().URL)
+		if err != nil {
+			return fail(env, err)
+		}
+		var v json.RawMessage = b
+		if err := writeJSON(env.Stdout, v); err != nil {
+			return fail(env, fmt.Errorf("writing the report: %w", err))
+		}
+	} else {
+		var b strings.Builder
+		fleet.Render(&b, f, rd.Options().URL)
+		if _, err := fmt.Fprint(env.Stdout, b.String()); err != nil {
+			return fail(env, fmt.Errorf("writing the report: %w", err))
+		}
+	}
+	if f.Err != nil {
+		say(env.Stderr, "rebootwatch: %s\n", fleet.ErrorText(f.Err))
+	}
+	return code
+}
+
+// fleetLine is one line of fleet watch -o json.
+type fleetLine struct {
+	Time    time.Time    `json:"time"`
+	Cluster string       `json:"cluster,omitempty"`
+	Status  fleet.Status `json:"status,omitempty"`
+	Was     fleet.Status `json:"was,omitempty"`
+	Lock    string       `json:"lock,omitempty"`
+	Nodes   string       `json:"nodes,omitempty"`
+	Blocker string       `json:"blocker,omitempty"`
+	Error   string       `json:"error,omitempty"`
+}
+
+// runFleetWatch reads the endpoint every interval and prints the clusters
+// whose status changed.
+func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff fleetFlags) int {
+	last := map[string]fleet.Status{}
+	first := true
+	print := func(l fleetLine) error {
+		if c.Output == "json" {
+			return writeJSONLine(env, l)
+		}
+		ts := l.Time.Local().Format("15:04:05")
+		var s string
+		if l.Error != "" {
+			s = fmt.Sprintf("%s error: %s\n", ts, l.Error)
+		} else {
+			was := ""
+			if l.Was != "" {
+				was = fmt.Sprintf(" (was %s)", l.Was)
+			}
+			s = fmt.Sprintf("%s %s %s%s · lock %s · %s · blocker %s\n", ts, l.Cluster, l.Status, was, l.Lock, l.Nodes, l.Blocker)
+		}
+		_, err := fmt.Fprint(env.Stdout, s)
+		return err
+	}
+	t := time.NewTicker(ff.interval)
+	defer t.Stop()
+	for {
+		now := env.Now()
+		f := rd.Read(ctx, now)
+		if ctx.Err() != nil {
+			return ExitInterrupted
+		}
+		if f.Err != nil {
+			if first && len(f.Rows) == 0 {
+				say(env.Stderr, "rebootwatch: %s\n", fleet.ErrorText(f.Err))
+				return ExitError
+			}
+			if err := print(fleetLine{Time: now, Error: fleet.ErrorText(f.Err)}); err != nil {
+				return fail(env, fmt.Errorf("writing the output: %w", err))
+			}
+		}
+		done := len(f.Rows) > 0 && f.Err == nil
+		for _, row := range f.Rows {
+			if row.Status != fleet.StatusDone {
+				done = false
+			}
+			was, seen := last[row.Cluster]
+			if seen && was == row.Status {
+				continue
+			}
+			last[row.Cluster] = row.Status
+			l := fleetLine{Time: now, Cluster: fleet.ClusterCell(row), Status: row.Status, Lock: fleet.LockCell(row, now),
+				Nodes: fleet.NodesCell(row), Blocker: fleet.BlockerCell(row)}
+			if seen {
+				l.Was = was
+			}
+			if c.Output == "json" {
+				l.Cluster = row.Cluster
+			}
+			if err := print(l); err != nil {
+				return fail(env, fmt.Errorf("writing the output: %w", err))
+			}
+		}
+		first = false
+		if ff.untilDone && done {
+			return ExitOK
+		}
+		select {
+		case <-ctx.Done():
+			return ExitInterrupted
+		case <-t.C:
+		}
+	}
+}
+
+// writeJSONLine writes v as one compact JSON line (terminal-obeyed runes
+// escaped).
+func writeJSONLine(env Env, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = sanitize.JSON(b)
+	_, err = env.Stdout.Write(append(b, '\n'))
+	return err
+}
