@@ -1,7 +1,8 @@
 // Package testprom starts a real Prometheus (the system's `prometheus`
 // binary, Debian's package in CI) on a free loopback port for integration
 // tests, scraping the targets a test names every second and evaluating the
-// alert rules it gives.
+// alert rules it gives; for a fleet, with external labels, remote-writing
+// into another one that receives remote writes.
 //
 // A test is skipped when the binary is missing, unless REBOOTWATCH_INTEGRATION
 // is set, in which case it fails. It must only bind and contact 127.0.0.1, and
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +31,16 @@ type Options struct {
 	Targets []string
 	// Rules is the text of a rule file (groups: ...), optional.
 	Rules string
+	// ExternalLabels are the global external_labels (e.g. cluster: a), as
+	// a per-cluster Prometheus of a fleet has them.
+	ExternalLabels map[string]string
+	// RemoteWrite, if set, is a base URL (another Server's) this one
+	// remote-writes everything it scrapes and evaluates to, flushing
+	// within about a second.
+	RemoteWrite string
+	// Receiver enables the remote-write receiver
+	// (--web.enable-remote-write-receiver): the central Prometheus.
+	Receiver bool
 }
 
 // Server is a running (or stopped) Prometheus.
@@ -37,6 +49,7 @@ type Server struct {
 	URL string
 
 	bin, dir, addr string
+	receiver       bool
 	mu             sync.Mutex
 	cmd            *exec.Cmd
 	done           chan struct{}
@@ -70,6 +83,24 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n")
+	if len(o.ExternalLabels) > 0 {
+		cfg.WriteString("  external_labels:\n")
+		keys := make([]string, 0, len(o.ExternalLabels))
+		for k := range o.ExternalLabels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&cfg, "    %s: %q\n", k, o.ExternalLabels[k])
+		}
+	}
+	if o.RemoteWrite != "" {
+		if !strings.HasPrefix(o.RemoteWrite, "http://127.0.0.1:") {
+			t.Fatalf("testprom: remote write %q is not on loopback", o.RemoteWrite)
+		}
+		fmt.Fprintf(&cfg, "remote_write:\n  - url: %q\n    queue_config: {batch_send_deadline: 500ms, min_backoff: 100ms, max_backoff: 1s}\n",
+			o.RemoteWrite+"/api/v1/write")
+	}
 	if o.Rules != "" {
 		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), []byte(o.Rules), 0o600); err != nil {
 			t.Fatal(err)
@@ -90,7 +121,7 @@ func Start(t testing.TB, o Options) *Server {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{bin: bin, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	s := &Server{bin: bin, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", port), receiver: o.Receiver}
 	s.URL = "http://" + s.addr
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -121,12 +152,16 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.bin,
-		"--config.file="+filepath.Join(s.dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(s.dir, "data"),
-		"--web.listen-address="+s.addr,
+	args := []string{
+		"--config.file=" + filepath.Join(s.dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(s.dir, "data"),
+		"--web.listen-address=" + s.addr,
 		"--log.level=warn",
-	)
+	}
+	if s.receiver {
+		args = append(args, "--web.enable-remote-write-receiver")
+	}
+	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
