@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/tui/fleetview"
 )
 
 // fleetFlags are the fleet command's own flags (shared by fleet watch).
@@ -36,6 +40,10 @@ kured_reboot_required and kube-state-metrics (kube_node_spec_unschedulable,
 kube_lease_owner); the row says what cannot be known without the agent. An
 agent whose last judgement is older than --stale-after is stale, never fine.
 
+Without --snapshot it is the fleet dashboard: / filters, d shows one
+cluster's nodes and blockers from the metrics, enter opens that cluster's live
+dashboard (rebootwatch --context CONTEXT), r reads again, q quits.
+
 The fleet view only reads (at most 6 instant queries per refresh) and never
 contacts a cluster's API server; the actions stay in each cluster's own
 dashboard (rebootwatch --context CONTEXT), behind its gates.
@@ -59,20 +67,27 @@ const fleetExample = `  # One row per cluster, from the central Prometheus
 func (r *runner) newFleet() *cobra.Command {
 	ff := fleetFlags{clusterLabel: fleet.DefaultClusterLabel, staleAfter: fleet.DefaultStaleAfter, interval: 30 * time.Second}
 	cmd := &cobra.Command{
-		Use:     "fleet --prometheus-url URL (--snapshot | watch) [-o text|json] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
+		Use:     "fleet --prometheus-url URL [--snapshot [-o text|json] | watch] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
 		Short:   "Many clusters at once, from their agents' metrics in Prometheus, Thanos, Mimir or VictoriaMetrics (read-only)",
 		Long:    fleetLong,
 		Example: fleetExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !ff.snapshot {
-				return failed(r.env, errors.New("fleet: give --snapshot for a one-shot report, or run fleet watch"))
+			if !ff.snapshot && (!r.env.StdoutTTY || !r.env.StdinTTY) {
+				return failed(r.env, errors.New("the fleet dashboard needs a terminal: use fleet --snapshot or fleet watch for scripts and pipes"))
+			}
+			if !ff.snapshot && cmd.Flags().Changed("output") {
+				return failed(r.env, fmt.Errorf("-o %s: the fleet dashboard has no output format; -o is for fleet --snapshot and fleet watch", r.c.Output))
 			}
 			rd, err := r.fleetReader(ff)
 			if err != nil {
 				return failed(r.env, err)
 			}
-			r.code = runFleetSnapshot(cmd.Context(), r.env, r.c, rd)
+			if ff.snapshot {
+				r.code = runFleetSnapshot(cmd.Context(), r.env, r.c, rd)
+			} else {
+				r.code = runFleetDashboard(cmd.Context(), r.env, r.c, rd, ff)
+			}
 			return nil
 		},
 	}
@@ -80,6 +95,7 @@ func (r *runner) newFleet() *cobra.Command {
 	cmd.Flags().BoolVar(&ff.snapshot, "snapshot", false, "Print one report of every cluster and exit (exit 0 ok, 1 unreadable, 2 needs attention)")
 	pf.StringVar(&ff.clusterLabel, "cluster-label", ff.clusterLabel, "The label that names each cluster in the endpoint's series (the per-cluster Prometheus's external label)")
 	pf.StringArrayVar(&ff.contextFor, "context-for", nil, "Map a cluster label value to a kubeconfig context: LABEL=CONTEXT (repeatable; default: the context of the same name)")
+	pf.DurationVar(&ff.interval, "interval", ff.interval, "How often the dashboard and watch read the endpoint")
 	pf.DurationVar(&ff.staleAfter, "stale-after", ff.staleAfter, "An agent whose last judgement is older than this is stale")
 	pf.StringVar(&ff.username, "prometheus-username", "", "HTTP basic auth user for the endpoint (with --prometheus-password-file)")
 	pf.StringVar(&ff.passwordFile, "prometheus-password-file", "", "File holding the HTTP basic auth password")
@@ -104,7 +120,6 @@ could not be read at the first read, 130 interrupted (Ctrl-C, SIGTERM).`,
 			return nil
 		},
 	}
-	w.Flags().DurationVar(&ff.interval, "interval", ff.interval, "How often to read the endpoint")
 	w.Flags().BoolVar(&ff.untilDone, "until-done", false, "Exit 0 once every cluster is done")
 	cmd.AddCommand(w)
 	return cmd
@@ -128,6 +143,38 @@ func (r *runner) fleetReader(ff fleetFlags) (*fleet.Reader, error) {
 		Username: ff.username, PasswordFile: ff.passwordFile, OrgID: ff.orgID,
 		ClusterLabel: ff.clusterLabel, ContextFor: m, StaleAfter: ff.staleAfter, Timeout: r.c.RequestTimeout,
 	})
+}
+
+// runFleetDashboard runs the fleet dashboard (tui/fleetview); enter opens
+// a cluster's live dashboard by running this same binary with --context.
+func runFleetDashboard(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff fleetFlags) int {
+	if ff.interval < time.Second {
+		return fail(env, errors.New("--interval must be at least 1s"))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(env, fmt.Errorf("cannot find this program to open a cluster's dashboard: %w", err))
+	}
+	open := func(kubeContext string) *exec.Cmd {
+		args := []string{"--context", kubeContext}
+		if c.Kubeconfig != "" {
+			args = append(args, "--kubeconfig", c.Kubeconfig)
+		}
+		if c.ReadOnly {
+			args = append(args, "--read-only")
+		}
+		return exec.Command(self, args...)
+	}
+	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open,
+		Read: func(ctx context.Context) fleet.Fleet { return rd.Read(ctx, env.Now()) },
+		Detail: func(ctx context.Context, cluster string) ([]fleet.DetailNode, error) {
+			return rd.Detail(ctx, cluster, env.Now())
+		}})
+	p := tea.NewProgram(m, programOptions(ctx, env)...)
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		return fail(env, err)
+	}
+	return ExitOK
 }
 
 // runFleetSnapshot reads the endpoint once and prints the report.

@@ -107,7 +107,7 @@ func TestFleetUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"fleet", "--snapshot"}, "--prometheus-url"},
-		{[]string{"fleet", "--prometheus-url", "http://p"}, "--snapshot"},
+		{[]string{"fleet", "--prometheus-url", "http://p"}, "needs a terminal"},
 		{[]string{"fleet", "--snapshot", "--prometheus-url", "http://p", "--context-for", "b"}, "LABEL=CONTEXT"},
 		{[]string{"fleet", "--snapshot", "--prometheus-url", "http://p", "--cluster-label", "a-b"}, "label name"},
 	} {

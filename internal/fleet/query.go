@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -286,4 +287,94 @@ func readSecret(path, what string) (string, error) {
 // ErrorText is a query error for a terminal: one line, URL secrets masked.
 func ErrorText(err error) string {
 	return sanitize.Short(err.Error(), 300)
+}
+
+// DetailNode is one node of a cluster's detail, from its agent's series.
+type DetailNode struct {
+	Node    string `json:"node"`
+	Phase   string `json:"phase"`
+	Blocker string `json:"blocker,omitempty"`
+}
+
+// DetailQuery is the one query of a cluster's detail: each node's phase
+// and its first blocker's kind.
+func DetailQuery(o Options, cluster string) string {
+	sel := fmt.Sprintf("{%s=%s}", o.ClusterLabel, promString(cluster))
+	return fmt.Sprintf("max by (node, phase) (rebootwatch_node_phase%s) or max by (node, kind) (rebootwatch_node_blocked%s)", sel, sel)
+}
+
+// promString quotes s as a PromQL string literal.
+func promString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\x%02x`, r)
+				continue
+			}
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Detail reads one cluster's nodes (one query): blocked nodes first, then
+// those in a cycle, pending, and the rest, by name.
+func (r *Reader) Detail(ctx context.Context, cluster string, now time.Time) ([]DetailNode, error) {
+	v, err := r.instant(ctx, DetailQuery(r.o, cluster), now)
+	if err != nil {
+		return nil, err
+	}
+	return BuildDetail(v), nil
+}
+
+// BuildDetail turns the detail query's answer into nodes.
+func BuildDetail(v pmodel.Vector) []DetailNode {
+	by := map[string]*DetailNode{}
+	for _, s := range v {
+		name := string(s.Metric["node"])
+		n := by[name]
+		if n == nil {
+			n = &DetailNode{Node: name, Phase: "unknown"}
+			by[name] = n
+		}
+		if p, ok := s.Metric["phase"]; ok {
+			n.Phase = string(p)
+		}
+		if k, ok := s.Metric["kind"]; ok {
+			n.Blocker = string(k)
+		}
+	}
+	out := make([]DetailNode, 0, len(by))
+	for _, n := range by {
+		out = append(out, *n)
+	}
+	order := func(n DetailNode) int {
+		switch {
+		case n.Blocker != "":
+			return 0
+		case n.Phase == "down":
+			return 1
+		case n.Phase == "draining" || n.Phase == "rebooting" || n.Phase == "recovering":
+			return 2
+		case n.Phase == "pending":
+			return 3
+		}
+		return 4
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if oi, oj := order(out[i]), order(out[j]); oi != oj {
+			return oi < oj
+		}
+		return out[i].Node < out[j].Node
+	})
+	return out
 }

@@ -1,0 +1,393 @@
+// Package fleetview is the fleet dashboard of `rebootwatch fleet`: one row
+// per cluster read from a Prometheus-compatible endpoint (internal/fleet),
+// worst first, with a filter (/), the detail of one cluster (its nodes and
+// blockers from the metrics: d or space) and enter to open that cluster's
+// live dashboard through the context mapping.
+//
+// It must not do I/O in Update: reads run in commands (Options.Read and
+// Options.Detail) and come back as messages, and enter hands the cluster's
+// context to Options.Open, which returns the command that opens its
+// dashboard. It never writes to a cluster: actions exist only in that
+// per-cluster dashboard, behind its gates. Every value from the endpoint
+// is sanitised before it is drawn.
+package fleetview
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rebootwatch/rebootwatch/internal/fleet"
+	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+)
+
+// Options are the view's outside world.
+type Options struct {
+	Context context.Context
+	// Read reads the fleet now; Detail one cluster's nodes.
+	Read   func(ctx context.Context) fleet.Fleet
+	Detail func(ctx context.Context, cluster string) ([]fleet.DetailNode, error)
+	// Open returns the command that opens a context's live dashboard
+	// (nil: enter does nothing but say so).
+	Open func(kubeContext string) *exec.Cmd
+	// Interval is how often the fleet is read again.
+	Interval time.Duration
+	// Endpoint is shown in the header (secrets masked).
+	Endpoint string
+}
+
+type (
+	readMsg   struct{ f fleet.Fleet }
+	detailMsg struct {
+		cluster string
+		nodes   []fleet.DetailNode
+		err     error
+	}
+	tickMsg     struct{}
+	returnedMsg struct{ err error }
+)
+
+// Model is the fleet dashboard.
+type Model struct {
+	o             Options
+	f             fleet.Fleet
+	read          bool
+	width, height int
+	sel           int
+	filter        string
+	filtering     bool
+	detail        bool
+	detailFor     string
+	nodes         []fleet.DetailNode
+	detailErr     error
+	note          string
+}
+
+// New returns the view; Init starts the first read.
+func New(o Options) *Model {
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.Interval <= 0 {
+		o.Interval = 30 * time.Second
+	}
+	return &Model{o: o, width: 80, height: 24}
+}
+
+func (m *Model) readCmd() tea.Cmd {
+	return func() tea.Msg { return readMsg{m.o.Read(m.o.Context)} }
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(m.o.Interval, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Init starts the first read.
+func (m *Model) Init() tea.Cmd { return m.readCmd() }
+
+// Rows are the rows the filter keeps, worst first: the filter is a part
+// of the cluster's name or context, or a whole status ("ghost").
+func (m *Model) Rows() []fleet.Row {
+	if m.filter == "" {
+		return m.f.Rows
+	}
+	var out []fleet.Row
+	q := strings.ToLower(m.filter)
+	for _, r := range m.f.Rows {
+		if strings.Contains(strings.ToLower(r.Cluster), q) || strings.Contains(strings.ToLower(r.Context), q) || string(r.Status) == q {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (m *Model) selected() (fleet.Row, bool) {
+	rows := m.Rows()
+	if len(rows) == 0 {
+		return fleet.Row{}, false
+	}
+	m.sel = min(max(m.sel, 0), len(rows)-1)
+	return rows[m.sel], true
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case readMsg:
+		cur, had := m.selected()
+		m.f, m.read = msg.f, true
+		if had {
+			for i, r := range m.Rows() {
+				if r.Cluster == cur.Cluster {
+					m.sel = i
+				}
+			}
+		}
+		return m, m.tick()
+	case tickMsg:
+		return m, m.readCmd()
+	case detailMsg:
+		if msg.cluster == m.detailFor {
+			m.nodes, m.detailErr = msg.nodes, msg.err
+		}
+	case returnedMsg:
+		if msg.err != nil {
+			m.note = "the dashboard ended: " + sanitize.Short(msg.err.Error(), 200)
+		}
+		return m, m.readCmd()
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := msg.String()
+	if m.filtering {
+		switch k {
+		case "enter":
+			m.filtering = false
+		case "esc":
+			m.filtering, m.filter = false, ""
+		case "backspace":
+			if r := []rune(m.filter); len(r) > 0 {
+				m.filter = string(r[:len(r)-1])
+			}
+		default:
+			if msg.Text != "" {
+				m.filter += msg.Text
+			}
+		}
+		m.sel = 0
+		return nil
+	}
+	m.note = ""
+	switch k {
+	case "q", "ctrl+c":
+		return tea.Quit
+	case "esc":
+		if m.detail {
+			m.detail = false
+		} else if m.filter != "" {
+			m.filter = ""
+		}
+	case "/":
+		m.filtering, m.detail = true, false
+	case "up", "k":
+		m.sel--
+	case "down", "j":
+		m.sel++
+	case "home", "g":
+		m.sel = 0
+	case "end", "G":
+		m.sel = len(m.Rows()) - 1
+	case "r":
+		return m.readCmd()
+	case "d", "space":
+		r, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		if m.detail && m.detailFor == r.Cluster {
+			m.detail = false
+			return nil
+		}
+		m.detail, m.detailFor, m.nodes, m.detailErr = true, r.Cluster, nil, nil
+		if m.o.Detail == nil || r.Status == fleet.StatusNoAgent {
+			return nil
+		}
+		c, ctx := r.Cluster, m.o.Context
+		return func() tea.Msg {
+			n, err := m.o.Detail(ctx, c)
+			return detailMsg{cluster: c, nodes: n, err: err}
+		}
+	case "enter":
+		r, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		if m.o.Open == nil {
+			m.note = "no dashboard to open"
+			return nil
+		}
+		return tea.ExecProcess(m.o.Open(r.Context), func(err error) tea.Msg { return returnedMsg{err} })
+	}
+	m.selected()
+	return nil
+}
+
+// View draws the screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "rebootwatch fleet"
+	return v
+}
+
+// Render returns the screen as Height lines of at most Width cells.
+func (m *Model) Render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var lines []string
+	lines = append(lines, m.header())
+	if !m.read {
+		lines = append(lines, "", "reading "+sanitize.MaskURL(m.o.Endpoint)+" …")
+	} else if m.detail {
+		lines = append(lines, m.detailLines()...)
+	} else {
+		lines = append(lines, m.table(h-3)...)
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines[:h-1], m.footer())
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) header() string {
+	counts := map[fleet.Status]int{}
+	for _, r := range m.f.Rows {
+		counts[r.Status]++
+	}
+	var parts []string
+	for _, s := range fleet.AllStatuses {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	s := fmt.Sprintf("rebootwatch fleet · %d clusters", len(m.f.Rows))
+	if len(parts) > 0 {
+		s += " · " + strings.Join(parts, ", ")
+	}
+	if m.read {
+		s += " · read " + m.f.At.Local().Format("15:04:05")
+	}
+	return s
+}
+
+func (m *Model) footer() string {
+	if m.filtering {
+		return "filter: " + sanitize.Line(m.filter) + "▏ (enter keep · esc clear)"
+	}
+	if m.note != "" {
+		return m.note
+	}
+	s := "↑↓ move · / filter · d detail · enter dashboard · r refresh · q quit"
+	if m.filter != "" {
+		s = "filter " + sanitize.Short(m.filter, 20) + " (esc clears) · " + s
+	}
+	return s
+}
+
+// cols are the table's columns: header, cell, width (0: the rest).
+func (m *Model) table(room int) []string {
+	var out []string
+	if m.f.Err != nil {
+		out = append(out, "error: "+fleet.ErrorText(m.f.Err))
+		room--
+	}
+	rows := m.Rows()
+	if len(rows) == 0 {
+		if m.filter != "" {
+			return append(out, "no cluster matches the filter")
+		}
+		if m.f.Err == nil {
+			out = append(out, fmt.Sprintf("no cluster found: no series carry the label %q", m.f.ClusterLabel))
+		}
+		return out
+	}
+	row := func(sel bool, c ...string) string {
+		mark := "  "
+		if sel {
+			mark = "▶ "
+		}
+		return mark + fmt.Sprintf("%-16s %-11s %-26s %-24s %-16s %4s %6s", c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+	}
+	out = append(out, row(false, "CLUSTER", "STATUS", "LOCK", "NODES", "BLOCKER", "REQ", "AGE"))
+	room--
+	start := 0
+	if m.sel >= room {
+		start = m.sel - room + 1
+	}
+	for i := start; i < len(rows) && i-start < room; i++ {
+		r := rows[i]
+		out = append(out, row(i == m.sel, cut(fleet.ClusterCell(r), 16), string(r.Status), cut(fleet.LockCell(r, m.f.At), 26),
+			cut(fleet.NodesCell(r), 24), cut(fleet.BlockerCell(r), 16), cut(reqCell(r), 4), fleet.AgeCell(r)))
+	}
+	return out
+}
+
+func reqCell(r fleet.Row) string {
+	if r.RebootRequired == nil {
+		return "?"
+	}
+	return fmt.Sprint(*r.RebootRequired)
+}
+
+// cut shortens an already sanitised cell to n cells.
+func cut(s string, n int) string { return ansi.Truncate(s, n, "…") }
+
+func (m *Model) detailLines() []string {
+	var r fleet.Row
+	found := false
+	for _, x := range m.f.Rows {
+		if x.Cluster == m.detailFor {
+			r, found = x, true
+		}
+	}
+	if !found {
+		return []string{"", "cluster " + sanitize.Short(m.detailFor, 40) + " is no longer listed (esc: back)"}
+	}
+	out := []string{
+		"",
+		fmt.Sprintf("cluster %s · %s · context %s (enter opens its dashboard) · esc back", fleet.ClusterCell(r), r.Status, sanitize.Short(r.Context, 40)),
+		"lock     " + fleet.LockCell(r, m.f.At),
+		"nodes    " + fleet.NodesCell(r),
+		"blocker  " + fleet.BlockerCell(r),
+		"sources  " + strings.Join(r.Sources, ", ") + " · data age " + fleet.AgeCell(r),
+	}
+	for _, l := range r.Locks {
+		out = append(out, fmt.Sprintf("  %s %s: %s → %s (%s)", sanitize.Short(l.Kind, 12), sanitize.Short(l.Lock, 40), sanitize.ID(l.Holder),
+			nodeOr(l.HolderNode), sanitize.Short(l.Verdict, 12)))
+	}
+	for _, u := range r.Unknown {
+		out = append(out, "unknown: "+sanitize.Line(u))
+	}
+	switch {
+	case r.Status == fleet.StatusNoAgent:
+		out = append(out, "nodes: unknown without the agent")
+	case m.detailErr != nil:
+		out = append(out, "nodes: could not be read: "+fleet.ErrorText(m.detailErr))
+	case m.nodes == nil:
+		out = append(out, "nodes: reading …")
+	default:
+		out = append(out, fmt.Sprintf("%-32s %-11s %s", "NODE", "PHASE", "BLOCKER"))
+		for _, n := range m.nodes {
+			b := n.Blocker
+			if b == "" {
+				b = "–"
+			}
+			out = append(out, fmt.Sprintf("%-32s %-11s %s", cut(sanitize.Line(n.Node), 32), sanitize.Short(n.Phase, 11), sanitize.Short(b, 30)))
+		}
+	}
+	return out
+}
+
+func nodeOr(n string) string {
+	if n == "" {
+		return "no node"
+	}
+	return sanitize.Short(n, 30)
+}

@@ -1,0 +1,120 @@
+package fleetview
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rebootwatch/rebootwatch/internal/fleet"
+)
+
+var now = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+
+func ip(n int) *int { return &n }
+
+func fixture() fleet.Fleet {
+	age := 12.0
+	last := now.Add(-12 * time.Second)
+	rows := []fleet.Row{
+		{Cluster: "b", Context: "prod-b", Status: fleet.StatusGhost, Sources: []string{"agent"}, Phases: map[string]int{"idle": 2},
+			Verdicts: map[string]int{"ghost": 1}, Locks: []fleet.Lock{{Kind: "fleetlock", Lock: "default/fleetlock-default", Holder: "gone\x1b[31m", Verdict: "ghost"}},
+			LastJudgement: &last, DataAgeSeconds: &age},
+		{Cluster: "c", Context: "c", Status: fleet.StatusStale, Sources: []string{"agent"}, LastJudgement: &last, DataAgeSeconds: &age},
+		{Cluster: "d", Context: "d", Status: fleet.StatusNoAgent, Sources: []string{"kured"}, RebootRequired: ip(2), Nodes: ip(3),
+			Unknown: []string{"lock holder and verdict: no rebootwatch-agent reports in this cluster"}},
+		{Cluster: "a", Context: "a", Status: fleet.StatusDone, Sources: []string{"agent"}, Phases: map[string]int{"done": 3}, Verdicts: map[string]int{"free": 1},
+			LastJudgement: &last, DataAgeSeconds: &age},
+	}
+	return fleet.Fleet{At: now, ClusterLabel: "cluster", Rows: rows}
+}
+
+func key(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	}
+	return tea.KeyPressMsg{Code: rune(k[0]), Text: k}
+}
+
+func loaded(t *testing.T, o Options) *Model {
+	t.Helper()
+	f := fixture()
+	o.Read = func(context.Context) fleet.Fleet { return f }
+	m := New(o)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
+	m.Update(m.Init()())
+	return m
+}
+
+func TestFleetViewListsWorstFirstAndSanitises(t *testing.T) {
+	m := loaded(t, Options{})
+	s := m.Render()
+	lines := strings.Split(s, "\n")
+	if len(lines) != 20 {
+		t.Fatalf("%d lines, want 20", len(lines))
+	}
+	if !strings.HasPrefix(lines[2], "▶ b ") || !strings.Contains(lines[2], "ghost") || !strings.Contains(lines[3], "stale") {
+		t.Errorf("screen:\n%s", s)
+	}
+	if strings.Contains(s, "\x1b") {
+		t.Errorf("raw escape on screen: %q", s)
+	}
+	if !strings.Contains(s, "unknown (no agent)") {
+		t.Errorf("the no-agent row does not say its lock is unknown:\n%s", s)
+	}
+}
+
+func TestFleetViewFilterDetailEnter(t *testing.T) {
+	var opened []string
+	var details []string
+	m := loaded(t, Options{
+		Open: func(c string) *exec.Cmd { opened = append(opened, c); return exec.Command("true") },
+		Detail: func(_ context.Context, c string) ([]fleet.DetailNode, error) {
+			details = append(details, c)
+			return []fleet.DetailNode{{Node: "n2", Phase: "idle", Blocker: "lock-held"}, {Node: "n3", Phase: "idle"}}, nil
+		},
+	})
+	for _, k := range []string{"/", "a"} {
+		m.Update(key(k))
+	}
+	m.Update(key("enter"))
+	if rows := m.Rows(); len(rows) != 1 || rows[0].Cluster != "a" {
+		t.Fatalf("filter a: rows %+v", rows)
+	}
+	m.Update(key("esc"))
+	if len(m.Rows()) != 4 {
+		t.Fatalf("esc does not clear the filter")
+	}
+	// Detail of b: its lock and its nodes from the metrics.
+	_, cmd := m.Update(key("d"))
+	if cmd == nil {
+		t.Fatal("detail reads nothing")
+	}
+	m.Update(cmd())
+	s := m.Render()
+	if len(details) != 1 || details[0] != "b" || !strings.Contains(s, "n2") || !strings.Contains(s, "lock-held") || !strings.Contains(s, "no node") {
+		t.Errorf("detail of b (read %q):\n%s", details, s)
+	}
+	// Enter opens b's dashboard through the context mapping.
+	_, cmd = m.Update(key("enter"))
+	if cmd == nil || len(opened) != 1 || opened[0] != "prod-b" {
+		t.Errorf("enter opened %q", opened)
+	}
+	m.Update(key("esc"))
+	m.Update(key("down"))
+	m.Update(key("down"))
+	if _, cmd := m.Update(key("d")); cmd != nil {
+		t.Errorf("detail of a cluster without the agent reads its nodes")
+	}
+	if s := m.Render(); !strings.Contains(s, "nodes: unknown without the agent") {
+		t.Errorf("no-agent detail:\n%s", s)
+	}
+}
