@@ -44,6 +44,8 @@ func fleetEndpoint(t *testing.T, now time.Time, stale bool) (*httptest.Server, *
 		case strings.Contains(q, "rebootwatch_lock_verdict") && !stale:
 			body = vec(s(1, `"cluster":"a","kind":"kured","lock":"kube-system/kured","verdict":"free"`),
 				s(1, `"cluster":"b","kind":"kured","lock":"kube-system/kured","verdict":"ghost"`))
+		case strings.Contains(q, "rebootwatch_node_phase") && !stale:
+			body = vec(s(1, `"node":"n2","phase":"idle"`), s(1, `"node":"n2","kind":"lock-held"`), s(1, `"node":"n3","phase":"idle"`))
 		case strings.Contains(q, "rebootwatch_lock_holder") && !stale:
 			body = vec(s(0, `"cluster":"b","kind":"kured","lock":"kube-system/kured","holder":"gone","holder_node":""`))
 		default:

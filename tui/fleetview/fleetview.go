@@ -267,12 +267,12 @@ func (m *Model) header() string {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	s := fmt.Sprintf("rebootwatch fleet · %d clusters", len(m.f.Rows))
+	s := fmt.Sprintf("fleet · %d clusters", len(m.f.Rows))
 	if len(parts) > 0 {
-		s += " · " + strings.Join(parts, ", ")
+		s += ": " + strings.Join(parts, ", ")
 	}
 	if m.read {
-		s += " · read " + m.f.At.Local().Format("15:04:05")
+		s += " · " + m.f.At.UTC().Format("15:04:05 UTC")
 	}
 	return s
 }
@@ -284,7 +284,7 @@ func (m *Model) footer() string {
 	if m.note != "" {
 		return m.note
 	}
-	s := "↑↓ move · / filter · d detail · enter dashboard · r refresh · q quit"
+	s := "↑↓ move · / filter · d detail · enter dashboard · r read · q quit"
 	if m.filter != "" {
 		s = "filter " + sanitize.Short(m.filter, 20) + " (esc clears) · " + s
 	}
@@ -308,14 +308,32 @@ func (m *Model) table(room int) []string {
 		}
 		return out
 	}
-	row := func(sel bool, c ...string) string {
-		mark := "  "
-		if sel {
-			mark = "▶ "
-		}
-		return mark + fmt.Sprintf("%-16s %-11s %-26s %-24s %-16s %4s %6s", c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+	// Column widths: the wide layout from 112 cells, else one that fits 80.
+	wd := []int{10, 11, 16, 7, 3, 4, 10, 3, 5}
+	if m.width >= 112 {
+		wd = []int{16, 11, 26, 9, 5, 5, 16, 4, 6}
 	}
-	out = append(out, row(false, "CLUSTER", "STATUS", "LOCK", "NODES", "BLOCKER", "REQ", "AGE"))
+	row := func(sel bool, c ...string) string {
+		var b strings.Builder
+		if sel {
+			b.WriteString("▶ ")
+		} else {
+			b.WriteString("  ")
+		}
+		for i, cell := range c {
+			cell = cut(cell, wd[i])
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if i >= 3 && i != 6 { // counts and age: right-aligned
+				b.WriteString(strings.Repeat(" ", wd[i]-ansi.StringWidth(cell)) + cell)
+			} else {
+				b.WriteString(cell + strings.Repeat(" ", wd[i]-ansi.StringWidth(cell)))
+			}
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+	out = append(out, row(false, "CLUSTER", "STATUS", "LOCK", "NODES", "CYC", "PEND", "BLOCKER", "REQ", "AGE"))
 	room--
 	start := 0
 	if m.sel >= room {
@@ -323,10 +341,31 @@ func (m *Model) table(room int) []string {
 	}
 	for i := start; i < len(rows) && i-start < room; i++ {
 		r := rows[i]
-		out = append(out, row(i == m.sel, cut(fleet.ClusterCell(r), 16), string(r.Status), cut(fleet.LockCell(r, m.f.At), 26),
-			cut(fleet.NodesCell(r), 24), cut(fleet.BlockerCell(r), 16), cut(reqCell(r), 4), fleet.AgeCell(r)))
+		nodes, cyc, pend := nodeCells(r)
+		out = append(out, row(i == m.sel, fleet.ClusterCell(r), string(r.Status), fleet.LockCell(r, m.f.At),
+			nodes, cyc, pend, fleet.BlockerCell(r), reqCell(r), fleet.AgeCell(r)))
 	}
 	return out
+}
+
+// nodeCells are the progress columns: upgraded/total (or the node count
+// without the agent), in cycle, pending; "?" where unknown.
+func nodeCells(r fleet.Row) (nodes, cyc, pend string) {
+	if r.Status == fleet.StatusStale {
+		return "–", "–", "–"
+	}
+	if r.Phases == nil {
+		if r.Nodes != nil {
+			return fmt.Sprint(*r.Nodes), "?", "?"
+		}
+		return "?", "?", "?"
+	}
+	total := *r.NodeCount()
+	nodes = fmt.Sprint(total)
+	if r.Upgraded != nil {
+		nodes = fmt.Sprintf("%d/%d", *r.Upgraded, total)
+	}
+	return nodes, fmt.Sprint(r.InCycle()), fmt.Sprint(r.Phases["pending"])
 }
 
 func reqCell(r fleet.Row) string {

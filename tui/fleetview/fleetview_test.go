@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
+	"github.com/rebootwatch/rebootwatch/internal/golden"
 )
 
 var now = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
@@ -67,7 +68,7 @@ func TestFleetViewListsWorstFirstAndSanitises(t *testing.T) {
 	if strings.Contains(s, "\x1b") {
 		t.Errorf("raw escape on screen: %q", s)
 	}
-	if !strings.Contains(s, "unknown (no agent)") {
+	if d := lines[4]; !strings.HasPrefix(d, "  d ") || !strings.Contains(d, "no-agent    unknown") {
 		t.Errorf("the no-agent row does not say its lock is unknown:\n%s", s)
 	}
 }
@@ -117,4 +118,12 @@ func TestFleetViewFilterDetailEnter(t *testing.T) {
 	if s := m.Render(); !strings.Contains(s, "nodes: unknown without the agent") {
 		t.Errorf("no-agent detail:\n%s", s)
 	}
+}
+
+// TestFleetViewGolden is the 80x24 screen of the fixture (the source of
+// screenshots/fleet.png).
+func TestFleetViewGolden(t *testing.T) {
+	m := loaded(t, Options{})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	golden.Check(t, "testdata/fleet-80x24.txt", m.Render()+"\n")
 }
