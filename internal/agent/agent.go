@@ -451,6 +451,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	}
 	a.Metrics.SetFleet(a.cluster.Fleet(now), blocker, blocked)
 	a.Metrics.SetNodes(nodeSeries(a.cluster))
+	a.Metrics.SetRebootRequired(rebootRequired(a.cluster))
 	reports := make([]LockReport, 0, len(statuses))
 	for _, s := range statuses {
 		r := LockReport{Kind: s.Kind, Lock: bound(s.Namespace + "/" + s.Name), Holder: bound(s.Holder), HolderNode: bound(s.HolderNode()),

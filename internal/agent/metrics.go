@@ -90,6 +90,7 @@ func NewMetrics() *Metrics {
 		}, []string{"kind"}),
 		PerNode: newFleetCollector(),
 	}
+	m.PerNode.requiredN = -1
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
 		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.PerNode,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -56,11 +56,14 @@ type HolderSeries struct {
 // judgement's copy, swapped in whole, so a scrape never sees half of one
 // judgement and the next.
 type fleetCollector struct {
-	phase, blocked, holder *prometheus.Desc
+	phase, blocked, holder, required *prometheus.Desc
 
 	mu      sync.Mutex
 	nodes   []NodeSeries
 	holders []HolderSeries
+	// requiredN is how many nodes need a reboot; -1 when that is not
+	// known for every node (the series is then absent).
+	requiredN int
 }
 
 func newFleetCollector() *fleetCollector {
@@ -69,6 +72,8 @@ func newFleetCollector() *fleetCollector {
 			"1 for each node's current reboot phase (one series per node).", []string{"node", "phase"}, nil),
 		blocked: prometheus.NewDesc("rebootwatch_node_blocked",
 			"1 for the kind of the first blocker of each waiting node (absent for a node nothing blocks).", []string{"node", "kind"}, nil),
+		required: prometheus.NewDesc("rebootwatch_fleet_reboot_required_nodes",
+			"Nodes whose kured_reboot_required is 1, as the agent read it; absent while that is not known for every node.", nil, nil),
 		holder: prometheus.NewDesc("rebootwatch_lock_holder",
 			"One series per held lock entry: its holder id and the node it maps to (\"\" for a ghost or ambiguous holder); the value is the Unix time the hold started, 0 when unknown.",
 			[]string{"kind", "lock", "holder", "holder_node"}, nil),
@@ -79,12 +84,16 @@ func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.phase
 	ch <- c.blocked
 	ch <- c.holder
+	ch <- c.required
 }
 
 func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	nodes, holders := c.nodes, c.holders
+	nodes, holders, required := c.nodes, c.holders, c.requiredN
 	c.mu.Unlock()
+	if required >= 0 {
+		ch <- prometheus.MustNewConstMetric(c.required, prometheus.GaugeValue, float64(required))
+	}
 	for _, n := range nodes {
 		ch <- prometheus.MustNewConstMetric(c.phase, prometheus.GaugeValue, 1, n.Node, string(n.Phase))
 		if n.Blocker != "" {
@@ -98,6 +107,14 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.holder, prometheus.GaugeValue, since, string(h.Kind), h.Lock, h.Holder, h.HolderNode)
 	}
+}
+
+// SetRebootRequired sets how many nodes need a reboot; n < 0 (not known
+// for every node) removes the series.
+func (m *Metrics) SetRebootRequired(n int) {
+	m.PerNode.mu.Lock()
+	m.PerNode.requiredN = n
+	m.PerNode.mu.Unlock()
 }
 
 // SetNodes replaces the per-node series. Node names are sanitised and
@@ -145,6 +162,26 @@ func (m *Metrics) SetHolders(statuses []model.LockStatus) {
 	m.PerNode.mu.Lock()
 	m.PerNode.holders = out
 	m.PerNode.mu.Unlock()
+}
+
+// rebootRequired counts the nodes that need a reboot, -1 when that is not
+// known for every node (or there is none).
+func rebootRequired(c *model.Cluster) int {
+	names := c.NodeNames()
+	if len(names) == 0 {
+		return -1
+	}
+	n := 0
+	for _, name := range names {
+		req, known := c.RebootRequired(name)
+		if !known {
+			return -1
+		}
+		if req {
+			n++
+		}
+	}
+	return n
 }
 
 // nodeSeries is the per-node view of a judged cluster: each node's phase

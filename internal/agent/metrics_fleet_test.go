@@ -37,6 +37,14 @@ func TestAgentExportsFleetVocabulary(t *testing.T) {
 		t.Errorf("%d node phase series, want one per node (2)", n)
 	}
 
+	// No Prometheus source in this world: reboot-required is unknown, so
+	// its count is absent, never 0.
+	if strings.Contains(body, "\nrebootwatch_fleet_reboot_required_nodes ") {
+		t.Errorf("reboot-required count exported while unknown:\n%s", grepLines(body, "rebootwatch_fleet_reboot"))
+	}
+	h.sink(model.RebootRequiredSet{Values: map[string]bool{"n1": true, "n2": false}})
+	waitMetrics(t, h, []string{"\nrebootwatch_fleet_reboot_required_nodes 1\n"}, nil)
+
 	h.deleteNode(t, "n1")
 	h.waitFor(t, "ghost", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, "") })
 	waitMetrics(t, h, []string{
