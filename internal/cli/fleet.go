@@ -29,6 +29,9 @@ type fleetFlags struct {
 	orgID        string
 	interval     time.Duration
 	untilDone    bool
+	// at, when set, evaluates --snapshot's queries at that time instead of
+	// now (hidden: the scale benchmark reads its fixture's moment).
+	at string
 }
 
 const fleetLong = `Many clusters at once, read from one Prometheus-compatible query endpoint
@@ -84,13 +87,23 @@ func (r *runner) newFleet() *cobra.Command {
 				return failed(r.env, err)
 			}
 			if ff.snapshot {
-				r.code = runFleetSnapshot(cmd.Context(), r.env, r.c, rd)
+				env := r.env
+				if ff.at != "" {
+					at, err := time.Parse(time.RFC3339, ff.at)
+					if err != nil {
+						return failed(r.env, fmt.Errorf("--at %q: want RFC 3339 (2026-12-01T03:00:00Z)", sanitize.Short(ff.at, 80)))
+					}
+					env.Now = func() time.Time { return at }
+				}
+				r.code = runFleetSnapshot(cmd.Context(), env, r.c, rd)
 			} else {
 				r.code = runFleetDashboard(cmd.Context(), r.env, r.c, rd, ff)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&ff.at, "at", "", "Evaluate --snapshot at this RFC 3339 time instead of now")
+	_ = cmd.Flags().MarkHidden("at")
 	pf := cmd.PersistentFlags()
 	cmd.Flags().BoolVar(&ff.snapshot, "snapshot", false, "Print one report of every cluster and exit (exit 0 ok, 1 unreadable, 2 needs attention)")
 	pf.StringVar(&ff.clusterLabel, "cluster-label", ff.clusterLabel, "The label that names each cluster in the endpoint's series (the per-cluster Prometheus's external label)")

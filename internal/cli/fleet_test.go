@@ -13,7 +13,8 @@ import (
 )
 
 // fleetEndpoint answers the fleet's queries with two clusters: "a" fine
-// and "b" holding a ghost lock. Every request must be a read.
+// and "b" holding a ghost lock. Every request must be a read: an instant
+// query or the cluster label's values.
 func fleetEndpoint(t *testing.T, now time.Time, stale bool) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var n atomic.Int64
@@ -29,29 +30,33 @@ func fleetEndpoint(t *testing.T, now time.Time, stale bool) (*httptest.Server, *
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
-		if r.URL.Path != "/api/v1/query" || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
+		if (r.URL.Path != "/api/v1/query" && r.URL.Path != "/api/v1/label/cluster/values") || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
 			t.Errorf("not a query: %s %s", r.Method, r.URL.Path)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/label/cluster/values" {
+			_, _ = w.Write([]byte(`{"status":"success","data":[]}`))
+			return
 		}
 		_ = r.ParseForm()
 		q := r.Form.Get("query")
 		var body string
 		switch {
-		case strings.Contains(q, "label_replace"):
+		case strings.Contains(q, "rebootwatch_agent_last_success"):
 			body = vec(s(last, `"cluster":"a","rebootwatch_fleet":"last"`), s(last, `"cluster":"b","rebootwatch_fleet":"last"`),
-				s(0, `"cluster":"a","rebootwatch_fleet":"blocked"`), s(0, `"cluster":"b","rebootwatch_fleet":"blocked"`))
-		case strings.Contains(q, "rebootwatch_fleet_nodes") && !stale:
-			body = vec(s(3, `"cluster":"a","phase":"done"`), s(3, `"cluster":"b","phase":"idle"`))
-		case strings.Contains(q, "rebootwatch_lock_verdict") && !stale:
-			body = vec(s(1, `"cluster":"a","kind":"kured","lock":"kube-system/kured","verdict":"free"`),
-				s(1, `"cluster":"b","kind":"kured","lock":"kube-system/kured","verdict":"ghost"`))
+				s(0, `"cluster":"a","rebootwatch_fleet":"blocked"`), s(0, `"cluster":"b","rebootwatch_fleet":"blocked"`),
+				s(0, `"cluster":"a","rebootwatch_fleet":"rr"`), s(1, `"cluster":"b","rebootwatch_fleet":"rr"`))
 		case strings.Contains(q, "rebootwatch_node_phase") && !stale:
 			body = vec(s(1, `"node":"n2","phase":"idle"`), s(1, `"node":"n2","kind":"lock-held"`), s(1, `"node":"n3","phase":"idle"`))
-		case strings.Contains(q, "rebootwatch_lock_holder") && !stale:
-			body = vec(s(0, `"cluster":"b","kind":"kured","lock":"kube-system/kured","holder":"gone","holder_node":""`))
+		case strings.Contains(q, "rebootwatch_lock_verdict") && !stale:
+			body = vec(s(1, `"cluster":"a","kind":"kured","lock":"kube-system/kured","verdict":"free","rebootwatch_fleet":"verdict"`),
+				s(1, `"cluster":"b","kind":"kured","lock":"kube-system/kured","verdict":"ghost","rebootwatch_fleet":"verdict"`),
+				s(0, `"cluster":"b","kind":"kured","lock":"kube-system/kured","holder":"gone","holder_node":"","rebootwatch_fleet":"holder"`))
+		case strings.Contains(q, "rebootwatch_fleet_nodes") && !stale:
+			body = vec(s(3, `"cluster":"a","phase":"done"`), s(3, `"cluster":"b","phase":"idle"`))
 		default:
 			body = vec()
 		}
-		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(body))
 	}))
 	t.Cleanup(srv.Close)

@@ -64,12 +64,20 @@ func Build(now time.Time, a Answers, o Options) Fleet {
 		n := int(math.Round(float64(v)))
 		return &n
 	}
-	for _, s := range a.Vectors[QScalars] {
+	// Rows: one per cluster the agents report from, or kured and
+	// kube-state-metrics do.
+	for _, c := range a.Clusters {
+		row(&pmodel.Sample{Metric: pmodel.Metric{pmodel.LabelName(o.ClusterLabel): pmodel.LabelValue(c)}})
+	}
+	var kuredRR = map[string]*int{}
+	for _, s := range append(append(pmodel.Vector(nil), a.Vectors[QScalars]...), a.Vectors[QFallback]...) {
 		if math.IsNaN(float64(s.Value)) {
 			continue
 		}
 		r := row(s)
 		switch string(s.Metric[tag]) {
+		case partKuredRR:
+			kuredRR[r.Cluster] = intp(s.Value)
 		case partLast:
 			t := time.Unix(0, int64(float64(s.Value)*1e9))
 			age := now.Sub(t).Seconds()
@@ -102,8 +110,24 @@ func Build(now time.Time, a Answers, o Options) Fleet {
 		}
 		r.Phases[string(s.Metric["phase"])] = int(math.Round(float64(s.Value)))
 	}
+	for c, n := range kuredRR {
+		if r := rows[c]; r.RebootRequired == nil {
+			r.RebootRequired = n
+		}
+	}
+	var verdicts, holders, blockers pmodel.Vector
+	for _, s := range a.Vectors[QLocks] {
+		switch string(s.Metric[tag]) {
+		case partVerdict:
+			verdicts = append(verdicts, s)
+		case partHolder:
+			holders = append(holders, s)
+		case partBlocker:
+			blockers = append(blockers, s)
+		}
+	}
 	verdictOf := map[string]map[string]string{} // cluster → kind/lock → worst verdict
-	for _, s := range a.Vectors[QVerdicts] {
+	for _, s := range verdicts {
 		r := row(s)
 		k := string(s.Metric["kind"]) + "\x00" + string(s.Metric["lock"])
 		v := string(s.Metric["verdict"])
@@ -123,7 +147,7 @@ func Build(now time.Time, a Answers, o Options) Fleet {
 			r.Verdicts[v]++
 		}
 	}
-	for _, s := range a.Vectors[QHolders] {
+	for _, s := range holders {
 		r := row(s)
 		l := Lock{Kind: string(s.Metric["kind"]), Lock: string(s.Metric["lock"]), Holder: string(s.Metric["holder"]),
 			HolderNode: string(s.Metric["holder_node"]), Verdict: "unknown"}
@@ -136,7 +160,7 @@ func Build(now time.Time, a Answers, o Options) Fleet {
 		}
 		r.Locks = append(r.Locks, l)
 	}
-	for _, s := range a.Vectors[QBlockers] {
+	for _, s := range blockers {
 		r := row(s)
 		k := string(s.Metric["kind"])
 		if r.Blocker == "" || model.BlockerKind(k).Rank() < model.BlockerKind(r.Blocker).Rank() {

@@ -44,8 +44,9 @@ const hostile = "evil\x1b]0;pwned\x07\u202e"
 //   - f: agent, drain blocked for 40m, locks free;
 //   - hostile: a cluster name and holder with terminal escapes.
 func fixture() Answers {
-	var scalars, ph, verdicts, holders, blockers pmodel.Vector
+	var scalars, ph, locks, fallback pmodel.Vector
 	part := func(p string, v float64, c string) { scalars = append(scalars, sample(v, "cluster", c, tag, p)) }
+	fb := func(p string, v float64, c string) { fallback = append(fallback, sample(v, "cluster", c, tag, p)) }
 	for _, c := range []string{"a", "b", "e", "f", hostile} {
 		part(partLast, ago(20*time.Second), c)
 		part(partBlocked, 0, c)
@@ -56,10 +57,10 @@ func fixture() Answers {
 	part(partRR, 2, "b")
 	part(partUpgraded, 3, "b")
 	scalars[3] = sample(720, "cluster", "b", tag, partBlocked) // b stuck 12m
-	part(partRR, 3, "d")
-	part(partCordoned, 1, "d")
-	part(partKSMNodes, 4, "d")
-	part(partLeaseNodes, 4, "d")
+	fb(partKuredRR, 3, "d")
+	fb(partCordoned, 1, "d")
+	fb(partKSMNodes, 4, "d")
+	fb(partLeaseNodes, 4, "d")
 	part(partUpgraded, 1, "e")
 	part(partRR, 2, "e")
 	part(partUpgraded, 2, "f")
@@ -70,25 +71,24 @@ func fixture() Answers {
 	ph = append(ph, phases("f", "draining", 1, "pending", 2, "down", 1)...)
 	ph = append(ph, phases(hostile, "idle", 2)...)
 	v := func(c, kind, lock, verdict string) {
-		verdicts = append(verdicts, sample(1, "cluster", c, "kind", kind, "lock", lock, "verdict", verdict))
+		locks = append(locks, sample(1, "cluster", c, "kind", kind, "lock", lock, "verdict", verdict, tag, partVerdict))
 	}
 	v("a", "kured", "kube-system/kured", "free")
 	v("b", "kured", "kube-system/kured", "ghost")
 	v("e", "fleetlock", "default/fleetlock-default", "held")
 	v("f", "kured", "kube-system/kured", "free")
 	v(hostile, "fleetlock", "default/fleetlock-default", "held")
-	holders = append(holders,
-		sample(ago(3*time.Hour), "cluster", "b", "kind", "kured", "lock", "kube-system/kured", "holder", "worker-gone", "holder_node", ""),
+	locks = append(locks,
+		sample(ago(3*time.Hour), "cluster", "b", "kind", "kured", "lock", "kube-system/kured", "holder", "worker-gone", "holder_node", "", tag, partHolder),
 		sample(ago(5*time.Minute), "cluster", "e", "kind", "fleetlock", "lock", "default/fleetlock-default",
-			"holder", "978a225b3d7b40e9acd7ce9b62f68444", "holder_node", "worker-2"),
-		sample(0, "cluster", hostile, "kind", "fleetlock", "lock", "default/fleetlock-default", "holder", hostile, "holder_node", hostile),
+			"holder", "978a225b3d7b40e9acd7ce9b62f68444", "holder_node", "worker-2", tag, partHolder),
+		sample(0, "cluster", hostile, "kind", "fleetlock", "lock", "default/fleetlock-default", "holder", hostile, "holder_node", hostile, tag, partHolder),
+		sample(1, "cluster", "b", "kind", "lock-held", tag, partBlocker),
+		sample(1, "cluster", "f", "kind", "drain", tag, partBlocker),
+		sample(1, "cluster", "e", "kind", "lock-held", tag, partBlocker),
 	)
-	blockers = append(blockers,
-		sample(1, "cluster", "b", "kind", "lock-held"),
-		sample(1, "cluster", "f", "kind", "drain"),
-		sample(1, "cluster", "e", "kind", "lock-held"),
-	)
-	return Answers{Vectors: map[string]pmodel.Vector{QScalars: scalars, QPhases: ph, QVerdicts: verdicts, QHolders: holders, QBlockers: blockers}}
+	return Answers{Vectors: map[string]pmodel.Vector{QScalars: scalars, QPhases: ph, QLocks: locks, QFallback: fallback},
+		Clusters: []string{"a", "b", "d", "e"}}
 }
 
 func TestBuildSortsWorstFirst(t *testing.T) {
@@ -112,6 +112,15 @@ func TestBuildSortsWorstFirst(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	keep := func(clusters ...string) Answers {
 		a := fixture()
+		var cs []string
+		for _, x := range a.Clusters {
+			for _, c := range clusters {
+				if x == c {
+					cs = append(cs, x)
+				}
+			}
+		}
+		a.Clusters = cs
 		for id, vec := range a.Vectors {
 			var out pmodel.Vector
 			for _, s := range vec {
@@ -139,7 +148,7 @@ func TestExitCodes(t *testing.T) {
 		{"no cluster at all is unread, not fine", keep(), ExitError},
 		{"a query failed", func() Answers {
 			a := keep("a")
-			a.Errors = map[string]error{QHolders: errString("502 bad gateway")}
+			a.Errors = map[string]error{QLocks: errString("502 bad gateway")}
 			return a
 		}(), ExitError},
 	} {

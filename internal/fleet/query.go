@@ -103,62 +103,123 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// The queries' ids: the keys of Answers.
+// The queries' ids: the keys of Answers.Vectors.
 const (
-	QScalars  = "scalars"  // per-cluster figures, tagged with the rw label
+	QScalars  = "scalars"  // the agents' per-cluster figures, tagged with the tag label
 	QPhases   = "phases"   // rebootwatch_fleet_nodes by cluster and phase
-	QVerdicts = "verdicts" // each lock's current verdict
-	QHolders  = "holders"  // each held entry
-	QBlockers = "blockers" // the fleet blocker's kind
+	QLocks    = "locks"    // each lock's verdict, each held entry, the fleet blocker's kind (tagged)
+	QClusters = "clusters" // the cluster label's values on kured's and kube-state-metrics' series
+	QFallback = "fallback" // kured's and kube-state-metrics' figures of the clusters the agents do not cover
 )
 
-// tag is the label Queries adds to tell the scalars query's parts apart.
+// tag is the label the queries add to tell their parts apart.
 const tag = "rebootwatch_fleet"
 
-// The parts of the scalars query (values of the tag label).
+// The parts of the queries (values of the tag label).
 const (
 	partLast       = "last"        // agent's last success
-	partRR         = "rr"          // sum of kured_reboot_required
+	partRR         = "rr"          // agent's count of nodes needing a reboot
+	partBlocked    = "blocked"     // rebootwatch_fleet_blocked_seconds
+	partUpgraded   = "upgraded"    // rebootwatch_fleet_upgraded_nodes
+	partVerdict    = "verdict"     // rebootwatch_lock_verdict == 1
+	partHolder     = "holder"      // rebootwatch_lock_holder
+	partBlocker    = "blocker"     // rebootwatch_fleet_blocked == 1
+	partKuredRR    = "kured-rr"    // sum of kured_reboot_required
 	partCordoned   = "cordoned"    // sum of kube_node_spec_unschedulable
 	partKSMNodes   = "ksm-nodes"   // count of kube_node_spec_unschedulable
 	partLeaseNodes = "lease-nodes" // count of Node-owned Leases
-	partBlocked    = "blocked"     // rebootwatch_fleet_blocked_seconds
-	partUpgraded   = "upgraded"    // rebootwatch_fleet_upgraded_nodes
 )
 
-// Queries are the PromQL queries of one refresh, by id: fewer than
-// MaxQueries, each aggregated per cluster so its answer grows with the
-// clusters, not their nodes. max, not sum, across an agent's replicas:
-// every replica exports the same judgement.
+func part(name, expr string) string {
+	return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, tag, name)
+}
+
+// Queries are the PromQL queries of a refresh's first step, by id, each
+// aggregated per cluster over series the agents export once per cluster
+// or per lock, so their cost grows with the clusters, not their nodes
+// (the per-node series are read only for one cluster's detail). max, not
+// sum, across an agent's replicas: every replica exports the same
+// judgement.
 func Queries(o Options) map[string]string {
 	c := o.ClusterLabel
-	part := func(name, expr string) string {
-		return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, tag, name)
-	}
 	lb := pmodel.Duration(o.Lookback).String()
-	scalars := strings.Join([]string{
-		part(partLast, fmt.Sprintf("max by (%s) (last_over_time(rebootwatch_agent_last_success_timestamp_seconds[%s]))", c, lb)),
-		part(partRR, fmt.Sprintf("sum by (%s) (max by (%s, node) (kured_reboot_required))", c, c)),
-		part(partCordoned, fmt.Sprintf("sum by (%s) (max by (%s, node) (kube_node_spec_unschedulable))", c, c)),
-		part(partKSMNodes, fmt.Sprintf("count by (%s) (max by (%s, node) (kube_node_spec_unschedulable))", c, c)),
-		part(partLeaseNodes, fmt.Sprintf(`count by (%s) (max by (%s, lease) (kube_lease_owner{owner_kind="Node"}))`, c, c)),
-		part(partBlocked, fmt.Sprintf("max by (%s) (rebootwatch_fleet_blocked_seconds)", c)),
-		part(partUpgraded, fmt.Sprintf("max by (%s) (rebootwatch_fleet_upgraded_nodes)", c)),
-	}, " or ")
 	return map[string]string{
-		QScalars:  scalars,
-		QPhases:   fmt.Sprintf("max by (%s, phase) (rebootwatch_fleet_nodes)", c),
-		QVerdicts: fmt.Sprintf("max by (%s, kind, lock, verdict) (rebootwatch_lock_verdict) == 1", c),
-		QHolders:  fmt.Sprintf("max by (%s, kind, lock, holder, holder_node) (rebootwatch_lock_holder)", c),
-		QBlockers: fmt.Sprintf("max by (%s, kind) (rebootwatch_fleet_blocked) == 1", c),
+		QScalars: strings.Join([]string{
+			part(partLast, fmt.Sprintf("max by (%s) (last_over_time(rebootwatch_agent_last_success_timestamp_seconds[%s]))", c, lb)),
+			part(partRR, fmt.Sprintf("max by (%s) (rebootwatch_fleet_reboot_required_nodes)", c)),
+			part(partBlocked, fmt.Sprintf("max by (%s) (rebootwatch_fleet_blocked_seconds)", c)),
+			part(partUpgraded, fmt.Sprintf("max by (%s) (rebootwatch_fleet_upgraded_nodes)", c)),
+		}, " or "),
+		QPhases: fmt.Sprintf("max by (%s, phase) (rebootwatch_fleet_nodes)", c),
+		QLocks: strings.Join([]string{
+			part(partVerdict, fmt.Sprintf("max by (%s, kind, lock, verdict) (rebootwatch_lock_verdict) == 1", c)),
+			part(partHolder, fmt.Sprintf("max by (%s, kind, lock, holder, holder_node) (rebootwatch_lock_holder)", c)),
+			part(partBlocker, fmt.Sprintf("max by (%s, kind) (rebootwatch_fleet_blocked) == 1", c)),
+		}, " or "),
 	}
+}
+
+// fallbackMatches are the series whose cluster label values say which
+// clusters kured or kube-state-metrics report from (QClusters).
+var fallbackMatches = []string{"kured_reboot_required", "kube_node_spec_unschedulable", `kube_lease_owner{owner_kind="Node"}`}
+
+// FallbackQuery is the second step's query: kured's and
+// kube-state-metrics' figures of the given clusters only (those without an
+// agent's reboot-required count), so kured_reboot_required and the nodes
+// of kube-state-metrics are read per node only where the agents do not
+// already count them.
+func FallbackQuery(o Options, clusters []string) string {
+	c := o.ClusterLabel
+	alts := make([]string, len(clusters))
+	for i, x := range clusters {
+		alts[i] = regexp.QuoteMeta(x)
+	}
+	sel := fmt.Sprintf("%s=~%s", c, promString(strings.Join(alts, "|")))
+	return strings.Join([]string{
+		// kured runs one pod per node, each exporting its own node's
+		// series: no replicas to take the max over.
+		part(partKuredRR, fmt.Sprintf("sum by (%s) (kured_reboot_required{%s})", c, sel)),
+		part(partCordoned, fmt.Sprintf("sum by (%s) (max by (%s, node) (kube_node_spec_unschedulable{%s}))", c, c, sel)),
+		part(partKSMNodes, fmt.Sprintf("count by (%s) (max by (%s, node) (kube_node_spec_unschedulable{%s}))", c, c, sel)),
+		part(partLeaseNodes, fmt.Sprintf(`count by (%s) (max by (%s, lease) (kube_lease_owner{owner_kind="Node",%s}))`, c, c, sel)),
+	}, " or ")
 }
 
 // Answers are the queries' results by id; a missing id is a query that
 // failed (Errors says why).
 type Answers struct {
 	Vectors map[string]pmodel.Vector
-	Errors  map[string]error
+	// Clusters are the cluster label's values on kured's and
+	// kube-state-metrics' series (QClusters).
+	Clusters []string
+	Errors   map[string]error
+}
+
+// NeedFallback are the clusters the second step reads kured and
+// kube-state-metrics for: every cluster seen, by the agents or on those
+// series, without an agent's reboot-required count.
+func NeedFallback(a Answers, o Options) []string {
+	c := pmodel.LabelName(o.ClusterLabel)
+	seen := map[string]bool{}
+	covered := map[string]bool{}
+	for _, s := range a.Vectors[QScalars] {
+		name := string(s.Metric[c])
+		seen[name] = true
+		if string(s.Metric[tag]) == partRR {
+			covered[name] = true
+		}
+	}
+	for _, x := range a.Clusters {
+		seen[x] = true
+	}
+	var out []string
+	for x := range seen {
+		if !covered[x] && x != "" {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Reader reads the endpoint; it counts the queries it sent.
@@ -195,14 +256,61 @@ func (r *Reader) Options() Options { return r.o }
 // Queries is how many queries the reader has sent.
 func (r *Reader) Queries() int { return int(r.queries.Load()) }
 
-// Read sends the refresh's queries at once, evaluated at now, and builds
-// the fleet from their answers.
+// Read reads the fleet at now in two steps: the first's queries at once
+// (Queries, and the clusters kured and kube-state-metrics report from),
+// then, for the clusters the agents do not count reboot-required in, the
+// fallback query. At most 5 queries (MaxQueries is 6).
 func (r *Reader) Read(ctx context.Context, now time.Time) Fleet {
 	before := r.Queries()
-	a := r.query(ctx, Queries(r.o), now)
+	a := Answers{Vectors: map[string]pmodel.Vector{}, Errors: map[string]error{}}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		vals, err := r.labelValues(ctx, now)
+		if err != nil {
+			a.Errors[QClusters] = err // only this goroutine writes this key before Wait
+			return
+		}
+		a.Clusters = vals
+	}()
+	first := r.query(ctx, Queries(r.o), now)
+	wg.Wait()
+	for id, v := range first.Vectors {
+		a.Vectors[id] = v
+	}
+	for id, err := range first.Errors {
+		a.Errors[id] = err
+	}
+	if need := NeedFallback(a, r.o); len(need) > 0 {
+		second := r.query(ctx, map[string]string{QFallback: FallbackQuery(r.o, need)}, now)
+		for id, v := range second.Vectors {
+			a.Vectors[id] = v
+		}
+		for id, err := range second.Errors {
+			a.Errors[id] = err
+		}
+	}
 	f := Build(now, a, r.o)
 	f.Queries = r.Queries() - before
 	return f
+}
+
+// labelValues asks which clusters kured's and kube-state-metrics' series
+// carry over the last five minutes (an index read: no samples).
+func (r *Reader) labelValues(ctx context.Context, now time.Time) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	defer cancel()
+	r.queries.Add(1)
+	vals, _, _, err := r.api.LabelValues(ctx, r.o.ClusterLabel, fallbackMatches, now.Add(-5*time.Minute), now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out, nil
 }
 
 func (r *Reader) query(ctx context.Context, qs map[string]string, now time.Time) Answers {

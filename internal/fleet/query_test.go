@@ -26,6 +26,10 @@ func endpoint(t *testing.T, o Options, check func(*http.Request)) (*httptest.Ser
 	for id, q := range Queries(o) {
 		byText[q] = a.Vectors[id]
 	}
+	// The second step asks for the clusters without an agent's
+	// reboot-required count: c (stale), d (no agent), f and the hostile
+	// one (agents without it).
+	byText[FallbackQuery(o, NeedFallback(a, o))] = a.Vectors[QFallback]
 	var n atomic.Int64
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,12 +37,18 @@ func endpoint(t *testing.T, o Options, check func(*http.Request)) (*httptest.Ser
 		mu.Lock()
 		check(r)
 		mu.Unlock()
+		if r.URL.Path == "/api/v1/label/cluster/values" {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": a.Clusters})
+			return
+		}
 		if err := r.ParseForm(); err != nil || r.URL.Path != "/api/v1/query" {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
 		vec, ok := byText[r.Form.Get("query")]
 		if !ok {
+			t.Errorf("unexpected query %s", r.Form.Get("query"))
 			http.Error(w, `{"status":"error","errorType":"bad_data","error":"unexpected query"}`, http.StatusBadRequest)
 			return
 		}
