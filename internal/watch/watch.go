@@ -237,7 +237,8 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 
 // blockers returns a line for every stalling blocker that appeared or
 // cleared since the last Step (those of the first Step appear), grouped by
-// kind when more than groupAbove nodes share it. A node whose first
+// kind when more than groupAbove nodes share it; a fleet-wide blocker (of
+// no node) has a line of its own and is not counted as a node. A node whose first
 // blocker is plain queueing (a lock held by a node in a normal cycle) is
 // not blocked: none of its blockers makes a line.
 func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
@@ -285,6 +286,15 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 	w.blocked = cur
 	var out []Line
 	for _, g := range groupKeys(appeared) {
+		// A fleet-wide blocker (no node) is not one of the nodes: it has a
+		// line of its own, and the nodes are counted without it.
+		if k := g[0]; k.node == "" {
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityWarning, Blocker: k.kind,
+				Message: "blocked (fleet-wide): " + reasons[k]}))
+			if g = g[1:]; len(g) == 0 {
+				continue
+			}
+		}
 		if k := g[0]; len(g) > groupAbove {
 			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityWarning, Blocker: k.kind, Nodes: nodesOf(g),
 				Message: fmt.Sprintf("%s blocks %d nodes (%s): %s", k.kind, len(g), list(nodesOf(g), groupAbove), reasons[k])}))
@@ -296,6 +306,13 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 		}
 	}
 	for _, g := range groupKeys(cleared) {
+		if k := g[0]; k.node == "" {
+			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityInfo, Blocker: k.kind,
+				Message: fmt.Sprintf("cleared: %s (fleet-wide)", k.kind) + lockNote(k)}))
+			if g = g[1:]; len(g) == 0 {
+				continue
+			}
+		}
 		if k := g[0]; len(g) > groupAbove {
 			msg := fmt.Sprintf("%s cleared on %d nodes (%s)", k.kind, len(g), list(nodesOf(g), groupAbove))
 			if k.lock != "" {
@@ -306,9 +323,6 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 		}
 		for _, k := range g {
 			msg := fmt.Sprintf("cleared: %s no longer waits for %s", k.node, k.kind)
-			if k.node == "" {
-				msg = fmt.Sprintf("cleared: %s (fleet-wide)", k.kind)
-			}
 			if k.lock != "" {
 				msg += " (" + k.lock + ")"
 			}
@@ -317,6 +331,14 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 		}
 	}
 	return out
+}
+
+// lockNote names a blocker key's lock, " (lock)", or "".
+func lockNote(k blockerKey) string {
+	if k.lock == "" {
+		return ""
+	}
+	return " (" + k.lock + ")"
 }
 
 // groupKeys groups blocker keys by kind and lock, in precedence order, each

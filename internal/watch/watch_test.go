@@ -553,3 +553,81 @@ func TestBlockerLines(t *testing.T) {
 		t.Fatalf("text %q", txt)
 	}
 }
+
+// TestBlockerLinesFleetWide: a fleet-wide blocker (no node: a fleetlock
+// Lease nobody can take) of the same kind and lock as some nodes' is not
+// counted as a node: the nodes are counted and named, and the fleet-wide
+// blocker gets a line of its own.
+func TestBlockerLinesFleetWide(t *testing.T) {
+	names := []string{"n1", "n2", "n3", "n4", "n5"}
+	f := newFleet(t, Options{}, names...)
+	ref := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+	blocked := []string{"n2", "n3", "n4"}
+	f.c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+		out := model.Blockers{Nodes: map[string][]model.Blocker{}}
+		for _, n := range blocked {
+			out.Nodes[n] = []model.Blocker{{Kind: model.BlockerLock, Node: n, Stalls: true, Lock: &ref, Reason: n + " waits for the lock, held by ghost"}}
+		}
+		out.General = []model.Blocker{{Kind: model.BlockerLock, Stalls: true, Lock: &ref, Reason: "no node can take the fleetlock lock: held by ghost"}}
+		return out
+	}
+	var ls []Line
+	for _, l := range f.step(0) {
+		if l.Kind == KindBlocker {
+			ls = append(ls, l)
+		}
+	}
+	var msgs []string
+	for _, l := range ls {
+		msgs = append(msgs, l.Message)
+		if strings.Contains(l.Message, "4 nodes") {
+			t.Errorf("the fleet-wide blocker counted as a node: %q", l.Message)
+		}
+	}
+	want := []string{
+		"blocked (fleet-wide): no node can take the fleetlock lock: held by ghost",
+		"blocked: n2 waits for the lock, held by ghost",
+		"blocked: n3 waits for the lock, held by ghost",
+		"blocked: n4 waits for the lock, held by ghost",
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+	if ls[0].Node != "" || len(ls[0].Nodes) != 0 {
+		t.Fatalf("fleet-wide line names a node: %+v", ls[0])
+	}
+	// Four nodes and the fleet: one line for the four, one for the fleet.
+	blocked = []string{"n1", "n2", "n3", "n4", "n5"}
+	f.w = New(Options{})
+	f.c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+		out := model.Blockers{Nodes: map[string][]model.Blocker{}}
+		for _, n := range blocked {
+			out.Nodes[n] = []model.Blocker{{Kind: model.BlockerLock, Node: n, Stalls: true, Lock: &ref, Reason: n + " waits for the lock, held by ghost"}}
+		}
+		out.General = []model.Blocker{{Kind: model.BlockerLock, Stalls: true, Lock: &ref, Reason: "no node can take the fleetlock lock: held by ghost"}}
+		return out
+	}
+	msgs = nil
+	for _, l := range f.step(time.Minute) {
+		if l.Kind == KindBlocker {
+			msgs = append(msgs, l.Message)
+		}
+	}
+	if len(msgs) != 2 || msgs[0] != "blocked (fleet-wide): no node can take the fleetlock lock: held by ghost" ||
+		!strings.HasPrefix(msgs[1], "lock-held blocks 5 nodes (n1, n2, n3 and 2 more): ") {
+		t.Fatalf("five nodes and the fleet: %q", msgs)
+	}
+	// Cleared: the fleet-wide one says so apart from the nodes.
+	blocked = nil
+	f.c.Explain = func(c *model.Cluster, now time.Time) model.Blockers { return model.Blockers{} }
+	msgs = nil
+	for _, l := range f.step(time.Minute) {
+		if l.Kind == KindBlocker {
+			msgs = append(msgs, l.Message)
+		}
+	}
+	if len(msgs) != 2 || msgs[0] != "cleared: lock-held (fleet-wide) (fleetlock:default/fleetlock-default)" ||
+		!strings.HasPrefix(msgs[1], "lock-held cleared on 5 nodes (n1, n2, n3 and 2 more)") {
+		t.Fatalf("cleared: %q", msgs)
+	}
+}
