@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -205,10 +206,19 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 	if who == "" {
 		who = "someone"
 	}
+	// The action's structured log line follows the human output, never
+	// inside it (stdout and stderr share a terminal): it is held until the
+	// result is printed, then written on stderr — from a script always (an
+	// audit line for its log), on a terminal only with -v (the output
+	// above already says what it says; the cluster keeps an Event).
+	var logLine bytes.Buffer
 	actor := &lock.Actor{Client: s.Client, Who: who + " via rebootwatch " + action, DryRun: c.DryRun,
-		Logger: actionLogger(env.Stderr), Timeout: c.RequestTimeout, Fresh: s.FreshReaders()}
+		Logger: actionLogger(&logLine), Timeout: c.RequestTimeout, Fresh: s.FreshReaders()}
 	r := actor.Do(ctx, plan, lock.DoOptions{AllowUnsafe: override})
 	out.finish(r)
+	if c.Verbose || !env.StdoutTTY {
+		_, _ = env.Stderr.Write(logLine.Bytes())
+	}
 	switch {
 	case r.Complete():
 		return ExitOK
@@ -218,7 +228,7 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 	return ExitError
 }
 
-// actionLogger is the logger of the action's log line on stderr. Its
+// actionLogger is the logger of the action's log line. Its
 // values come from the cluster (a holder, a reason quoting it): each is
 // bounded as the text output bounds them (maxValue, keeping its start and
 // end); the text handler quotes and escapes what is not printable.

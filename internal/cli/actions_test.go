@@ -137,3 +137,57 @@ func TestActionLockSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestActionLogAfterHumanOutput: the action's structured log line never
+// lands inside the human output. On a terminal (stdout and stderr one
+// screen) it is written only with -v, after the Result line; from a script
+// (no terminal) it is on stderr, after the whole human output.
+func TestActionLogAfterHumanOutput(t *testing.T) {
+	screen := func(stdin string, tty bool, args ...string) (int, string) {
+		t.Helper()
+		env, _, _ := testEnv(demoStart)
+		var both strings.Builder // one screen: stdout and stderr interleaved as written
+		env.Stdout, env.Stderr = &both, &both
+		env.Stdin = strings.NewReader(stdin)
+		env.StdinTTY, env.StdoutTTY = tty, tty
+		code := run(context.Background(), append(append([]string{}, demo22...), args...), env)
+		return code, both.String()
+	}
+	// A fleetlock release writes twice (release, then uncordon): the log
+	// line comes after both results.
+	for _, c := range []struct {
+		name    string
+		stdin   string
+		tty     bool
+		args    []string
+		wantLog bool
+		verbose bool
+	}{
+		{"terminal", "y\n", true, []string{"release", "--kind", "kured"}, false, false},
+		{"terminal -v", "y\n", true, []string{"release", "--kind", "kured", "-v=1"}, true, true},
+		{"script", "", false, []string{"release", "--kind", "kured", "--yes"}, true, false},
+		{"script dry-run", "", false, []string{"release", "--kind", "kured", "--dry-run"}, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, s := screen(c.stdin, c.tty, c.args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d\n%s", code, s)
+			}
+			if !c.wantLog {
+				if strings.Contains(s, "level=") {
+					t.Fatalf("a log line on the terminal without -v:\n%s", s)
+				}
+				return
+			}
+			// -v adds client-go's own diagnostics: look for the action's line.
+			at := strings.Index(s, `level=INFO msg="reboot lock release"`)
+			end := max(strings.LastIndex(s, "Result:  "), strings.LastIndex(s, "Uncordon: "))
+			if at < 0 || end < 0 || at < end {
+				t.Fatalf("the log line must follow the human output:\n%s", s)
+			}
+			if !c.verbose && strings.Count(s[at:], "\n") != 1 {
+				t.Fatalf("after the log line, nothing else:\n%s", s)
+			}
+		})
+	}
+}
