@@ -133,7 +133,7 @@ func execute(ctx context.Context, args []string, env Env, o execOptions) int {
 	if errors.As(err, &mode) {
 		return fail(env, mode.error)
 	}
-	return usageError(env, cmd, err)
+	return usageError(env, cmd, args, err)
 }
 
 // usageError prints a usage error the way kubectl does — the error, then
@@ -141,10 +141,12 @@ func execute(ctx context.Context, args []string, env Env, o execOptions) int {
 //
 //	error: unknown flag: --nope
 //	See 'rebootwatch --help' for usage.
-func usageError(env Env, cmd *cobra.Command, err error) int {
+func usageError(env Env, cmd *cobra.Command, args []string, err error) int {
 	msg := err.Error()
 	if m := unknownCommand.FindStringSubmatch(msg); m != nil && cmd != nil {
-		if s := cmd.SuggestionsFor(m[1]); len(s) > 0 {
+		if s := commandHint(cmd, args, m[1]); s != "" {
+			msg += " (did you mean " + s + "?)"
+		} else if s := cmd.SuggestionsFor(m[1]); len(s) > 0 {
 			msg += " (did you mean " + strings.Join(s, " or ") + "?)"
 		}
 	}
@@ -154,6 +156,37 @@ func usageError(env Env, cmd *cobra.Command, err error) int {
 	}
 	fmt.Fprintf(env.Stderr, "error: %s\nSee '%s --help' for usage.\n", sanitize.Short(msg, 2000), path)
 	return ExitError
+}
+
+// commandHint explains an unknown command word that is not a misspelt
+// command: the value of a flag whose value is optional, given after a space
+// (`--demo kured`: pflag takes such a value only after "="), or the name of
+// a flag typed as a command (`snapshot` for --snapshot).
+func commandHint(cmd *cobra.Command, args []string, word string) string {
+	for i := 1; i < len(args); i++ {
+		if args[i] != word {
+			continue
+		}
+		prev := args[i-1]
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(prev, "--") && !strings.Contains(prev, "="):
+			f = cmd.Flag(prev[2:])
+		case len(prev) == 2 && prev[0] == '-' && prev[1] != '-':
+			f = cmd.Flags().ShorthandLookup(prev[1:])
+			if f == nil {
+				f = cmd.InheritedFlags().ShorthandLookup(prev[1:])
+			}
+		}
+		if f != nil && f.NoOptDefVal != "" {
+			return prev + "=" + word
+		}
+		break
+	}
+	if f := cmd.Flag(word); f != nil && !f.Hidden && len(word) > 1 {
+		return "--" + word
+	}
+	return ""
 }
 
 var (

@@ -202,6 +202,12 @@ func TestBadFlagIsOneLineOnStderrWithAHint(t *testing.T) {
 		{[]string{"--speed", "fast"}, `invalid argument "fast" for "--speed" flag`, "rebootwatch"},
 		{[]string{"watch", "extra"}, `unknown command "extra" for "rebootwatch watch"`, "rebootwatch watch"},
 		{[]string{"wacth"}, `unknown command "wacth" for "rebootwatch" (did you mean watch?)`, "rebootwatch"},
+		// A value given with a space to a flag whose value is optional
+		// (issue 23 §4), and a mode named as a command.
+		{[]string{"--demo", "kured"}, `unknown command "kured" for "rebootwatch" (did you mean --demo=kured?)`, "rebootwatch"},
+		{[]string{"--demo", "kured", "watch"}, `unknown command "kured" for "rebootwatch" (did you mean --demo=kured?)`, "rebootwatch"},
+		{[]string{"snapshot"}, `unknown command "snapshot" for "rebootwatch" (did you mean --snapshot?)`, "rebootwatch"},
+		{[]string{"--demo=kured", "snapshot", "-o", "json"}, `unknown command "snapshot" for "rebootwatch" (did you mean --snapshot?)`, "rebootwatch"},
 	} {
 		env, out, errb := testEnv(demoStart)
 		code := run(context.Background(), tc.args, env)

@@ -140,3 +140,20 @@ printf '%s\n' "${COMPREPLY[@]}"`, "bash", bashCompletion, script, line)
 		}
 	}
 }
+
+// TestCompletionNeedsBashCompletionDocumented: cobra's bash script calls
+// _get_comp_words_by_ref, from the bash-completion package; without
+// it `source <(rebootwatch completion bash)` fails, so README says so
+// where completion is documented (issue 23 §4).
+func TestCompletionNeedsBashCompletionDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, para := range strings.Split(string(b), "\n\n") {
+		if strings.Contains(para, "rebootwatch completion bash") && strings.Contains(para, "bash-completion") {
+			return
+		}
+	}
+	t.Fatal("README: no paragraph documenting `rebootwatch completion bash` says it needs the bash-completion package")
+}
