@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +60,7 @@ func (r *runner) actionCommand(action model.Action, use, short, example string) 
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&af.kind, "kind", "", "Lock kind: kured or fleetlock (default: the one lock discovery finds)")
+	fs.StringVar(&af.kind, "kind", "", "Lock kind: kured or fleetlock (default: the one lock discovery finds, or of several the only one whose verdict allows the action)")
 	fs.StringVar(&af.lock, "lock", "", "The lock as namespace/name (default: the one lock of that kind)")
 	fs.StringVar(&af.holder, "holder", "", "The holder (node name or holder id) — needed for a kured multi-lock")
 	fs.BoolVar(&af.yes, "yes", false, "Do not ask for confirmation (needed without a terminal; never overrides a gate)")
@@ -123,7 +124,20 @@ func runAction(ctx context.Context, env Env, c *Common, action string, af action
 			return fail(env, errors.New("uncordon needs --node NODE"))
 		}
 	} else if ref, err = pickLock(cl, model.LockKind(af.kind), want); err != nil {
-		return fail(env, err)
+		var several severalLocks
+		if !errors.As(err, &several) {
+			return fail(env, err)
+		}
+		// Several match: the one whose verdict allows the action, if
+		// only one does (its gates are still judged below).
+		var note string
+		ref, note, err = pickByVerdict(several.refs, a, func(r model.LockRef) (bool, string) {
+			return verdictAllows(eng, cl, r, a, af, s.Clock())
+		})
+		if err != nil {
+			return fail(env, err)
+		}
+		say(env.Stderr, "rebootwatch: %s\n", sanitize.Short(note, 2000))
 	}
 	planFor := func() (lock.Plan, error) {
 		if a == model.ActionUncordon {
@@ -304,12 +318,80 @@ func pickLock(cl *model.Cluster, kind model.LockKind, want model.LockRef) (model
 		}
 		return model.LockRef{}, fmt.Errorf("%s found; locks: %s", what, strings.Join(all, ", "))
 	}
-	var names []string
-	for _, r := range cands {
-		names = append(names, describeRef(r))
+	return model.LockRef{}, severalLocks{cands}
+}
+
+// severalLocks is pickLock's answer when more than one lock matches.
+type severalLocks struct{ refs []model.LockRef }
+
+func (e severalLocks) Error() string {
+	return fmt.Sprintf("%d locks match; pick one: %s", len(e.refs), describeRefs(e.refs))
+}
+
+// describeRefs names locks as the flags that pick them, sorted.
+func describeRefs(refs []model.LockRef) string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = describeRef(r)
 	}
 	sort.Strings(names)
-	return model.LockRef{}, fmt.Errorf("%d locks match; pick one: %s", len(cands), strings.Join(names, ", "))
+	return strings.Join(names, ", ")
+}
+
+// pickByVerdict picks, of several matching locks, the only one whose
+// verdict allows action a (allows says whether it does, and why not), and
+// returns a note saying which and why. With none, or more than one, it
+// refuses and names them all: which lock to free is the operator's choice.
+func pickByVerdict(refs []model.LockRef, a model.Action, allows func(model.LockRef) (bool, string)) (model.LockRef, string, error) {
+	var yes []model.LockRef
+	var not []string
+	for _, r := range refs {
+		if ok, why := allows(r); ok {
+			yes = append(yes, r)
+		} else {
+			not = append(not, r.String()+": "+why)
+		}
+	}
+	switch len(yes) {
+	case 1:
+		return yes[0], fmt.Sprintf("%d locks match; picked %s, the only one whose verdict allows %s (%s)",
+			len(refs), describeRef(yes[0]), a, strings.Join(not, "; ")), nil
+	case 0:
+		return model.LockRef{}, "", fmt.Errorf("%d locks match and no verdict allows %s; pick one: %s", len(refs), a, describeRefs(refs))
+	}
+	return model.LockRef{}, "", fmt.Errorf("%d locks match and the verdicts of %d allow %s; pick one: %s", len(refs), len(yes), a, describeRefs(yes))
+}
+
+// verdictAllows says whether the verdict of a holder of lock ref (the one
+// --holder/--entry name, else any) allows action a — the plan's verdict
+// gate — and, when not, the gate's reason.
+func verdictAllows(eng *lock.Engine, cl *model.Cluster, ref model.LockRef, a model.Action, af actionFlags, now time.Time) (bool, string) {
+	why := "no holder"
+	for _, st := range cl.LockStatuses() {
+		if st.LockRef != ref || st.Holder == "" {
+			continue
+		}
+		if af.holder != "" && st.Holder != af.holder && st.HolderNode() != af.holder {
+			continue
+		}
+		if af.entry >= 0 && st.Entry != af.entry {
+			continue
+		}
+		p, err := eng.PlanEntry(cl, ref, st.Holder, st.Entry, a, now)
+		if err != nil {
+			why = err.Error()
+			continue
+		}
+		for _, g := range p.Gates {
+			if g.Name == lock.GateVerdict {
+				if g.Passed {
+					return true, ""
+				}
+				why = g.Reason
+			}
+		}
+	}
+	return false, why
 }
 
 func describeRef(r model.LockRef) string {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // The demo frozen 22 minutes in has two incidents: worker-1 rebooted and
@@ -117,11 +119,22 @@ func TestActionDryRunJSON(t *testing.T) {
 }
 
 func TestActionLockSelection(t *testing.T) {
-	code, _, errb := runArgs(t, "", false, "release", "--yes")
-	if code != ExitError || !strings.Contains(errb, "--kind kured --lock kube-system/kured") || !strings.Contains(errb, "--kind fleetlock --lock default/fleetlock-default") {
-		t.Fatalf("several locks: exit %d %s", code, errb)
+	// Two locks, one whose verdict allows the action (issue 23 §4): that
+	// one is picked, and stderr says which and why.
+	code, out, errb := runArgs(t, "", false, "release", "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "Lock:    kured:kube-system/kured") || !strings.Contains(out, "dry run: would update DaemonSet kube-system/kured") {
+		t.Fatalf("release, two locks: exit %d\n%s\n%s", code, out, errb)
 	}
-	code, out, _ := runArgs(t, "", false, "release", "--lock", "kube-system/kured", "--holder", "worker-1", "--dry-run")
+	if want := "rebootwatch: 2 locks match; picked --kind kured --lock kube-system/kured, the only one whose verdict allows release (fleetlock:default/fleetlock-default: verdict ghost: the holder is not a finished node — use reap, not release)\n"; !strings.HasPrefix(errb, want) {
+		t.Fatalf("release, two locks: stderr %q, want it to start with %q", errb, want)
+	}
+	code, out, errb = runArgs(t, "", false, "reap", "--dry-run", "-o", "json")
+	var doc struct{ Kind, Verdict, Outcome string }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitAttention || doc.Kind != "fleetlock" || doc.Verdict != "ghost" || doc.Outcome != "refused" ||
+		!strings.Contains(errb, "picked --kind fleetlock --lock default/fleetlock-default, the only one whose verdict allows reap (kured:kube-system/kured: verdict orphaned") {
+		t.Fatalf("reap, two locks (the ghost picked, refused by its other-nodes gate): exit %d %v\n%s\n%s", code, err, out, errb)
+	}
+	code, out, _ = runArgs(t, "", false, "release", "--lock", "kube-system/kured", "--holder", "worker-1", "--dry-run")
 	if code != ExitOK || !strings.Contains(out, "dry run: would update DaemonSet kube-system/kured") {
 		t.Fatalf("by --lock: exit %d\n%s", code, out)
 	}
@@ -153,8 +166,8 @@ func TestActionLogAfterHumanOutput(t *testing.T) {
 		code := run(context.Background(), append(append([]string{}, demo22...), args...), env)
 		return code, both.String()
 	}
-	// A fleetlock release writes twice (release, then uncordon): the log
-	// line comes after both results.
+	// worker-1's release also uncordons it (two results): the log line
+	// comes after both.
 	for _, c := range []struct {
 		name    string
 		stdin   string
@@ -189,5 +202,34 @@ func TestActionLogAfterHumanOutput(t *testing.T) {
 				t.Fatalf("after the log line, nothing else:\n%s", s)
 			}
 		})
+	}
+}
+
+// TestPickByVerdict: of several matching locks, the one whose verdict
+// allows the action is picked; with none or more than one, the choice is
+// refused, naming every candidate and why.
+func TestPickByVerdict(t *testing.T) {
+	a := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"}
+	b := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+	c := model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-workers"}
+	verdicts := map[model.LockRef]string{}
+	allows := func(r model.LockRef) (bool, string) {
+		why, ok := verdicts[r]
+		return ok && why == "", why
+	}
+	verdicts[a], verdicts[b] = "", "verdict ghost: use reap"
+	got, note, err := pickByVerdict([]model.LockRef{a, b}, model.ActionRelease, allows)
+	if err != nil || got != a || note != "2 locks match; picked --kind kured --lock kube-system/kured, the only one whose verdict allows release (fleetlock:default/fleetlock-default: verdict ghost: use reap)" {
+		t.Fatalf("one allowed: %v %q %v", got, note, err)
+	}
+	verdicts[c] = ""
+	if _, _, err := pickByVerdict([]model.LockRef{a, b, c}, model.ActionRelease, allows); err == nil ||
+		err.Error() != "3 locks match and the verdicts of 2 allow release; pick one: --kind fleetlock --lock default/fleetlock-workers, --kind kured --lock kube-system/kured" {
+		t.Fatalf("two allowed: %v", err)
+	}
+	verdicts[a], verdicts[c] = "verdict held: wait", "verdict held: wait"
+	if _, _, err := pickByVerdict([]model.LockRef{a, b, c}, model.ActionRelease, allows); err == nil ||
+		err.Error() != "3 locks match and no verdict allows release; pick one: --kind fleetlock --lock default/fleetlock-default, --kind fleetlock --lock default/fleetlock-workers, --kind kured --lock kube-system/kured" {
+		t.Fatalf("none allowed: %v", err)
 	}
 }
