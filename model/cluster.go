@@ -309,7 +309,14 @@ func (c *Cluster) Recompute(now time.Time) {
 	if len(c.StaleInputs()) == 0 && (c.synced || !c.PhasesAwaitSync) {
 		c.logLocks(now, c.logged, c.statuses)
 		c.logged = c.statuses
-		c.advance(now)
+		if c.advance(now) && c.Judge != nil {
+			// The judgement's gates read the phases (a node mid-cycle
+			// stops another lock's action; one cordoned outside any cycle
+			// does not): judged before a phase moved — or before any was
+			// derived, as in a one-shot snapshot — the statuses' actions
+			// would disagree with a plan made now. Judge again.
+			c.statuses = c.Judge(c, now)
+		}
 	}
 	c.blockers = Blockers{}
 	if c.Explain != nil {
@@ -317,8 +324,10 @@ func (c *Cluster) Recompute(now time.Time) {
 	}
 }
 
-// advance moves every node's phase to now from fresh inputs.
-func (c *Cluster) advance(now time.Time) {
+// advance moves every node's phase to now from fresh inputs, and says
+// whether a phase was derived or changed.
+func (c *Cluster) advance(now time.Time) bool {
+	moved := false
 	holds := map[string]LockStatus{}
 	for _, s := range c.statuses {
 		if n := s.HolderNode(); n != "" && s.Holder != "" {
@@ -348,6 +357,7 @@ func (c *Cluster) advance(now time.Time) {
 		}
 		from := t.Phase
 		finished := Advance(t, n, in, now)
+		moved = moved || from != t.Phase
 		if finished > 0 {
 			c.cycles = append(c.cycles, finished)
 			if len(c.cycles) > maxCycles {
@@ -363,6 +373,7 @@ func (c *Cluster) advance(now time.Time) {
 		}
 	}
 	c.derived = true
+	return moved
 }
 
 // StaleInputs names the sources whose data the phases derive from and
