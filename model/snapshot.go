@@ -137,9 +137,33 @@ type SnapshotLock struct {
 	Reason      string   `json:"reason"`
 	HeldSeconds *int64   `json:"heldSeconds"`
 	Actions     []Action `json:"actions"`
+	// Pending is the action the verdict calls for while its gates refuse
+	// it, with the failing gates (additive); absent otherwise.
+	Pending *SnapshotPending `json:"pending,omitempty"`
 	// Entry is the entry's position (0-based, for --entry) when the lock
 	// lists this holder more than once (kured); absent otherwise. Additive.
 	Entry *int `json:"entry,omitempty"`
+}
+
+// SnapshotPending is a lock's action that waits for its gates.
+type SnapshotPending struct {
+	Action Action         `json:"action"`
+	Failed []SnapshotGate `json:"failedGates"`
+}
+
+// SnapshotGate is one gate that fails.
+type SnapshotGate struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Gates names the failing gates.
+func (p SnapshotPending) Gates() []string {
+	out := make([]string, len(p.Failed))
+	for i, g := range p.Failed {
+		out[i] = g.Name
+	}
+	return out
 }
 
 // SnapshotNode is one entry of nodes.
@@ -196,6 +220,12 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 			sl.HeldSeconds = &sec
 		}
 		sl.Actions = append(sl.Actions, l.Actions...)
+		if l.Pending != nil {
+			sl.Pending = &SnapshotPending{Action: l.Pending.Action, Failed: make([]SnapshotGate, len(l.Pending.Failed))}
+			for i, g := range l.Pending.Failed {
+				sl.Pending.Failed[i] = SnapshotGate{Name: g.Key, Reason: g.Value}
+			}
+		}
 		if l.Duplicate {
 			e := l.Entry
 			sl.Entry = &e

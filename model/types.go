@@ -297,6 +297,11 @@ type LockStatus struct {
 	TTL time.Duration
 	// Actions are the actions the engine would allow now (verdict and gates).
 	Actions []Action
+	// Pending is the action the verdict calls for (reap for a ghost or an
+	// expired holder, release for an orphan) while its gates do not all
+	// pass, with the gates that fail: from the same judgement as Actions,
+	// so what is offered and what waits never disagree. Nil otherwise.
+	Pending *PendingAction
 	// Settings are the coordinator's own settings as its objects give them
 	// (kured's flags from its DaemonSet), for the lock's detail.
 	Settings []Evidence
@@ -313,6 +318,33 @@ type LockStatus struct {
 	// entries' verdicts (a kured multi-lock listing more holders than its
 	// maxOwners): Attention reports it once per lock.
 	Warning string
+}
+
+// PendingAction is an action a lock's verdict calls for that its gates
+// refuse now.
+type PendingAction struct {
+	Action Action
+	// Failed are the gates that fail: Key is the gate's name, Value why.
+	Failed []Evidence
+}
+
+// String says what the action waits for: "reap waits for other-nodes
+// (other nodes are not steady: …)".
+func (p PendingAction) String() string {
+	var parts []string
+	for _, g := range p.Failed {
+		parts = append(parts, g.Key+" ("+g.Value+")")
+	}
+	return string(p.Action) + " waits for " + strings.Join(parts, ", ")
+}
+
+// Gates names the failing gates: "other-nodes, volumes".
+func (p PendingAction) Gates() string {
+	var names []string
+	for _, g := range p.Failed {
+		names = append(names, g.Key)
+	}
+	return strings.Join(names, ", ")
 }
 
 // HolderNode returns the one node the holder maps to, or "".

@@ -432,6 +432,21 @@ func (x *explainer) lockBlockers(name string) []model.Blocker {
 	return out
 }
 
+// pendingClears says what clears a lock whose verdict's action its gates
+// refuse: the action, once the failing gates pass, and why they fail (a
+// snapshot has no lock detail to point at).
+func pendingClears(p *model.PendingAction) string {
+	gates := "gates " + strings.ReplaceAll(p.Gates(), ", ", " and ") + " pass"
+	if len(p.Failed) == 1 {
+		gates = "gate " + p.Failed[0].Key + " passes"
+	}
+	var why []string
+	for _, g := range p.Failed {
+		why = append(why, g.Value)
+	}
+	return fmt.Sprintf("%s it once the %s (%s)", p.Action, gates, strings.Join(why, "; "))
+}
+
 // lockStalls says whether a holder stops the fleet rather than working
 // through its cycle: any verdict but held, or kured's manual lock.
 func lockStalls(s model.LockStatus) bool {
@@ -472,6 +487,8 @@ func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int)
 		b.Clears = "remove the manual lock to resume kured's reboots"
 	case s.Verdict == model.VerdictHeld:
 		b.Clears = "wait for " + who + " to finish its cycle"
+	case s.Pending != nil:
+		b.Clears = pendingClears(s.Pending)
 	case s.Verdict == model.VerdictGhost:
 		b.Clears = "reap it once the gates allow (see the lock's detail)"
 	case s.Verdict == model.VerdictOrphaned || s.Verdict == model.VerdictExpired:
@@ -763,6 +780,9 @@ func (x *explainer) recovering(name string) []model.Blocker {
 			b := model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Lock: &ref,
 				Evidence: []model.Evidence{ev("lock", ref.String()), ev("verdict", string(s.Verdict)+": "+s.Reason)},
 				Reason:   s.Reason, Short: string(s.Kind) + " not finished", Clears: "release it once the gates allow (see the lock's detail)"}
+			if s.Pending != nil {
+				b.Clears = pendingClears(s.Pending)
+			}
 			for _, e := range s.Evidence {
 				if e.Key == "kured's pod" {
 					b.Evidence = append(b.Evidence, e)
@@ -837,7 +857,7 @@ func (x *explainer) unseenWaiters() []model.Blocker {
 				held = " for " + model.HumanDuration(d)
 			}
 			b.Reason = fmt.Sprintf("no node can take the %s lock %s/%s: held by %s%s, %s", s.Kind, s.Namespace, s.Name, who, held, s.Verdict)
-			if b.Action != "" {
+			if b.Action != "" || s.Pending != nil {
 				b.Reason += ": " + b.Clears
 			}
 			out = append(out, b)

@@ -98,7 +98,7 @@ func (e *Engine) Judge(c *model.Cluster, now time.Time) []model.LockStatus {
 	out := make([]model.LockStatus, 0, len(js))
 	for i := range js {
 		s := js[i].status
-		s.Actions = e.actions(ctx, js, i)
+		s.Actions, s.Pending = e.actions(ctx, js, i)
 		out = append(out, s)
 	}
 	return out
@@ -107,14 +107,41 @@ func (e *Engine) Judge(c *model.Cluster, now time.Time) []model.LockStatus {
 // actions lists the actions the engine recommends on judged lock i: those
 // whose gates all pass under the strict (verdict-driven) rule. An operator's
 // release of a held lock is possible through Plan but never listed here.
-func (e *Engine) actions(ctx *judgeCtx, js []judged, i int) []model.Action {
+//
+// It also returns the action the verdict calls for (reap for a ghost or an
+// expired holder, release for an orphan) when its gates refuse it, with the
+// gates that fail: the same gates, so the two never disagree.
+func (e *Engine) actions(ctx *judgeCtx, js []judged, i int) ([]model.Action, *model.PendingAction) {
 	var out []model.Action
+	var pending *model.PendingAction
+	calls := verdictCalls(js[i].status.Verdict)
 	for _, a := range []model.Action{model.ActionRelease, model.ActionReap} {
-		if allGatesPass(e.gates(ctx, js, i, a, true)) {
+		gs := e.gates(ctx, js, i, a, true)
+		if allGatesPass(gs) {
 			out = append(out, a)
+			continue
+		}
+		if a == calls && js[i].status.Holder != "" {
+			pending = &model.PendingAction{Action: a}
+			for _, g := range gs {
+				if !g.Passed {
+					pending.Failed = append(pending.Failed, model.Evidence{Key: g.Name, Value: g.Reason})
+				}
+			}
 		}
 	}
-	return out
+	return out, pending
+}
+
+// verdictCalls is the action a verdict calls for, "" for none.
+func verdictCalls(v model.Verdict) model.Action {
+	switch v {
+	case model.VerdictGhost, model.VerdictExpired:
+		return model.ActionReap
+	case model.VerdictOrphaned:
+		return model.ActionRelease
+	}
+	return ""
 }
 
 // judgeCtx is what every lock's judgement and gates share.

@@ -199,7 +199,7 @@ func (e *Engine) PlanEntry(c *model.Cluster, ref model.LockRef, holder string, e
 	}
 	gates := e.gates(ctx, js, idx, a, false)
 	p := Plan{Status: js[idx].status, Action: a, Gates: gates, Allowed: allGatesPass(gates), Unattended: e.opts.Unattended}
-	p.Status.Actions = e.actions(ctx, js, idx)
+	p.Status.Actions, p.Status.Pending = e.actions(ctx, js, idx)
 	if !p.Allowed {
 		var why []string
 		for _, g := range p.FailedGates() {

@@ -131,6 +131,11 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				acts = append(acts, string(a))
 			}
 			act := strings.Join(acts, ",")
+			if act == "" && l.Pending != nil {
+				// What the verdict calls for, and the gates that refuse it
+				// (the BLOCKED section says why).
+				act = string(l.Pending.Action) + " ✗ " + strings.Join(l.Pending.Gates(), ",")
+			}
 			if act == "" {
 				act = "—"
 			}
