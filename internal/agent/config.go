@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -31,6 +32,7 @@ type Config struct {
 	ReapExpired     bool          // --reap-expired (default on)
 	ReleaseOrphaned bool          // --release-orphaned (default off)
 	OrphanGrace     time.Duration // --orphan-grace
+	DrainBound      time.Duration // --drain-bound
 
 	Kured              bool   // --kured: read and act on kured's lock (false: its source is disabled)
 	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
@@ -65,6 +67,7 @@ func Defaults() Config {
 		ReapGhost:                true,
 		ReapExpired:              true,
 		OrphanGrace:              10 * time.Minute,
+		DrainBound:               lock.DefaultDrainBound,
 		Kured:                    true,
 		Fleetlock:                true,
 		FleetlockNamespace:       "default",
@@ -98,6 +101,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.BoolVar(&c.ReapExpired, "reap-expired", c.ReapExpired, "reap kured locks whose TTL passed")
 	fs.BoolVar(&c.ReleaseOrphaned, "release-orphaned", c.ReleaseOrphaned, "release locks held by a node that finished its reboot (see --orphan-grace)")
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "how long a rebooted node must be steady before its lock counts as orphaned")
+	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "how long a drain may take before it is a stall, when kured's own --drain-timeout is not set")
 	fs.BoolVar(&c.Kured, "kured", c.Kured, "watch kured's lock; false on a cluster without kured (its source then reports disabled)")
 	fs.BoolVar(&c.Fleetlock, "fleetlock", c.Fleetlock, "watch fleetlock's Leases; false on a cluster without fleetlock (its source then reports disabled)")
 	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
@@ -141,6 +145,7 @@ func (c Config) Validate() error {
 	}
 	pos("interval", c.Interval)
 	pos("request-timeout", c.RequestTimeout)
+	pos("drain-bound", c.DrainBound)
 	if c.OrphanGrace <= 0 {
 		// Not taken at its word: a holder would be orphaned the instant it
 		// is schedulable again after its reboot, racing its coordinator's

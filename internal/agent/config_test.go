@@ -248,3 +248,18 @@ func TestBadPrometheusURLIsQuotedMasked(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// --drain-bound: how long a drain may take before it is a stall, when
+// kured's own --drain-timeout is not set (issue 23 §4); 10m by default.
+func TestParseFlagsDrainBound(t *testing.T) {
+	c, err := ParseFlags(nil, &bytes.Buffer{})
+	if err != nil || c.DrainBound != 10*time.Minute {
+		t.Fatalf("default: %v %v", c.DrainBound, err)
+	}
+	if c, err = ParseFlags([]string{"--drain-bound=45m"}, &bytes.Buffer{}); err != nil || c.DrainBound != 45*time.Minute {
+		t.Fatalf("--drain-bound=45m: %v %v", c.DrainBound, err)
+	}
+	if _, err = ParseFlags([]string{"--drain-bound=0"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--drain-bound must be positive") {
+		t.Fatalf("--drain-bound=0: %v", err)
+	}
+}

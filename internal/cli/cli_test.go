@@ -242,6 +242,7 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"--demo", "watch", "--sync-timeout", "0"}, "--sync-timeout must be from 1s to 1h"},
 		// Issue 22 §5: 0 silently meant 10m; a bad namespace read as not-installed.
 		{[]string{"--demo", "--orphan-grace", "0", "--snapshot"}, "--orphan-grace must be positive"},
+		{[]string{"--demo", "--drain-bound", "0", "--snapshot"}, "--drain-bound must be positive"},
 		{[]string{"--demo", "--orphan-grace", "-1s", "--snapshot"}, "--orphan-grace must be positive"},
 		{[]string{"--demo", "--fleetlock-namespace", "Bad_NS!", "--snapshot"}, `--fleetlock-namespace "Bad_NS!" is not a namespace name`},
 		{[]string{"--demo", "--fleetlock-namespace", "", "watch"}, `--fleetlock-namespace "" is not a namespace name`},

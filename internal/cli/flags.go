@@ -14,6 +14,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubectlflags"
 	"github.com/rebootwatch/rebootwatch/internal/live"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
 
@@ -38,6 +39,7 @@ type Common struct {
 	PrometheusInterval time.Duration
 	PrometheusAlerts   string
 	OrphanGrace        time.Duration
+	DrainBound         time.Duration
 	TargetOS           string
 	SyncTimeout        time.Duration
 	// Coordinators is --coordinators: a one-shot report or action also
@@ -68,7 +70,7 @@ func DefaultCommon() Common {
 	return Common{
 		Kube:           kubectlflags.New(),
 		RequestTimeout: 20 * time.Second, FleetlockNamespace: "default",
-		PrometheusInterval: 30 * time.Second, OrphanGrace: 10 * time.Minute,
+		PrometheusInterval: 30 * time.Second, OrphanGrace: 10 * time.Minute, DrainBound: lock.DefaultDrainBound,
 		SyncTimeout: 30 * time.Second, DemoSeed: 1, DemoSpeed: 10, Output: "text",
 	}
 }
@@ -94,6 +96,7 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PrometheusInterval, "prometheus-interval", c.PrometheusInterval, "How often to query Prometheus (5s to 1h)")
 	fs.StringVar(&c.PrometheusAlerts, "prometheus-alerts", c.PrometheusAlerts, "Regexp of firing alert names that block reboots (kured's --alert-filter-regexp)")
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", c.OrphanGrace, "How long a rebooted, Ready, schedulable holder must be steady before its lock is orphaned")
+	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "How long a drain may take before it is a stall, when kured's own --drain-timeout is not set (a drain held by a PodDisruptionBudget is shown at once, muted)")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image, kernel or version the fleet upgrades to (default: the newest of each OS family)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "How long to wait for every source's first picture (1s to 1h)")
 	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "--snapshot and uncordon also read Rancher's system-upgrade-controller and the Flatcar update operator: their wedges are named as blockers, and a node one left cordoned may be uncordoned")
@@ -176,7 +179,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		RequestTimeout: c.RequestTimeout, KuredDaemonSet: c.KuredDaemonSet, FleetlockNamespace: c.FleetlockNamespace,
 		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
 		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
-		OrphanGrace: c.OrphanGrace, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout, Coordinators: c.Coordinators,
+		OrphanGrace: c.OrphanGrace, DrainBound: c.DrainBound, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout, Coordinators: c.Coordinators,
 		Demo: c.Demo, DemoScenario: c.DemoScenario, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
 		// Hostile text for hack/e2e-tmux.sh; unset, the demo is unchanged.
 		DemoGhostHolder: env.Getenv("REBOOTWATCH_DEMO_GHOST_HOLDER"),
@@ -248,6 +251,9 @@ func (c *Common) validate() error {
 	}
 	if c.OrphanGrace <= 0 {
 		return errors.New(orphanGraceError)
+	}
+	if c.DrainBound <= 0 {
+		return fmt.Errorf("--drain-bound must be positive, got %s", c.DrainBound)
 	}
 	if errs := validation.IsDNS1123Label(c.FleetlockNamespace); len(errs) > 0 {
 		return fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(errs, "; "))

@@ -45,7 +45,9 @@ type Options struct {
 	PrometheusAlerts    string
 
 	OrphanGrace time.Duration
-	TargetOS    string
+	// DrainBound is --drain-bound (lock.Options.DrainBound).
+	DrainBound time.Duration
+	TargetOS   string
 
 	Demo      bool
 	DemoSeed  int64
@@ -131,7 +133,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		o.SyncTimeout = 30 * time.Second
 	}
 	s := &Session{opts: o, events: make(chan model.Event, eventBuffer),
-		engine: lock.New(lock.Options{OrphanGrace: o.OrphanGrace})}
+		engine: lock.New(lock.Options{OrphanGrace: o.OrphanGrace, DrainBound: o.DrainBound})}
 	s.Events = s.events
 	var err error
 	if o.Demo {

@@ -553,22 +553,33 @@ func volumeState(v *model.Volume) string {
 	return s
 }
 
-// draining: a drain taking longer than the bound, with what keeps it
-// from finishing: pods whose PodDisruptionBudget allows no disruption, pods
-// that do not leave, or why that cannot be told.
+// draining: a drain taking longer than the bound (drainBound), with what
+// keeps it from finishing: pods whose PodDisruptionBudget allows no
+// disruption, pods that do not leave, or why that cannot be told. Within
+// the bound, a budget that refuses an eviction is said at once, as a
+// blocker that does not stall.
 func (x *explainer) draining(name string) []model.Blocker {
 	t := x.c.Track(name)
 	if t == nil {
 		return nil
 	}
 	d := x.now.Sub(t.Since)
-	if d <= x.opts.DrainBound {
-		return nil
-	}
+	bound, basis := x.drainBound(t)
+	// Within the bound a drain is under way: only a budget that refuses
+	// an eviction is said then (muted, it does not stall yet), since the
+	// drain cannot finish before that changes.
+	within := d <= bound
 	took := model.HumanDuration(d)
+	over := ""
+	if basis != "--drain-bound" {
+		over = ", longer than " + basis + " " + model.HumanDuration(bound)
+	}
 	b := model.Blocker{Kind: model.BlockerDrain, Node: name, Stalls: true,
-		Evidence: []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(x.opts.DrainBound))}}
+		Evidence: []model.Evidence{ev("draining since", t.Since.UTC().Format(time.RFC3339)+sinceNote(t)), ev("bound", model.HumanDuration(bound)+" ("+basis+")")}}
 	if n, ok := x.c.Node(name); ok && !n.Unschedulable {
+		if within {
+			return nil
+		}
 		// Holding the lock, not cordoned: the coordinator has not begun
 		// the drain (both cordon first). Its pods are watched only once
 		// it is cordoned, so "not read yet" would never clear.
@@ -579,6 +590,9 @@ func (x *explainer) draining(name string) []model.Blocker {
 	}
 	pods, known := x.c.NodePods(name)
 	if !known {
+		if within {
+			return nil
+		}
 		b.Reason = fmt.Sprintf("%s has been draining for %s; cannot tell why the drain is slow (%s)", name, took, x.unreadWhy(model.SourcePods, "its pods are not read yet"))
 		b.Short = "slow drain " + took
 		b.Clears = "look at the pods still on the node"
@@ -591,6 +605,9 @@ func (x *explainer) draining(name string) []model.Blocker {
 		}
 	}
 	if len(left) == 0 {
+		if within {
+			return nil
+		}
 		b.Reason = fmt.Sprintf("%s has been draining for %s with no pod left to evict: its coordinator has not gone on to reboot it", name, took)
 		b.Clears = "look at the coordinator's log on " + name
 		b.Short = "drain: no pod left"
@@ -656,21 +673,30 @@ func (x *explainer) draining(name string) []model.Blocker {
 		if len(holds) > 1 {
 			more = fmt.Sprintf(" (and %s more)", count(len(holds)-1, "budget", "budgets"))
 		}
-		b.Reason = fmt.Sprintf("%s has been draining for %s: PodDisruptionBudget %s allows 0 disruptions (%d/%d healthy) for %s still on it%s",
-			name, took, h.pdb.Key(), h.pdb.CurrentHealthy, h.pdb.DesiredHealthy, list(h.pods, 3), more)
+		held := fmt.Sprintf("PodDisruptionBudget %s allows 0 disruptions (%d/%d healthy) for %s still on it%s",
+			h.pdb.Key(), h.pdb.CurrentHealthy, h.pdb.DesiredHealthy, list(h.pods, 3), more)
+		b.Reason = fmt.Sprintf("%s has been draining for %s%s: %s", name, took, over, held)
 		b.Clears = "scale up the workload behind " + h.pdb.Key() + " or relax the budget"
 		b.Short = "PDB " + h.pdb.Key()
+		if within {
+			b.Stalls = false
+			b.Reason = fmt.Sprintf("%s is draining (%s): %s; a stall after %s (%s)", name, took, held, model.HumanDuration(bound), basis)
+			b.Short = "drain: PDB " + h.pdb.Key() + " allows 0 disruptions"
+		}
 		if why, unread := x.unread(model.SourcePDBs); unread {
 			b.Evidence = append(b.Evidence, ev("budgets", "may be out of date: "+why))
 		}
 		return []model.Blocker{b}
+	}
+	if within {
+		return nil
 	}
 	pdbNote := ", none held by a PodDisruptionBudget"
 	if why, unread := x.unread(model.SourcePDBs); unread {
 		pdbNote = "; cannot tell whether a PodDisruptionBudget holds them (" + why + ")"
 	}
 	if len(terminating) == len(left) {
-		b.Reason = fmt.Sprintf("%s has been draining for %s: %s still terminating (%s)%s", name, took, count(len(left), "pod is", "pods are"), list(terminating, 3), pdbNote)
+		b.Reason = fmt.Sprintf("%s has been draining for %s%s: %s still terminating (%s)%s", name, took, over, count(len(left), "pod is", "pods are"), list(terminating, 3), pdbNote)
 		b.Clears = "look at why the pods do not stop (finalizers, long grace periods)"
 		b.Short = "drain: " + count(len(left), "pod stuck", "pods stuck")
 		return []model.Blocker{b}
@@ -679,10 +705,23 @@ func (x *explainer) draining(name string) []model.Blocker {
 	for i, p := range left {
 		keys[i] = p.Key()
 	}
-	b.Reason = fmt.Sprintf("%s has been draining for %s with %s still on it (%s)%s", name, took, count(len(left), "pod", "pods"), list(keys, 3), pdbNote)
+	b.Reason = fmt.Sprintf("%s has been draining for %s%s with %s still on it (%s)%s", name, took, over, count(len(left), "pod", "pods"), list(keys, 3), pdbNote)
 	b.Clears = "look at why these pods are not evicted"
 	b.Short = "drain: " + count(len(left), "pod", "pods") + " left"
 	return []model.Blocker{b}
+}
+
+// drainBound is how long the drain of a node may take before it stalls,
+// and where that bound comes from: kured's own --drain-timeout when the
+// node is kured's and it is set (past it kured aborts the drain: it
+// releases the lock and uncordons, or with --force-reboot reboots anyway,
+// so a drain still under way is a stall); else --drain-bound. kured's
+// default 0 waits forever, which is no bound to wait for.
+func (x *explainer) drainBound(t *model.Track) (time.Duration, string) {
+	if k := x.kured; k != nil && t.LockKind == model.LockKured && k.DrainTimeout > 0 && !k.unread["drain-timeout"] {
+		return k.DrainTimeout, "kured's --drain-timeout"
+	}
+	return x.opts.DrainBound, "--drain-bound"
 }
 
 // pdbRefuses says whether the budget refuses to evict the pod now, as the
