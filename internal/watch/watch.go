@@ -120,6 +120,9 @@ type blockerKey struct {
 	node string
 	kind model.BlockerKind
 	lock string
+	// muted: a drain refused by a PodDisruptionBudget within its bound,
+	// said at once but not yet a stall.
+	muted bool
 }
 
 // groupAbove is how many nodes gaining or losing the same kind of blocker
@@ -240,7 +243,8 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 // kind when more than groupAbove nodes share it; a fleet-wide blocker (of
 // no node) has a line of its own and is not counted as a node. A node whose first
 // blocker is plain queueing (a lock held by a node in a normal cycle) is
-// not blocked: none of its blockers makes a line.
+// not blocked: none of its blockers makes a line; one whose drain a
+// PodDisruptionBudget refuses within the drain's bound gets an info line.
 func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 	cur := map[blockerKey]bool{}
 	reasons := map[blockerKey]string{}
@@ -259,6 +263,13 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 	}
 	for _, n := range c.NodeNames() {
 		nb := bs.Nodes[n]
+		if len(nb) > 0 && !nb[0].Stalls && nb[0].Kind == model.BlockerDrain {
+			// A drain a budget refuses, within its bound: said at once
+			// (an info line), a stall only past the bound.
+			k := blockerKey{node: n, kind: nb[0].Kind, muted: true}
+			cur[k], reasons[k] = true, nb[0].Reason
+			continue
+		}
 		if len(nb) == 0 || !nb[0].Stalls {
 			// Not blocked: it queues behind a node in a normal cycle
 			// (what follows, a Longhorn degraded by that drain, say, is
@@ -286,6 +297,13 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 	w.blocked = cur
 	var out []Line
 	for _, g := range groupKeys(appeared) {
+		if g[0].muted {
+			for _, k := range g {
+				out = append(out, w.line(c, now, Line{Kind: KindBlocker, Node: k.node, Severity: model.SeverityInfo, Blocker: k.kind,
+					Nodes: nodesOf([]blockerKey{k}), Message: "waits: " + reasons[k]}))
+			}
+			continue
+		}
 		// A fleet-wide blocker (no node) is not one of the nodes: it has a
 		// line of its own, and the nodes are counted without it.
 		if k := g[0]; k.node == "" {
@@ -306,6 +324,9 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 		}
 	}
 	for _, g := range groupKeys(cleared) {
+		if g[0].muted {
+			continue // silently: it became a stall, or the drain went on
+		}
 		if k := g[0]; k.node == "" {
 			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityInfo, Blocker: k.kind,
 				Message: fmt.Sprintf("cleared: %s (fleet-wide)", k.kind) + lockNote(k)}))
@@ -345,13 +366,14 @@ func lockNote(k blockerKey) string {
 // group sorted by node.
 func groupKeys(ks []blockerKey) [][]blockerKey {
 	type gk struct {
-		kind model.BlockerKind
-		lock string
+		kind  model.BlockerKind
+		lock  string
+		muted bool
 	}
 	by := map[gk][]blockerKey{}
 	var order []gk
 	for _, k := range ks {
-		g := gk{k.kind, k.lock}
+		g := gk{k.kind, k.lock, k.muted}
 		if _, ok := by[g]; !ok {
 			order = append(order, g)
 		}
@@ -360,6 +382,9 @@ func groupKeys(ks []blockerKey) [][]blockerKey {
 	sort.Slice(order, func(i, j int) bool {
 		if ri, rj := order[i].kind.Rank(), order[j].kind.Rank(); ri != rj {
 			return ri < rj
+		}
+		if order[i].muted != order[j].muted {
+			return order[j].muted
 		}
 		return order[i].lock < order[j].lock
 	})

@@ -631,3 +631,38 @@ func TestBlockerLinesFleetWide(t *testing.T) {
 		t.Fatalf("cleared: %q", msgs)
 	}
 }
+
+// TestBlockerLinesMutedDrain: a drain refused by a PodDisruptionBudget
+// within its bound (a blocker that does not stall yet) is said at once, as
+// an info line; when it turns into a stall, the warning follows, and the
+// muted one clears silently (issue 23 §4).
+func TestBlockerLinesMutedDrain(t *testing.T) {
+	f := newFleet(t, Options{}, "n1", "n2")
+	stalls := false
+	f.c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
+		b := model.Blocker{Kind: model.BlockerDrain, Node: "n1", Stalls: stalls, Reason: "n1 is draining (3m): PodDisruptionBudget shop/web allows 0 disruptions"}
+		if stalls {
+			b.Reason = "n1 has been draining for 11m: PodDisruptionBudget shop/web allows 0 disruptions"
+		}
+		return model.Blockers{Nodes: map[string][]model.Blocker{"n1": {b}}}
+	}
+	lines := func(ls []Line) []string {
+		var out []string
+		for _, l := range ls {
+			if l.Kind == KindBlocker {
+				out = append(out, string(l.Severity)+" "+l.Node+" "+l.Message)
+			}
+		}
+		return out
+	}
+	if got := lines(f.step(0)); len(got) != 1 || got[0] != "info n1 waits: n1 is draining (3m): PodDisruptionBudget shop/web allows 0 disruptions" {
+		t.Fatalf("muted drain at once: %q", got)
+	}
+	if got := lines(f.step(time.Minute)); len(got) != 0 {
+		t.Fatalf("the same muted drain again: %q", got)
+	}
+	stalls = true
+	if got := lines(f.step(8 * time.Minute)); len(got) != 1 || got[0] != "warning n1 blocked: n1 has been draining for 11m: PodDisruptionBudget shop/web allows 0 disruptions" {
+		t.Fatalf("turned into a stall: %q", got)
+	}
+}
