@@ -250,24 +250,11 @@ func actionLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Value.Kind() == slog.KindString || a.Value.Kind() == slog.KindAny {
 			if s := a.Value.String(); len(s) > maxValue {
-				a.Value = slog.StringValue(middle(s, maxValue))
+				a.Value = slog.StringValue(sanitize.Middle(s, maxValue))
 			}
 		}
 		return a
 	}}))
-}
-
-// middle shortens s to n runes, its start and end around one "…", raw
-// (the log handler escapes it).
-func middle(s string, n int) string {
-	rs := []rune(s[:min(len(s), 4*n)])
-	if len(s) <= 4*n && len(rs) <= n {
-		return s
-	}
-	head := (n - 1) / 2
-	tail := []rune(s[max(0, len(s)-4*n):])
-	tail = tail[max(0, len(tail)-(n-1-head)):]
-	return string(rs[:head]) + sanitize.Ellipsis + string(tail)
 }
 
 // pickLock finds the lock the flags name: by kind and/or namespace/name,
