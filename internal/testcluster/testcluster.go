@@ -150,28 +150,110 @@ func FreePort() (int, error) {
 // Start starts a fresh etcd and kube-apiserver on free loopback ports and
 // waits until the apiserver is ready. t.Cleanup stops both. It skips or fails
 // t per the package rule when the binaries are missing.
+//
+// A test that only needs an apiserver to read and write objects in
+// namespaces of its own uses Shared instead; Start is for tests that need
+// a cluster to themselves: they freeze, restart or stop it, count the
+// requests it serves, or need cluster-scoped state (nodes, CRDs) no other
+// test may see.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	bins := Require(t, "etcd", "kube-apiserver")
+	c, err := startRetrying(t.Logf, bins[0], bins[1])
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpLogs(t.Logf)
+		}
+		c.Stop()
+	})
+	return c
+}
+
+// startRetrying starts a cluster, trying other ports when one was taken
+// between FreePort and the bind.
+func startRetrying(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		c, err := start(t, bins[0], bins[1])
+		c, err := start(logf, etcdBin, apiserverBin)
 		if err == nil {
-			return c
+			return c, nil
 		}
 		lastErr = err
 		if !errors.Is(err, errPort) {
 			break
 		}
-		t.Logf("testcluster: %v; retrying with other ports", err)
+		logf("testcluster: %v; retrying with other ports", err)
 	}
-	t.Fatalf("testcluster: %v", lastErr)
-	return nil
+	return nil, lastErr
 }
 
 var errPort = errors.New("address already in use")
 
-func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
+// shared is the test binary's shared cluster (Shared), stopped by Main.
+var shared struct {
+	mu      sync.Mutex
+	main    bool // Main runs the tests
+	c       *Cluster
+	err     error
+	stopped bool
+}
+
+// Main runs the tests of a package that uses Shared and stops the shared
+// cluster after them. A package's TestMain calls it:
+//
+//	func TestMain(m *testing.M) { testcluster.Main(m) }
+func Main(m *testing.M) {
+	shared.mu.Lock()
+	shared.main = true
+	shared.mu.Unlock()
+	code := m.Run()
+	shared.mu.Lock()
+	if shared.c != nil {
+		if code != 0 {
+			shared.c.dumpLogs(func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) })
+		}
+		shared.c.Stop()
+	}
+	shared.stopped = true
+	shared.mu.Unlock()
+	os.Exit(code)
+}
+
+// Shared returns the test binary's shared cluster, started on the first
+// call (so that a run of unit tests alone starts none) and stopped by Main
+// after the last test. It skips or fails t per the package rule when the
+// binaries are missing, and fails t when the package's TestMain does not
+// run Main (the cluster would outlive the tests).
+//
+// Tests sharing it run alongside one another (t.Parallel), so each keeps
+// to what is its own: namespaces from Namespace, and cluster-scoped
+// objects (nodes, cluster roles) under names or labels of its own, deleted
+// when it ends (DeleteNodes). It must not be stopped, frozen, restarted or
+// have CRDs installed or removed: a test that needs any of that uses Start.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	bins := Require(t, "etcd", "kube-apiserver")
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.main {
+		t.Fatal("testcluster: Shared needs the package's TestMain to call testcluster.Main")
+	}
+	if shared.stopped {
+		t.Fatal("testcluster: Shared called after the tests ended")
+	}
+	if shared.c == nil && shared.err == nil {
+		shared.c, shared.err = startRetrying(t.Logf, bins[0], bins[1])
+	}
+	if shared.err != nil {
+		t.Fatalf("testcluster: shared cluster: %v", shared.err)
+	}
+	return shared.c
+}
+
+func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "testcluster-")
 	if err != nil {
 		return nil, err
@@ -180,9 +262,8 @@ func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			c.dumpLogs(t)
+			c.dumpLogs(logf)
 			c.Stop()
-			_ = os.RemoveAll(dir)
 		}
 	}()
 
@@ -282,13 +363,6 @@ func start(t testing.TB, etcdBin, apiserverBin string) (*Cluster, error) {
 		return nil, err
 	}
 	ok = true
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.dumpLogs(t)
-		}
-		c.Stop()
-		_ = os.RemoveAll(dir)
-	})
 	return c, nil
 }
 
@@ -499,9 +573,11 @@ func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
 	return syscall.Kill(pid, sig)
 }
 
-// Stop stops the apiserver and etcd now. It is idempotent.
+// Stop stops the apiserver and etcd now and removes their data. It is
+// idempotent.
 func (c *Cluster) Stop() {
 	c.once.Do(func() {
+		defer os.RemoveAll(c.dir)
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			p := c.procs[i]
 			pgid := p.cmd.Process.Pid
@@ -523,14 +599,14 @@ func (c *Cluster) Logs(name string) string {
 	return string(b)
 }
 
-func (c *Cluster) dumpLogs(t testing.TB) {
+func (c *Cluster) dumpLogs(logf func(string, ...any)) {
 	for _, p := range c.procs {
 		b, _ := os.ReadFile(p.log)
 		const keep = 16 << 10
 		if len(b) > keep {
 			b = append([]byte("…\n"), b[len(b)-keep:]...)
 		}
-		t.Logf("testcluster: %s log (%s):\n%s", p.name, p.log, b)
+		logf("testcluster: %s log (%s):\n%s", p.name, p.log, b)
 	}
 }
 

@@ -2,8 +2,13 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,5 +135,78 @@ func TestLonghornCRDColumns(t *testing.T) {
 	c.InstallLonghornCRDWithoutColumns(t)
 	if got := fmt.Sprint(columns()); got != "[Name Age]" {
 		t.Errorf("columns without printer columns %s, want [Name Age]", got)
+	}
+}
+
+func TestMain(m *testing.M) { Main(m) }
+
+// envSharedChild makes TestSharedChild run: it is the child process of
+// TestSharedStoppedByMain.
+const envSharedChild = "TESTCLUSTER_SHARED_CHILD"
+
+// TestSharedStoppedByMain: every Shared call of a test binary returns the
+// same running cluster, and Main stops it (etcd and the apiserver exit, its
+// directory is gone) when the tests end, pass or fail.
+func TestSharedStoppedByMain(t *testing.T) {
+	Require(t, "etcd", "kube-apiserver")
+	for _, fail := range []bool{false, true} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSharedChild$", "-test.v")
+		cmd.Env = append(os.Environ(), envSharedChild+"="+strconv.FormatBool(fail))
+		out, err := cmd.CombinedOutput()
+		if fail != (err != nil) {
+			t.Fatalf("child (fail=%v): %v\n%s", fail, err, out)
+		}
+		var pids []int
+		var dir string
+		for line := range strings.SplitSeq(string(out), "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, "shared-pid "); ok {
+				pid, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, pid)
+			}
+			if v, ok := strings.CutPrefix(line, "shared-dir "); ok {
+				dir = v
+			}
+		}
+		if len(pids) != 2 || dir == "" {
+			t.Fatalf("child output lacks the pids and dir:\n%s", out)
+		}
+		for _, pid := range pids {
+			// The children were in their own process groups, reaped by the
+			// child binary: a signal 0 finds no such process.
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("process %d of the shared cluster still exists after the tests (fail=%v): %v", pid, fail, err)
+			}
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the shared cluster's directory %s is still there (fail=%v): %v", dir, fail, err)
+		}
+	}
+}
+
+// TestSharedChild runs in the child process of TestSharedStoppedByMain.
+func TestSharedChild(t *testing.T) {
+	fail := os.Getenv(envSharedChild)
+	if fail == "" {
+		t.Skip("the child of TestSharedStoppedByMain")
+	}
+	a, b := Shared(t), Shared(t)
+	if a != b {
+		t.Fatal("two Shared calls gave two clusters")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.Client(t).CoreV1().Namespaces().Get(ctx, a.Namespace(t, "shared"), metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range a.procs {
+		t.Logf("\nshared-pid %d", p.cmd.Process.Pid)
+	}
+	t.Logf("\nshared-dir %s", a.dir)
+	if fail == "true" {
+		t.Error("failing on purpose: Main stops the cluster after a failed run too")
 	}
 }
