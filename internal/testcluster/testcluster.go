@@ -73,6 +73,9 @@ type Cluster struct {
 	apiBin  string
 	apiArgs []string
 	once    sync.Once
+
+	longhornMu      sync.Mutex
+	longhornEnsured bool // EnsureLonghornCRD installed the CRD
 }
 
 type proc struct {
@@ -689,6 +692,19 @@ func LonghornPrinterColumns() []any {
 func (c *Cluster) InstallLonghornCRD(t testing.TB) {
 	t.Helper()
 	c.installLonghornCRD(t, LonghornPrinterColumns())
+}
+
+// EnsureLonghornCRD installs the Longhorn CRD as InstallLonghornCRD does
+// unless this call already did on this cluster: tests on a Shared cluster
+// that want Longhorn present each call it.
+func (c *Cluster) EnsureLonghornCRD(t testing.TB) {
+	t.Helper()
+	c.longhornMu.Lock()
+	defer c.longhornMu.Unlock()
+	if !c.longhornEnsured {
+		c.InstallLonghornCRD(t)
+		c.longhornEnsured = true
+	}
 }
 
 // InstallLonghornCRDWithoutColumns installs the same CRD without printer
