@@ -34,15 +34,20 @@ func createVolume(t testing.TB, dyn dynamic.Interface, ns, name, robustness, nod
 // NewREST) and as the demo does (the dynamic client, unstructured objects
 // transformed), against a real apiserver: not installed, installed,
 // volumes in every robustness, a rebuild, a delete, uninstalled.
+// Both runs use one cluster of their own (the CRD comes and goes): each
+// leaves it as it found it, without the CRD.
 func TestAgainstRealAPIServer(t *testing.T) {
+	t.Parallel()
+	c := testcluster.Start(t)
 	for _, typed := range []bool{true, false} {
 		name := map[bool]string{true: "typed", false: "dynamic"}[typed]
-		t.Run(name, func(t *testing.T) { againstRealAPIServer(t, typed) })
+		if !t.Run(name, func(t *testing.T) { againstRealAPIServer(t, c, typed) }) {
+			return // the CRD may still be installed
+		}
 	}
 }
 
-func againstRealAPIServer(t *testing.T, typed bool) {
-	c := testcluster.Start(t)
+func againstRealAPIServer(t *testing.T, c *testcluster.Cluster, typed bool) {
 	dyn := c.Dynamic(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -121,8 +126,9 @@ func againstRealAPIServer(t *testing.T, typed bool) {
 }
 
 func TestForbiddenAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
-	c.InstallLonghornCRD(t)
+	t.Parallel()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
 	carol, err := dynamic.NewForConfig(c.UserConfig("carol"))
 	if err != nil {
 		t.Fatal(err)

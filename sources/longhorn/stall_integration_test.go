@@ -22,8 +22,9 @@ import (
 // cache: the source turns stale naming the volume, and ok once the watch
 // delivers again. A healthy watch, quiet or busy, is never stale.
 func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
-	c.InstallLonghornCRD(t)
+	t.Parallel()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
 	ns := c.Namespace(t, "longhorn-system")
 	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
 	createVol(t, ri, "pvc-a", "healthy", "w-1")

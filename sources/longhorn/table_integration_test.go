@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -118,12 +119,46 @@ func readOnce(t *testing.T, o longhorn.Options) (model.SourceHealth, []model.Vol
 	return src.Health(), vols
 }
 
+// createNamespace creates the namespace name unless it exists: on the
+// shared cluster an earlier test may have made it.
 func createNamespace(t *testing.T, c *testcluster.Cluster, name string) {
 	t.Helper()
 	_, err := c.Client(t).CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// sharedWithoutVolumes returns the shared cluster, with the Longhorn CRD,
+// for a test that reads the volumes of every namespace or all of
+// longhorn-system, and so must run alone (not in parallel) on a cluster
+// without volumes: it deletes every volume now (those the parallel tests
+// of an earlier -count round left) and when the test ends.
+func sharedWithoutVolumes(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
+	clearVolumes(t, c.Dynamic(t))
+	t.Cleanup(func() { clearVolumes(t, c.Dynamic(t)) })
+	return c
+}
+
+// clearVolumes deletes every volume of every namespace; without Longhorn's
+// finalizers a delete is immediate.
+func clearVolumes(t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ri := dyn.Resource(testcluster.LonghornVolumeGVR)
+	l, err := ri.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, v := range l.Items {
+		if err := ri.Namespace(v.GetNamespace()).Delete(ctx, v.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -136,9 +171,8 @@ func createNamespace(t *testing.T, c *testcluster.Cluster, name string) {
 // other namespaces' JSON list and a GET per volume degraded or faulted.
 // Past MaxFollowUps such volumes, it asks no GET and those say no replicas.
 func TestTableAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := sharedWithoutVolumes(t)
 	dyn := c.Dynamic(t)
-	c.InstallLonghornCRD(t)
 	createNamespace(t, c, longhorn.LonghornNamespace)
 	createNamespace(t, c, "storage")
 	lh := longhorn.LonghornNamespace
@@ -245,9 +279,8 @@ func TestTableAgainstRealAPIServer(t *testing.T) {
 // cells), which the unit tests decode; REBOOTWATCH_UPDATE_TABLE=1 writes
 // it anew.
 func TestTableCaptured(t *testing.T) {
-	c := testcluster.Start(t)
+	c := sharedWithoutVolumes(t)
 	dyn := c.Dynamic(t)
-	c.InstallLonghornCRD(t)
 	createNamespace(t, c, longhorn.LonghornNamespace)
 	lh := longhorn.LonghornNamespace
 	setVolume(t, dyn, lh, "pvc-healthy", 3, map[string]any{"state": "attached", "robustness": "healthy", "currentNodeID": "w-1",
@@ -303,7 +336,8 @@ func withoutAge(s string) string {
 // printer columns (a Table of Name and Age), the read asks for the Table,
 // then reads the full list instead, and gives what the dynamic path gives.
 func TestTableFallbackAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	t.Parallel()
+	c := testcluster.Start(t) // a CRD of its own, without columns
 	dyn := c.Dynamic(t)
 	c.InstallLonghornCRDWithoutColumns(t)
 	createNamespace(t, c, longhorn.LonghornNamespace)
@@ -336,7 +370,8 @@ func TestTableFallbackAgainstRealAPIServer(t *testing.T) {
 // reports a missing CRD as not-installed and a forbidden list as
 // forbidden, as the full list did: never as no volumes.
 func TestTableErrorsAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	t.Parallel()
+	c := testcluster.Start(t) // without the CRD first
 	rc, err := longhorn.NewREST(c.Admin)
 	if err != nil {
 		t.Fatal(err)
@@ -367,9 +402,8 @@ func TestTableErrorsAgainstRealAPIServer(t *testing.T) {
 // a user who may list them only in longhorn-system is forbidden, as the
 // full list across namespaces was.
 func TestTableRBACAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := sharedWithoutVolumes(t)
 	dyn := c.Dynamic(t)
-	c.InstallLonghornCRD(t)
 	createNamespace(t, c, longhorn.LonghornNamespace)
 	lh := longhorn.LonghornNamespace
 	setVolume(t, dyn, lh, "pvc-a", 3, map[string]any{"state": "attached", "robustness": "degraded", "currentNodeID": "w-1"})
@@ -381,15 +415,18 @@ func TestTableRBACAgainstRealAPIServer(t *testing.T) {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cs.RbacV1().ClusterRoles().Delete(ctx, "list-volumes", metav1.DeleteOptions{}) })
 	ref := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "list-volumes"}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice"},
 		Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}}, RoleRef: ref}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, "alice", metav1.DeleteOptions{}) })
 	if _, err := cs.RbacV1().RoleBindings(lh).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob"},
 		Subjects: []rbacv1.Subject{{Kind: "User", Name: "bob"}}, RoleRef: ref}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cs.RbacV1().RoleBindings(lh).Delete(ctx, "bob", metav1.DeleteOptions{}) })
 	read := func(user string) (model.SourceHealth, []model.Volume) {
 		t.Helper()
 		d, err := dynamic.NewForConfig(c.UserConfig(user))

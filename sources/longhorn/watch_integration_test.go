@@ -72,6 +72,18 @@ func next(t *testing.T, w watch.Interface) watch.Event {
 	return watch.Event{}
 }
 
+// nextChange is next without the BOOKMARKs: a watch that allows them gets
+// one whenever the apiserver sends its periodic bookmark, between any two
+// changes.
+func nextChange(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	for {
+		if ev := next(t, w); ev.Type != watch.Bookmark {
+			return ev
+		}
+	}
+}
+
 // TestWatchDecoderAgainstRealAPIServer reads the real apiserver's watch
 // stream of volumes through restVolumes: a WatchList's initial ADDED events
 // and the BOOKMARK that ends them (annotated, with a resourceVersion), a
@@ -79,8 +91,9 @@ func next(t *testing.T, w watch.Interface) watch.Event {
 // resourceVersion the server no longer has (an ERROR carrying a 410
 // Status, which makes a reflector list again).
 func TestWatchDecoderAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
-	c.InstallLonghornCRD(t)
+	t.Parallel()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
 	ns := c.Namespace(t, "longhorn-system")
 	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
 	createVol(t, ri, "pvc-a", "degraded", "w-1")
@@ -118,14 +131,14 @@ func TestWatchDecoderAgainstRealAPIServer(t *testing.T) {
 	}
 
 	setRobustness(t, ri, "pvc-a", "healthy")
-	ev = next(t, w)
+	ev = nextChange(t, w)
 	if v, ok := ev.Object.(*Volume); ev.Type != watch.Modified || !ok || v.Name != "pvc-a" || v.Robustness != model.RobustnessHealthy {
 		t.Fatalf("want pvc-a MODIFIED healthy, got %s %#v", ev.Type, ev.Object)
 	}
 	if err := ri.Delete(ctx, "pvc-b", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ev = next(t, w)
+	ev = nextChange(t, w)
 	if v, ok := ev.Object.(*Volume); ev.Type != watch.Deleted || !ok || v.Name != "pvc-b" {
 		t.Fatalf("want pvc-b DELETED, got %s %#v", ev.Type, ev.Object)
 	}
@@ -235,8 +248,9 @@ func (p *goneProxy) counts() (gone, relists int) {
 // the reflector lists again after most broken watches, so this test shows
 // the way through, that one what the decoder makes of it.)
 func TestInformerRelistsOnGoneAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
-	c.InstallLonghornCRD(t)
+	t.Parallel()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
 	ns := c.Namespace(t, "longhorn-system")
 	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
 	createVol(t, ri, "pvc-a", "degraded", "w-1")
