@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -33,16 +34,19 @@ import (
 // and the write — what a stalled watch would hide from the caches. Each
 // case judges a ghost kured lock of its own (--kured-daemonset), then
 // changes one input and confirms.
+//
+// It reads every node and longhorn-system, so it runs alone (not in
+// parallel) on the shared cluster, and deletes its nodes at the end.
 func TestFreshReadRefusesChangedGateInputs(t *testing.T) {
-	tc := testcluster.Start(t)
-	tc.InstallLonghornCRD(t)
+	tc := testcluster.Shared(t)
+	tc.EnsureLonghornCRD(t)
 	cs := tc.Client(t)
 	dyn := tc.Dynamic(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	freshNode(t, ctx, cs, "fresh-n1")
 	freshNode(t, ctx, cs, "fresh-n2")
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "longhorn-system"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "longhorn-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 
@@ -185,6 +189,7 @@ func freshNode(t *testing.T, ctx context.Context, cs kubernetes.Interface, name 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	n.Status = corev1.NodeStatus{
 		NodeInfo: corev1.NodeSystemInfo{MachineID: fmt.Sprintf("%032x", len(name)), BootID: name + "-boot", OSImage: "Test OS"},
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",

@@ -31,7 +31,8 @@ type itest struct {
 }
 
 func TestIntegrationActions(t *testing.T) {
-	tc := testcluster.Start(t)
+	t.Parallel()
+	tc := testcluster.Shared(t)
 	admin := tc.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -272,6 +273,8 @@ func (it *itest) node(name, machineID string, readySince time.Time, cordoned boo
 	if err != nil {
 		it.t.Fatal(err)
 	}
+	// The apiserver is shared: leave no node to the next test.
+	it.t.Cleanup(func() { _ = it.admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	n.Status = corev1.NodeStatus{
 		NodeInfo: corev1.NodeSystemInfo{MachineID: machineID, BootID: name + "-boot", OSImage: "Test OS", KernelVersion: "6.1"},
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",

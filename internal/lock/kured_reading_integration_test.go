@@ -21,7 +21,8 @@ import (
 // reads it, and a write is done only when kured's own reading of the object
 // afterwards changed as intended.
 func TestIntegrationKuredReading(t *testing.T) {
-	tc := testcluster.Start(t)
+	t.Parallel()
+	tc := testcluster.Shared(t)
 	admin := tc.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
