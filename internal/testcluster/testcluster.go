@@ -256,6 +256,49 @@ func Shared(t testing.TB) *Cluster {
 	return shared.c
 }
 
+// SharedAlone returns the shared cluster (Shared) for a test that reads
+// cluster-wide (every node, or DaemonSets, pods and PodDisruptionBudgets of
+// every namespace) and so runs alone: it must not call t.Parallel, and runs
+// before the parallel tests of its package. It deletes those objects now
+// (what an earlier test or -count round left) and when the test ends.
+func SharedAlone(t testing.TB) *Cluster {
+	t.Helper()
+	c := Shared(t)
+	c.empty(t)
+	t.Cleanup(func() { c.empty(t) })
+	return c
+}
+
+// empty deletes every node, and every DaemonSet, pod (at once, no kubelet
+// runs to end it) and PodDisruptionBudget of every namespace.
+func (c *Cluster) empty(t testing.TB) {
+	t.Helper()
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+	if err := cs.CoreV1().Nodes().DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
+		t.Fatalf("testcluster: delete nodes: %v", err)
+	}
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("testcluster: list namespaces: %v", err)
+	}
+	for _, ns := range nss.Items {
+		for what, del := range map[string]func() error{
+			"DaemonSets": func() error { return cs.AppsV1().DaemonSets(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}) },
+			"pods":       func() error { return cs.CoreV1().Pods(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}) },
+			"PodDisruptionBudgets": func() error {
+				return cs.PolicyV1().PodDisruptionBudgets(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{})
+			},
+		} {
+			if err := del(); err != nil {
+				t.Fatalf("testcluster: delete %s in %s: %v", what, ns.Name, err)
+			}
+		}
+	}
+}
+
 func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "testcluster-")
 	if err != nil {

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -209,4 +211,69 @@ func TestSharedChild(t *testing.T) {
 	if fail == "true" {
 		t.Error("failing on purpose: Main stops the cluster after a failed run too")
 	}
+}
+
+// TestSharedAlone: SharedAlone hands out the shared cluster without the
+// nodes, DaemonSets, pods and PodDisruptionBudgets left on it, and leaves
+// none of those the test made.
+func TestSharedAlone(t *testing.T) {
+	c := Shared(t)
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leave := func(t *testing.T, name string) {
+		t.Helper()
+		ns := c.Namespace(t, name)
+		labels := map[string]string{"app": name}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}}}}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: corev1.PodSpec{NodeName: name, Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := func(t *testing.T, when string) {
+		t.Helper()
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dss, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdbs, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(nodes.Items) + len(dss.Items) + len(pods.Items) + len(pdbs.Items); n != 0 {
+			t.Errorf("%s: %d nodes, %d DaemonSets, %d pods, %d PDBs left", when, len(nodes.Items), len(dss.Items), len(pods.Items), len(pdbs.Items))
+		}
+	}
+	leave(t, "before")
+	t.Run("alone", func(t *testing.T) {
+		if SharedAlone(t) != c {
+			t.Fatal("SharedAlone gave another cluster than Shared")
+		}
+		empty(t, "at the start")
+		leave(t, "during")
+	})
+	empty(t, "after the test")
 }
