@@ -296,12 +296,18 @@ func grant(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.Po
 	grantNamed(t, cs, "test-"+user, user, rules)
 }
 
+// grantNamed grants user the rules cluster-wide, under name, until the
+// test ends: the apiserver may be shared with the next test.
 func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},

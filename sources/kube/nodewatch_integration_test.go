@@ -143,7 +143,7 @@ func (c *capture) bytes() []byte {
 // they are checked on streams made with the apiserver's own encoders, in
 // TestNodeWatchDecoderMatchesClientGo and FuzzNodeWatchDecoder.)
 func TestNodeWatchDecoderAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	cs := c.Client(t)
 	createFullNode(t, cs, "w-1", 1)
 	createFullNode(t, cs, "w-2", 2)
@@ -310,7 +310,7 @@ func (p *goneProxy) counts() (gone, relists int, accepts map[string]int) {
 // node request asked for protobuf alone (restNodes), none went through
 // the typed client.
 func TestNodeInformerAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	admin := c.Client(t)
 	createFullNode(t, admin, "w-1", 1)
 	createFullNode(t, admin, "w-2", 2)

@@ -100,7 +100,7 @@ func keys(ps []model.Pod) []string {
 // cordoned node (field-selected on the real server) and kured's blocking
 // pods (label- and phase-selected), their changes, and forbidden.
 func TestPodSourcesAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	admin := c.Client(t)
 	ctx := context.Background()
 

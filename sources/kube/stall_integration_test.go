@@ -35,7 +35,7 @@ func stallOptions(cs kubernetes.Interface, fleetNS string) kube.Options {
 // quorum list with its cache: the source turns stale naming the object
 // the watch did not give, and ok again once its watch delivers.
 func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	admin := c.Client(t)
 	ctx := context.Background()
 
@@ -150,7 +150,7 @@ func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
 // alarm, neither on a quiet cluster nor while every watched resource
 // changes all the time through a proxy that holds nothing.
 func TestHealthyWatchNeverStaleAgainstRealAPIServer(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	admin := c.Client(t)
 	ctx := context.Background()
 	createNode(t, admin, "w-1", "worker", "boot-w-1", true)
