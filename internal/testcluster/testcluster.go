@@ -257,8 +257,8 @@ func Shared(t testing.TB) *Cluster {
 }
 
 // SharedAlone returns the shared cluster (Shared) for a test that reads
-// cluster-wide (every node, or DaemonSets, pods and PodDisruptionBudgets of
-// every namespace) and so runs alone: it must not call t.Parallel, and runs
+// cluster-wide (every node, or DaemonSets, pods, PodDisruptionBudgets and
+// fleetlock's Leases of every namespace) and so runs alone: it must not call t.Parallel, and runs
 // before the parallel tests of its package. It deletes those objects now
 // (what an earlier test or -count round left) and when the test ends.
 func SharedAlone(t testing.TB) *Cluster {
@@ -270,7 +270,8 @@ func SharedAlone(t testing.TB) *Cluster {
 }
 
 // empty deletes every node, and every DaemonSet, pod (at once, no kubelet
-// runs to end it) and PodDisruptionBudget of every namespace.
+// runs to end it), PodDisruptionBudget and Lease of every namespace but the
+// apiserver's own (kube-system, kube-node-lease).
 func (c *Cluster) empty(t testing.TB) {
 	t.Helper()
 	cs := c.Client(t)
@@ -290,6 +291,12 @@ func (c *Cluster) empty(t testing.TB) {
 			"pods":       func() error { return cs.CoreV1().Pods(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}) },
 			"PodDisruptionBudgets": func() error {
 				return cs.PolicyV1().PodDisruptionBudgets(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{})
+			},
+			"Leases": func() error {
+				if ns.Name == metav1.NamespaceSystem || ns.Name == corev1.NamespaceNodeLease {
+					return nil
+				}
+				return cs.CoordinationV1().Leases(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{})
 			},
 		} {
 			if err := del(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -214,8 +215,8 @@ func TestSharedChild(t *testing.T) {
 }
 
 // TestSharedAlone: SharedAlone hands out the shared cluster without the
-// nodes, DaemonSets, pods and PodDisruptionBudgets left on it, and leaves
-// none of those the test made.
+// nodes, DaemonSets, pods, PodDisruptionBudgets and Leases left on it, and
+// leaves none of those the test made.
 func TestSharedAlone(t *testing.T) {
 	c := Shared(t)
 	cs := c.Client(t)
@@ -244,6 +245,10 @@ func TestSharedAlone(t *testing.T) {
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	empty := func(t *testing.T, when string) {
 		t.Helper()
@@ -263,8 +268,16 @@ func TestSharedAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(nodes.Items) + len(dss.Items) + len(pods.Items) + len(pdbs.Items); n != 0 {
-			t.Errorf("%s: %d nodes, %d DaemonSets, %d pods, %d PDBs left", when, len(nodes.Items), len(dss.Items), len(pods.Items), len(pdbs.Items))
+		var leases int
+		for _, ns := range []string{"before", "during"} {
+			l, err := cs.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			leases += len(l.Items)
+		}
+		if n := len(nodes.Items) + len(dss.Items) + len(pods.Items) + len(pdbs.Items) + leases; n != 0 {
+			t.Errorf("%s: %d nodes, %d DaemonSets, %d pods, %d PDBs, %d Leases left", when, len(nodes.Items), len(dss.Items), len(pods.Items), len(pdbs.Items), leases)
 		}
 	}
 	leave(t, "before")
