@@ -39,7 +39,7 @@ func kuredDS(ns, name string, annotations map[string]string, args ...string) *ap
 // plausible: ambiguous, no kured lock and no kured settings, and still the
 // tenant's URL is never queried. Real apiserver, real Prometheus.
 func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:
   - name: test
     rules:

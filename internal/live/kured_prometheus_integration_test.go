@@ -21,7 +21,7 @@ import (
 // ignore), and the gate says whose filter it used. Real apiserver, real
 // Prometheus.
 func TestKuredPrometheusIsTheAlertGateDefault(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:
   - name: test
     rules:

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
@@ -23,10 +24,14 @@ import (
 // two here), and a user who may read nothing gets forbidden sources and no
 // nodes, never "nothing found".
 func TestOnceMatchesInformersRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
-	tc.InstallLonghornCRD(t)
+	tc := testcluster.SharedAlone(t)
+	tc.EnsureLonghornCRD(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	t.Cleanup(func() { // the next test on the shared cluster reads volumes too
+		_ = tc.Dynamic(t).Resource(testcluster.LonghornVolumeGVR).Namespace(scalefixture.LonghornNamespace).
+			DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
 	fx := &scalefixture.Fixture{Client: tc.Client(t), Dynamic: tc.Dynamic(t), Config: tc.Admin}
 	if err := fx.Grow(ctx, 7, 9); err != nil {
 		t.Fatal(err)
