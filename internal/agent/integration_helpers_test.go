@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,16 +50,46 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// buildAgent builds cmd/rebootwatch-agent into a temporary directory.
+// agentBin is the agent binary the integration tests run, built once per
+// test binary (buildAgent) and removed by TestMain.
+var agentBin struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildAgent builds cmd/rebootwatch-agent on its first call and returns the
+// binary's path: every test runs the same one (each build is a link of the
+// whole agent).
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rebootwatch-agent")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch-agent")
-	cmd.Dir = moduleRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	root := moduleRoot(t)
+	agentBin.once.Do(func() {
+		agentBin.dir, agentBin.err = os.MkdirTemp("", "rebootwatch-agent-")
+		if agentBin.err != nil {
+			return
+		}
+		bin := filepath.Join(agentBin.dir, "rebootwatch-agent")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch-agent")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			agentBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		agentBin.path = bin
+	})
+	if agentBin.err != nil {
+		t.Fatal(agentBin.err)
 	}
-	return bin
+	return agentBin.path
+}
+
+// removeAgentBin removes what buildAgent built.
+func removeAgentBin() {
+	if agentBin.dir != "" {
+		_ = os.RemoveAll(agentBin.dir)
+	}
 }
 
 func bg() (context.Context, context.CancelFunc) {
