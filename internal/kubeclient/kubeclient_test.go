@@ -223,10 +223,21 @@ func TestOneDialHeldRequestsAreBounded(t *testing.T) {
 			_, errs[i] = client.Get("https://" + ln.Addr().String() + "/api/v1/nodes")
 		})
 	}
+	// The first request is dialling once the listener holds its connection.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		dialled := len(held) > 0
+		mu.Unlock()
+		if dialled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request dialled the listener within 10s")
+		}
+	}
 	// A held request with a shorter deadline of its own ends with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	time.Sleep(20 * time.Millisecond) // the first request is dialling by now
 	req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+ln.Addr().String()+"/api/v1/pods", nil)
 	_, ownErr := client.Do(req)
 	wg.Wait()
