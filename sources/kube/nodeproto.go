@@ -618,6 +618,11 @@ func mapEntry(b []byte) (k, v []byte, err error) {
 // eachField calls fn with every field of a protobuf message: its number,
 // wire type and its bytes (a length-delimited field's content, or a varint's or fixed
 // field's own bytes). A malformed or cut message is an error.
+//
+// It reads the tags and varints with encoding/binary, not with protowire's
+// ConsumeTag, ConsumeVarint and ConsumeBytes: those are calls where
+// binary.Uvarint is inlined, and walking kubelet Nodes through them took
+// longer in every run of BenchmarkEachField (the two side by side).
 func eachField(b []byte, fn func(field int, wire uint64, v []byte) error) error {
 	for len(b) > 0 {
 		tag, n := binary.Uvarint(b)

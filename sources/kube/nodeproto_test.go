@@ -2,12 +2,14 @@ package kube
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
 	"testing/iotest"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -174,4 +176,97 @@ func BenchmarkDecodeNodeList(b *testing.B) {
 			}
 		}
 	})
+}
+
+// eachFieldProtowire is eachField written with protowire's Consume
+// functions, kept to measure against eachField (BenchmarkEachField).
+func eachFieldProtowire(b []byte, fn func(field int, wire uint64, v []byte) error) error {
+	for len(b) > 0 {
+		field, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("bad field tag: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		var v []byte
+		switch typ {
+		case protowire.VarintType:
+			_, n = protowire.ConsumeVarint(b)
+		case protowire.Fixed64Type:
+			_, n = protowire.ConsumeFixed64(b)
+		case protowire.Fixed32Type:
+			_, n = protowire.ConsumeFixed32(b)
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		default:
+			return fmt.Errorf("field %d: unsupported wire type %d", field, typ)
+		}
+		if n < 0 {
+			return fmt.Errorf("field %d: %w", field, protowire.ParseError(n))
+		}
+		if typ != protowire.BytesType {
+			v = b[:n]
+		}
+		b = b[n:]
+		if err := fn(int(field), uint64(typ), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkEachField walks 50 kubelet Nodes' fields, nested messages
+// included, with eachField and with eachFieldProtowire, in two rounds so
+// that neither always runs first:
+//
+//	go test -run '^$' -bench EachField -cpu 1 -count 8 ./sources/kube/
+func BenchmarkEachField(b *testing.B) {
+	var nodes []*corev1.Node
+	for i := range 50 {
+		nodes = append(nodes, scalefixture.Node(i))
+	}
+	var items [][]byte
+	if _, err := decodeNodeList(bytes.NewReader(nodeListProto(b, "", nodes...)), func(item []byte) error {
+		items = append(items, bytes.Clone(item))
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var size int
+	for _, it := range items {
+		size += len(it)
+	}
+	// walk visits every field, and tries each length-delimited one as a
+	// message of its own, as the decoders descend.
+	var walk func(b []byte, each func([]byte, func(int, uint64, []byte) error) error, depth int) int
+	walk = func(b []byte, each func([]byte, func(int, uint64, []byte) error) error, depth int) int {
+		n := 0
+		_ = each(b, func(_ int, wire uint64, v []byte) error {
+			n++
+			if wire == wireBytes && depth < 4 {
+				n += walk(v, each, depth+1)
+			}
+			return nil
+		})
+		return n
+	}
+	if a, p := walk(items[0], eachField, 0), walk(items[0], eachFieldProtowire, 0); a != p || a < 100 {
+		b.Fatalf("eachField saw %d fields, eachFieldProtowire %d", a, p)
+	}
+	variants := []struct {
+		name string
+		each func([]byte, func(int, uint64, []byte) error) error
+	}{{"binary", eachField}, {"protowire", eachFieldProtowire}}
+	for round := range 2 {
+		for i := range variants {
+			v := variants[(i+round)%2]
+			b.Run(v.name, func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					for _, it := range items {
+						walk(it, v.each, 0)
+					}
+				}
+			})
+		}
+	}
 }

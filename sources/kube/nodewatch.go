@@ -330,6 +330,14 @@ func (w *nodeWatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if _, err := io.ReadFull(w.d.r, prefix[:]); err != nil {
 		return "", nil, err
 	}
+	// The length prefix is read here, not through apimachinery's
+	// length-delimited framer (util/framer): the framer hides the length
+	// it reads, so a stream that is not protobuf at all (JSON from a proxy
+	// that ignored the Accept header, whose first bytes read as a length of
+	// about 2 GB) would end as a stream cut short, which watch.StreamWatcher
+	// takes quietly and the informer retries forever, instead of an error
+	// at the first frame (TestNodeWatchDecoderCutAndBroken,
+	// TestNodeInformerFallsBackToJSON).
 	size := binary.BigEndian.Uint32(prefix[:])
 	if size > maxWatchFrame {
 		return "", nil, fmt.Errorf("watch event of %d bytes: larger than %d", size, maxWatchFrame)
