@@ -129,6 +129,7 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 // TestPropertyActUnderFaults runs every allowed plan of generated worlds
 // against a fake API with a random fault between judging and acting.
 func TestPropertyActUnderFaults(t *testing.T) {
+	t.Parallel() // CPU-bound and self-contained: runs while the integration tests wait on the apiserver
 	n := 1500
 	if testing.Short() {
 		n = 500

@@ -157,6 +157,7 @@ func genWorld(r *rand.Rand) world {
 // and checks, for every lock, holder and action, that the engine never
 // allows an action that breaks DESIGN §6.
 func TestPropertyNoUnsafeAction(t *testing.T) {
+	t.Parallel() // CPU-bound and self-contained: runs while the integration tests wait on the apiserver
 	n := 3000
 	if testing.Short() {
 		n = 1000
