@@ -1,6 +1,8 @@
 // Package testcluster starts a real etcd and kube-apiserver on free loopback
 // ports for integration tests, and hands out admin and per-user client
-// configurations for it.
+// configurations for it: one per test (Start), or one per test binary
+// shared by the tests that keep to what is their own (Shared, SharedAlone,
+// stopped by Main from the package's TestMain).
 //
 // The binaries come from bin/ (built by `make testcluster`): the directory
 // named by REBOOTWATCH_BIN_DIR, else the first bin/ found walking up from the
