@@ -235,9 +235,11 @@ func Main(m *testing.M) {
 //
 // Tests sharing it run alongside one another (t.Parallel), so each keeps
 // to what is its own: namespaces from Namespace, and cluster-scoped
-// objects (nodes, cluster roles) under names or labels of its own, deleted
-// when it ends (DeleteNodes). It must not be stopped, frozen, restarted or
-// have CRDs installed or removed: a test that needs any of that uses Start.
+// objects (nodes, cluster roles) under names or labels of its own, which
+// it deletes when it ends (t.Cleanup). It must not be stopped, frozen,
+// restarted or have CRDs installed or removed (but EnsureLonghornCRD's): a
+// test that needs any of that uses Start. A test that reads cluster-wide
+// uses SharedAlone.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	bins := Require(t, "etcd", "kube-apiserver")
