@@ -5,7 +5,7 @@
 // It parses lock objects the sources put in the model, maps holders to nodes
 // (kured nodeID = Node name; fleetlock holder = Zincati app-specific id of the
 // node's machine id), judges every lock (DESIGN §5), evaluates the safety
-// gates before any release or reap (DESIGN §6.3), and performs the one write
+// gates before any release or reap (DESIGN §6 rule 3), and performs the one write
 // an action needs with a resourceVersion + UID precondition, recording a
 // Kubernetes Event and a log line; it then reads the object again as its
 // coordinator does and reports done only when the coordinator's own reading

@@ -18,7 +18,7 @@ const (
 	GateAlerts     = "alerts"
 )
 
-// Gate is one safety check before a release or reap (DESIGN §6.3).
+// Gate is one safety check before a release or reap (DESIGN §6 rule 3).
 type Gate struct {
 	Name   string
 	Passed bool
