@@ -1,6 +1,6 @@
 // Package sources holds what the adapters that fill the model share: the
 // Sink they report to, the per-source health Reporter (ok / stale / error /
-// forbidden / not-installed / disabled, DESIGN §3 and issue 3), and a
+// forbidden / not-installed / disabled, DESIGN §7 and issue 3), and a
 // ListWatch wrapper that bounds every list with a timeout and reports list and
 // watch failures as health.
 //
