@@ -109,10 +109,8 @@ type Options struct {
 // ListPageSize is the default page size of a one-shot list: 0, one request.
 // The node list is decoded as it streams (nodeproto.go), so a page bounds
 // nothing on this side, while every continue page is one more round trip,
-// one after the other. At 5,000 nodes (scalebench's fixture with few
-// volumes, median of 9 runs, load 2.5) the node list was read 226 ms
-// after exec in ten pages of 500 and 168 ms after it in one request; the
-// snapshot's peak RSS stayed at 50 MiB. Options.PageSize > 0 pages.
+// one after the other (measured in docs/performance.md). Options.PageSize
+// > 0 pages.
 const ListPageSize = 0
 
 // ParseDaemonSetRef parses "namespace/name".

@@ -178,8 +178,9 @@ func (ps *podSource) settle(ctx context.Context, waitFor []*part) {
 			return
 		}
 	}
-	// The probe's answer, as soon as it comes (it was polled every 10 ms:
-	// a probe slower than every list held the report that long).
+	// The probe's answer, the moment it comes: waiting on its channel, not
+	// polling, so a probe slower than every list holds the report no longer
+	// than it takes.
 	select {
 	case <-ps.probedCh:
 	case <-ctx.Done():
