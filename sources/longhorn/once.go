@@ -27,8 +27,8 @@ import (
 // ListPageSize is the default page size of the one-shot list: 0, one
 // request. The decoder streams, so a page bounds nothing on this side,
 // while the apiserver serves the continue pages of a custom resource at
-// twice the CPU of one list (measured at 10,000 volumes: 4.6 s against
-// 2.1 s for the whole snapshot; scalebench). Options.PageSize > 0 pages.
+// about twice the CPU of one list (docs/performance.md). Options.PageSize
+// > 0 pages.
 const ListPageSize = 0
 
 // NewREST returns a JSON client for longhorn.io/v1beta2 made from cfg, for
@@ -141,10 +141,9 @@ const followUpConcurrency = 8
 // in (a volume's namespace never changes):
 //   - the volumes of LonghornNamespace (or of Options.Namespace, then the
 //     only request) as a Table without objects (listTable): the apiserver
-//     serialises a few cells per volume instead of the whole object,
-//     which was nearly all of the read's time (0.05 s instead of 0.31 s at
-//     3,000 volumes, 0.15 s instead of 1.1 s at 10,000; scalebench's server
-//     case);
+//     serialises a few cells per volume, not the whole object, whose
+//     serialisation is nearly all of a JSON list's time (scalebench's
+//     server case; docs/performance.md);
 //   - the full JSON list of the volumes of every other namespace
 //     (fieldSelector metadata.namespace!=longhorn-system), normally empty.
 //
