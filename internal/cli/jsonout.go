@@ -11,10 +11,10 @@ import (
 // for byte (HTML characters escaped, two-space indent, a final newline),
 // in one pass over the marshalled bytes, but for the runes encoding/json
 // leaves raw that a terminal obeys (DEL, C1 controls, bidi controls): those
-// are \uXXXX escapes (sanitize.AppendJSON), the value unchanged. The Encoder indents in a second
-// pass that steps encoding/json's scanner over every byte: that pass was
-// a tenth of --snapshot's CPU at 5,000 nodes (CPU profile of 20 runs).
-// json.Marshal's output is compact and valid, so indenting it only needs
+// are \uXXXX escapes (sanitize.AppendJSON), the value unchanged. The
+// Encoder indents in a second pass that steps encoding/json's scanner over
+// every byte, a cost that shows in --snapshot's CPU profile at scale
+// (docs/performance.md). json.Marshal's output is compact and valid, so indenting it only needs
 // to know where its strings end (BenchmarkWriteJSON,
 // TestWriteJSONMatchesEncoder, FuzzIndentCompact).
 func writeJSON(w io.Writer, v any) error {

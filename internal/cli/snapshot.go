@@ -48,11 +48,9 @@ func runSnapshot(ctx context.Context, env Env, c *Common) int {
 // collecting it now lets the report (the snapshot document and its JSON,
 // about as large again as the model) reuse that memory rather than grow
 // the heap, and a GC target of 50% for the rest of the run bounds that
-// growth by half the model, not all of it. Measured with the scale
-// benchmark's fixture at 5,000 nodes + 10,000 volumes (load 8-11): peak
-// RSS 61.6-65.1 MiB without, 55.5-58.1 MiB with; CPU 0.30-0.34 s either
-// way. It scales with the model (no fixed memory limit to thrash against
-// on a larger cluster).
+// growth by half the model, not all of it: a lower peak RSS at the same
+// CPU (docs/performance.md). It scales with the model (no fixed memory
+// limit to thrash against on a larger cluster).
 func tightHeap() (undo func()) {
 	runtime.GC()
 	old := debug.SetGCPercent(50)
