@@ -10,9 +10,9 @@
 // (RecommendedConfigOverrideFlags, BindOverrideFlags), not with
 // k8s.io/cli-runtime's genericclioptions.ConfigFlags: cli-runtime brings
 // kustomize, kubectl's printers, the resource builder and discovery caches,
-// which made the binary 127.7 MB instead of 47.1 MB and the peak RSS of
-// `rebootwatch --help` 43.8 MiB instead of 25.8 (TestNoCLIRuntime in
-// cmd/rebootwatch keeps them out). It must
+// which would more than double the binary and the memory of every run
+// (docs/performance.md; TestNoCLIRuntime in cmd/rebootwatch keeps them
+// out). It must
 // not import cli-runtime, and must not load kubeconfigs itself:
 // kubeconfig.Loader does that, with no default-server fallback.
 package kubectlflags
