@@ -5,8 +5,9 @@
 //
 // On a real apiserver (Options.REST) the informer's list and watch decode
 // the JSON straight into a small typed Volume (volume.go, decode.go,
-// typed.go): at 10,000 volumes, decoding them into unstructured maps was
-// most of the dashboard's CPU to its first picture. Without REST (the demo's
+// typed.go): decoding them into unstructured maps would be most of the
+// dashboard's CPU to its first picture at scale (docs/performance.md).
+// Without REST (the demo's
 // fake dynamic client) it watches through the dynamic client, and
 // TransformVolume turns each unstructured object into the same Volume
 // before it enters the cache.

@@ -13,7 +13,8 @@ import (
 // volume is about 3.5 KB of JSON of which the model reads six short fields:
 // encoding/json's Decoder reads each item twice (once to find its end, once
 // to decode it) and walks every skipped field through its state machine,
-// which was half of a --snapshot's CPU at 10,000 volumes. This reader looks
+// which would be much of a --snapshot's CPU at scale (docs/performance.md).
+// This reader looks
 // at each byte once, keeps only the fields asked for, and still checks the
 // whole document's syntax, so a cut or garbled response is an error, never
 // a shorter list.
