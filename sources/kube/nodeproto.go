@@ -24,9 +24,9 @@ import (
 // share with it (nodewatch.go): each NodeList comes as protobuf and is read
 // straight into the model's nodes, as NodeToModel(TransformNode(n)) makes
 // them. A kubelet's Node is mostly what the model never reads — the image
-// list, capacity, addresses, managedFields — and decoding a page of 500
-// full Nodes only to drop that was a third of a --snapshot's CPU at 5,000
-// nodes (and most of its heap); here those fields are skipped by their
+// list, capacity, addresses, managedFields — and decoding full Nodes only
+// to drop that would be much of a --snapshot's CPU and most of its heap at
+// scale (docs/performance.md); here those fields are skipped by their
 // length, never decoded. Only the timestamps go through the generated
 // decoder.
 
