@@ -318,7 +318,7 @@ func (s *Sim) seed() error {
 		return err
 	}
 	// The second act (pods.go): it draws nothing from the random source, so
-	// the first act is the same for a seed as it always was.
+	// a seed's first act does not depend on it.
 	s.handReleaseAt = start.Add(HandReleaseAfter)
 	return s.seedWorkloads(ctx)
 }
