@@ -18,8 +18,8 @@ import (
 //
 // klog's global logger is set once per process, to a handler that forwards
 // to the current run's destination: setting klog's logger again on every
-// run raced with informers of an earlier run that were still logging (tests
-// run many commands in one process).
+// run would race with informers of an earlier run that are still logging
+// (tests run many commands in one process).
 func quietClientGo(env Env, verbose bool) {
 	level := 0
 	if verbose {
