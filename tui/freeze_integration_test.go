@@ -16,9 +16,9 @@ import (
 )
 
 // TestRealClusterFrozenAPIServer freezes a real kube-apiserver (SIGSTOP)
-// under a live dashboard (issue 11 §1). Before the fix every pill stayed ✓,
-// the release dialog said "✓ fresh-data nodes and lock data are fresh", and
-// a confirmed release was attempted on the cached picture.
+// under a live dashboard (issue 11 §1). No pill may stay ✓, the release
+// dialog may not say "✓ fresh-data nodes and lock data are fresh", and no
+// confirmed release may be attempted on the cached picture.
 //
 //   - A release confirmed right after the freeze (the caches still look
 //     fine) is refused by the actor's fresh quorum read of the node list:

@@ -755,8 +755,8 @@ func TestUncordonStillCordonedNode(t *testing.T) {
 	}
 }
 
-// r or x on a node that holds no lock does nothing and says why: it used to
-// open a dialog for some other lock (issue 11 §4).
+// r or x on a node that holds no lock does nothing and says why: it never
+// opens a dialog for some other lock (issue 11 §4).
 func TestReleaseOnANodeWithoutLockSaysWhy(t *testing.T) {
 	f := newFixture()
 	m := f.model(Options{})
