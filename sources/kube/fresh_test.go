@@ -20,8 +20,9 @@ import (
 // A watch that goes quiet because the API server stopped answering looks
 // like a cluster where nothing changes. The source probes while quiet; when
 // the probe does not answer either, every part turns stale with its age,
-// and turns back to its status once the server answers again. Before, the
-// nodes, kured and fleetlock pills stayed ok forever (issue 11 §1).
+// and turns back to its status once the server answers again: the nodes,
+// kured and fleetlock pills never stay ok behind a silent server (issue 11
+// §1).
 func TestQuietUnansweringServerMakesSourcesStale(t *testing.T) {
 	cs := fake.NewClientset(node("w-1", true, nil))
 	// Once frozen, every list (the probes) hangs until released. (Reactors

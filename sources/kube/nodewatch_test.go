@@ -275,10 +275,10 @@ func TestNodeWatchThroughStreamWatcher(t *testing.T) {
 //
 //	go test -run '^$' -bench NodeWatchDecode -benchmem ./sources/kube/
 //
-// "client-go" is the informer as it was: the typed clientset's watch
-// (client-go's framer, WatchEvent and generated decoder into a full Node)
-// and TransformNode; "typed" is restNodes.Watch, as the informer now reads
-// them (TransformNode passes a *Node through).
+// "client-go" is the baseline the typed reader is measured against: the
+// typed clientset's watch (client-go's framer, WatchEvent and generated
+// decoder into a full Node) and TransformNode; "typed" is restNodes.Watch,
+// as the informer reads them (TransformNode passes a *Node through).
 func BenchmarkNodeWatchDecode(b *testing.B) {
 	const n = 5000
 	events := make([]watchEvent, n)

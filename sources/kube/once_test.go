@@ -249,8 +249,8 @@ func TestOnceReadsPodsOfCordonedNodes(t *testing.T) {
 }
 
 // TestOncePodsSettleWhenTheProbeAnswers: when the pod probe is the last to
-// answer, the pods source reports the moment it does, not on a later poll
-// (it was polled every 10 ms). In a synctest bubble no time passes
+// answer, the pods source reports the moment it does, not on a later poll.
+// In a synctest bubble no time passes
 // between the probe's answer and the report.
 func TestOncePodsSettleWhenTheProbeAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
