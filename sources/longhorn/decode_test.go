@@ -176,10 +176,10 @@ func volumeEvents(tb testing.TB, n int) []byte {
 //
 //	go test -run '^$' -bench WatchDecode -benchmem ./sources/longhorn/
 //
-// "unstructured" is the informer as it was: the dynamic client's watch
-// (client-go's framer, WatchEvent and unstructured decoder) and the
-// transform it had (into a smaller unstructured map); "typed" is this
-// package's restVolumes.Watch and TransformVolume, as the informer now
+// "unstructured" is the baseline the typed reader is measured against: the
+// dynamic client's watch (client-go's framer, WatchEvent and unstructured
+// decoder) and a transform into a smaller unstructured map; "typed" is
+// this package's restVolumes.Watch and TransformVolume, as the informer
 // reads them.
 func BenchmarkWatchDecode(b *testing.B) {
 	const n = 10000
