@@ -12,8 +12,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/themes"
 )
 
-// writeRef is table.write as it was: every cell through lipgloss (its
-// style, or none), widths by lipgloss.Width.
+// writeRef is the reference table.write must match: every cell through
+// lipgloss (its style, or none), widths by lipgloss.Width.
 func writeRef(t *table, b *strings.Builder, p palette) {
 	w := make([]int, len(t.head))
 	for i, h := range t.head {
