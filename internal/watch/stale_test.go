@@ -12,10 +12,10 @@ import (
 // TestNoLinesFromStaleData is issue 22 item 7 in the watch: with the real
 // lock engine, n1 holds the lock mid-drain behind n2, which waits for it.
 // While the kured source is stale (a frozen API server) the lock is judged
-// unknown; before the fix n1 went draining → idle and back to a new cycle,
-// and the blockers changed and cleared, each a line. While the inputs are
-// stale nothing is logged but the source's own line; after, only what
-// really changed.
+// unknown, yet n1 must not go draining → idle and back to a new cycle, nor
+// its blockers change and clear, each a line. While the inputs are stale
+// nothing is logged but the source's own line; after, only what really
+// changed.
 func TestNoLinesFromStaleData(t *testing.T) {
 	f := newFleet(t, Options{}, "n1", "n2")
 	eng := lock.New(lock.Options{OrphanGrace: 2 * time.Minute})
