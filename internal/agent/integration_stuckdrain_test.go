@@ -30,11 +30,10 @@ const stuckDrainRuns = 20
 // TestIntegrationAgentSeesStuckDrainAtStart is issue 27 item 5: an agent
 // started next to a node that has been draining for 2 hours, held by a
 // PodDisruptionBudget allowing 0 disruptions (shop/web, pod storefront-0
-// still on the node). Before the fix, in most runs every heartbeat named
-// reboot-required-unknown as the fleet's blocker and never the drain: the
-// agent derived the node's phase before the lock had arrived (idle), so
-// the drain seemed to start when the lock did, minutes short of the drain
-// bound. Every run's first heartbeat with a blocker (the first from a
+// still on the node). The agent must name the drain, not
+// reboot-required-unknown, as the fleet's blocker: a phase derived before
+// the lock had arrived (idle) would make the drain seem to start when the
+// lock did, minutes short of the drain bound. Every run's first heartbeat with a blocker (the first from a
 // settled picture) must name the drain, with every source ok.
 func TestIntegrationAgentSeesStuckDrainAtStart(t *testing.T) {
 	tc := testcluster.Start(t)
