@@ -143,8 +143,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
-// TestHelpListsEveryCommand: --help names every command of the tree
-// (uncordon was missing once, so only the README told of it).
+// TestHelpListsEveryCommand: --help names every command of the tree, so
+// none is documented only outside the binary.
 func TestHelpListsEveryCommand(t *testing.T) {
 	env, out, _ := testEnv(demoStart)
 	if code := run(context.Background(), []string{"--help"}, env); code != ExitOK {

@@ -14,8 +14,8 @@ import (
 // TestWatchSaysWhoReapedRealCluster is issue 27 item 4 on a real API
 // server: a running watch sees kured's lock held by worker-2, a node that
 // no longer exists (a ghost). Another rebootwatch process (the CLI, run by
-// alice) reaps it. The watch used to say "released by worker-2", the
-// deleted holder; it reads the Event the reap recorded and says who did.
+// alice) reaps it. The watch must not say "released by worker-2", the
+// deleted holder: it reads the Event the reap recorded and says who did.
 // kured_reboot_required comes from a real Prometheus, so that --until-done
 // can tell the window is done (without it, it never is).
 func TestWatchSaysWhoReapedRealCluster(t *testing.T) {

@@ -21,10 +21,10 @@ import (
 // TestWatchHoldsPhasesThroughFreezeAndRestart is issue 22 item 7 on a real
 // API server: n1 holds kured's lock and rebooted long ago (orphaned,
 // recovering). The API server is frozen (SIGSTOP) until every source is
-// stale, thawed, then restarted (etcd's data kept). Before the fix n1 went
-// recovering → done while stale and done → draining after (a new cycle,
-// ETA of days), and watch logged both. Now n1 stays recovering throughout,
-// and watch logs no phase or lock line from stale data.
+// stale, thawed, then restarted (etcd's data kept). n1 must stay
+// recovering throughout — never recovering → done while stale and done →
+// draining after (a new cycle, ETA of days) — and watch logs no phase or
+// lock line from stale data.
 func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
 	tc := testcluster.Start(t)
 	cs := tc.Client(t)
