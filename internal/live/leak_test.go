@@ -126,9 +126,9 @@ func TestClosedSessionLeavesNoGoroutine(t *testing.T) {
 	}
 }
 
-// Cancelling the caller's context stops the sources too: Open used to
-// replace it with a context of its own (staticcheck SA4009), so a cancelled
-// caller left every informer running until Close.
+// Cancelling the caller's context stops the sources too: Open keeps the
+// caller's context (staticcheck SA4009), so a cancelled caller leaves no
+// informer running until Close.
 func TestOpenFollowsCallersContext(t *testing.T) {
 	openDemo(context.Background(), t).Close()
 	baseline := goroutineIDs()

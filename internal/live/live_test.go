@@ -14,7 +14,7 @@ import (
 func TestDemoSessionCollectsThenPlays(t *testing.T) {
 	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 	// The wall clock is read by the demo's goroutines while the test moves
-	// it: it must be guarded (it was a plain variable, a data race).
+	// it: it must be guarded (a plain variable is a data race).
 	var wall atomic.Pointer[time.Time]
 	wall.Store(&start)
 	s, err := Open(context.Background(), Options{Demo: true, DemoSeed: 1, DemoSpeed: 60, DemoStart: start,
