@@ -125,7 +125,7 @@ func rulesFile(t *testing.T) []byte {
 	return b
 }
 
-// TestAlertsAreTheOnesOnCallNeeds pins the alert list (README names it) and
+// TestAlertsAreTheOnesOnCallNeeds pins the alert list (docs/agent.md names it) and
 // checks each alert: a severity, a summary, a runbook description naming
 // the rebootwatch command to run, and only metrics the agent exports.
 func TestAlertsAreTheOnesOnCallNeeds(t *testing.T) {
