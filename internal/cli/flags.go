@@ -196,7 +196,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 // default", which is how it silently became 10m.
 const orphanGraceError = "--orphan-grace must be positive (the time a rebooted holder must be steady before its lock counts as orphaned; 0 would race its coordinator's own release; default 10m)"
 
-// Allowed ranges of the shared flags (README's flag reference lists them).
+// Allowed ranges of the shared flags (docs/cli.md's flag reference lists them).
 const (
 	MaxDemoSpeed          = 10000
 	MaxDemoAt             = 24 * time.Hour

@@ -89,7 +89,7 @@ func TestInterruptedSnapshotPrintsNoReport(t *testing.T) {
 }
 
 // -v shows client-go's diagnostics (requests, reflectors) on stderr, as
-// README says; without it only rebootwatch's one line.
+// docs/usage.md says; without it only rebootwatch's one line.
 func TestVerboseShowsClientGoDiagnostics(t *testing.T) {
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n" +
