@@ -166,7 +166,7 @@ func TestNoColorRequested(t *testing.T) {
 	}
 }
 
-// TestExampleFile keeps the README's example theme valid.
+// TestExampleFile keeps docs/dashboard.md's example theme valid.
 func TestExampleFile(t *testing.T) {
 	th, err := LoadFile("testdata/example.yaml")
 	if err != nil {
