@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${REBOOTWATCH_BIN:-$PWD/bin/rebootwatch}
 OUT=${OUT:-$PWD/screenshots}
-# Scenario moments (time since the demo's start); see the note in the README.
+# Scenario moments (time since the demo's start); see docs/development.md.
 # 7m30s: worker-1 drains, its Longhorn replicas are gone (10 volumes
 # degraded). 30m: worker-1 rebooted but never released kured's lock
 # (orphaned) and the fleetlock Lease is still held by a ghost.
