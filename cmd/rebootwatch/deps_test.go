@@ -7,13 +7,11 @@ import (
 	"testing"
 )
 
-// heavy are module paths that must never come back into the binaries:
-// k8s.io/cli-runtime (kubectl's genericclioptions, which the cluster flags
-// once came from) brings kustomize, kubectl's printers, the resource
-// builder and discovery caches — 127.7 MB of binary instead of 47.1, and
-// 43.8 MiB of peak RSS instead of 25.8 for `rebootwatch --help` (median of
-// 5, commit 46f39b4). kubectlflags binds the same flags with client-go's
-// clientcmd instead.
+// heavy are module paths that must never be in the binaries:
+// k8s.io/cli-runtime (kubectl's genericclioptions) brings kustomize,
+// kubectl's printers, the resource builder and discovery caches, which more
+// than double the binary and the memory of every run (docs/performance.md).
+// kubectlflags binds the same flags with client-go's clientcmd instead.
 var heavy = []string{"k8s.io/cli-runtime", "sigs.k8s.io/kustomize", "k8s.io/kubectl"}
 
 // TestNoCLIRuntime fails when cli-runtime, kustomize or kubectl's own
