@@ -12,8 +12,8 @@ import (
 // apiserver serves it for Accept: application/json;as=Table;v=v1;g=meta.k8s.io
 // with includeObject=None: per volume only the cells of the CRD's printer
 // columns, about 110 bytes instead of 3.5 KB of JSON, which the apiserver
-// serialises in a sixth of the time (once.go says how the one-shot read
-// uses it). The cells are found by the columns' names, which Longhorn has
+// serialises in a fraction of the time (docs/performance.md; once.go says
+// how the one-shot read uses it). The cells are found by the columns' names, which Longhorn has
 // kept since v1.1.0: Name (the first column, format "name"), State
 // (.status.state), Robustness (.status.robustness) and Node
 // (.status.currentNodeID). A Table has no namespace, no
