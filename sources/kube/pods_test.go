@@ -233,7 +233,7 @@ func TestPodsWatchedOnlyOnCordonedNodes(t *testing.T) {
 func TestPodWatchesAreBounded(t *testing.T) {
 	cs := fake.NewClientset(cordoned(node("w-1", true, nil)), cordoned(node("w-2", true, nil)), cordoned(node("w-3", true, nil)))
 	// The fake's watch sees only what happens after it started: the delete
-	// below waits for the node watch (it raced it under load, 1 run in 9).
+	// below waits for the node watch, or under load it can race it.
 	watching := make(chan struct{})
 	var once sync.Once
 	cs.PrependWatchReactor("nodes", func(a k8stesting.Action) (bool, watch.Interface, error) {
