@@ -9,9 +9,9 @@ import (
 )
 
 // Every run sets up client-go's logging while informers of an earlier run
-// may still log: that must not race (it did: klog's global logger was
-// replaced on every run; run with -race), and -v must still show their
-// lines while a quiet run shows none.
+// may still log: that must not race (klog's global logger is set once, not
+// on every run; run with -race), and -v must still show their lines while
+// a quiet run shows none.
 func TestClientGoLoggingIsSetRaceFree(t *testing.T) {
 	quietClientGo(Env{Stderr: &syncBuffer{}}, false) // the first run, before any informer
 	stop := make(chan struct{})

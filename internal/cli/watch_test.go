@@ -502,7 +502,7 @@ func TestWatchColourAndBell(t *testing.T) {
 
 // An event of a cluster whose first picture is not taken in yet is kept
 // and applied after it: the loop's select may pick the event channel
-// before the ready one (it did, and dereferenced a nil model).
+// before the ready one, and must not apply it to a nil model.
 func TestWatchMemberKeepsEventsBeforeItsFirstPicture(t *testing.T) {
 	mb := &member{clock: func() time.Time { return watchStart }}
 	mb.apply(model.NodeUpserted{Node: model.Node{Name: "early"}})
