@@ -67,12 +67,11 @@ func phaseEntries(c *Cluster, after uint64) []string {
 	return out
 }
 
-// TestStaleInputsHoldPhases is issue 22 item 7: after the API server froze,
-// the orphaned holder's phase went recovering → done while the sources were
-// stale (its lock was judged unknown, so it seemed to hold none), then done
-// → draining once they recovered (a new cycle, ETA days), and watch logged
-// both. A stale source's data holds the last phases, and nothing is logged
-// from it.
+// TestStaleInputsHoldPhases is issue 22 item 7: after the API server
+// freezes, the orphaned holder's lock is judged unknown, so it seems to hold
+// none; its phase must not go recovering → done while the sources are
+// stale, nor done → draining once they recover (a new cycle, ETA days). A
+// stale source's data holds the last phases, and nothing is logged from it.
 func TestStaleInputsHoldPhases(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
