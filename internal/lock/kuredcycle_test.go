@@ -10,8 +10,8 @@ import (
 
 // Issue 27 §2: kured starts its --lock-release-delay only after its pod
 // restarted, passed its first tick and uncordoned. Counted from the reboot,
-// the delay had passed while kured was still waiting to release: the lock
-// was called orphaned and an agent could race kured. Counted from kured's
+// the delay would pass while kured still waits to release, the lock would
+// be called orphaned and an agent could race kured; counted from kured's
 // own evidence (its pod's start, the uncordon), it is not.
 func TestKuredReleaseDelayCountsFromKuredsOwnSteps(t *testing.T) {
 	reboot := at(0)
