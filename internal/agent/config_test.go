@@ -77,7 +77,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--interval=0s"}, "--interval must be positive"},
 		{[]string{"--request-timeout=-1s"}, "--request-timeout must be positive"},
 		{[]string{"--orphan-grace=-1s"}, "--orphan-grace must be positive"},
-		// Issue 22 §5: 0 silently meant 10m (and was logged as 0s).
+		// Issue 22 §5: 0 is refused, never taken as the default 10m.
 		{[]string{"--orphan-grace=0"}, "--orphan-grace must be positive"},
 		{[]string{"--fleetlock-namespace=Bad_NS!"}, `--fleetlock-namespace "Bad_NS!" is not a namespace name`},
 		{[]string{"--kured-daemonset=kured"}, "namespace/name"},
