@@ -261,8 +261,8 @@ func TestKuredWedgeWatchRealCluster(t *testing.T) {
 // Issue 27 §2 on a real apiserver: kured (--lock-release-delay=1m) came back
 // on worker-1 40 s ago, 5 minutes after the reboot, and the uncordon is
 // dated 20 s ago: kured is inside its delay and will release on its own.
-// Counted from the reboot the delay had passed and the lock was called
-// orphaned; counted from kured's own steps it is held, release refused,
+// Counted from the reboot the delay would have passed and the lock would
+// be orphaned; counted from kured's own steps it is held, release refused,
 // and the evidence says which step it was counted from.
 func TestKuredReleaseDelayFromKuredsStepsRealCluster(t *testing.T) {
 	cl := testcluster.Start(t)
