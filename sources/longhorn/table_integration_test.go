@@ -399,8 +399,8 @@ func TestTableErrorsAgainstRealAPIServer(t *testing.T) {
 
 // TestTableRBACAgainstRealAPIServer: a user who may list volumes but not get
 // them reads them all (the follow-up GETs fail and the Table's rows stay);
-// a user who may list them only in longhorn-system is forbidden, as the
-// full list across namespaces was.
+// a user who may list them only in longhorn-system is forbidden, as for
+// the full list across namespaces.
 func TestTableRBACAgainstRealAPIServer(t *testing.T) {
 	c := sharedWithoutVolumes(t)
 	dyn := c.Dynamic(t)
