@@ -17,9 +17,9 @@ import (
 
 // TestRealClusterStalledWatch runs the dashboard through a proxy that
 // passes every list and probe but holds the DaemonSet watch (issue 22 §1).
-// kured's lock changes hands meanwhile. Before, the kured pill stayed ✓ and
-// the release dialog passed fresh-data on the cached lock; now the audit
-// finds the watch behind the server: the header says kured stale and the
+// kured's lock changes hands meanwhile. The kured pill must not stay ✓ nor
+// the release dialog pass fresh-data on the cached lock: the audit finds
+// the watch behind the server, the header says kured stale and the
 // fresh-data gate fails naming it — with the default audit interval. Once
 // the watch delivers, the pill is ✓ again and the new holder is on screen.
 func TestRealClusterStalledWatch(t *testing.T) {
