@@ -347,3 +347,52 @@ func TestEveryScreenshotIsShown(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPackageIsMapped holds that docs/architecture.md's package map
+// names every Go package of the main module: by its path, or by its last
+// element in a "(+ name)" note beside its parent. Modules of their own under
+// hack/ (a go.mod of their own) are not this module's.
+func TestEveryPackageIsMapped(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := string(b)
+	dirs := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			switch e.Name() {
+			case ".git", "bin", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			if p != root {
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if strings.HasSuffix(p, ".go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			dirs[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("found %d packages: the scan is broken", len(dirs))
+	}
+	for d := range dirs {
+		if d == "." {
+			continue
+		}
+		if !strings.Contains(arch, "`"+d+"`") && !strings.Contains(arch, "`"+filepath.Base(d)+"`") {
+			t.Errorf("docs/architecture.md's package map does not name %s", d)
+		}
+	}
+}
