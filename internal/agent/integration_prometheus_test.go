@@ -64,7 +64,7 @@ func sourceStatus(hb heartbeat, name model.SourceName) model.SourceStatus {
 }
 
 // TestIntegrationKuredPrometheusIsTheDefault: without --prometheus-url the
-// agent starts the same sources as the dashboard (sources/set), so kured's
+// agent starts the same sources as the dashboard (sources/sourceset), so kured's
 // own --prometheus-url and --alert-filter-regexp, read from its DaemonSet,
 // are the alert gate's defaults with kured's semantics (the regexp names
 // alerts to ignore): DiskFull fires and is not ignored, so the ghost is not

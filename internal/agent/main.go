@@ -26,7 +26,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
-	sourceset "github.com/rebootwatch/rebootwatch/sources/set"
+	"github.com/rebootwatch/rebootwatch/sources/sourceset"
 )
 
 // Main runs rebootwatch-agent with args (without the program name): the
@@ -164,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 }
 
 // sourceStarters wires the agent to the one list of sources a live session
-// starts too (sources/set): nodes, locks, PodDisruptionBudgets and pods,
+// starts too (sources/sourceset): nodes, locks, PodDisruptionBudgets and pods,
 // Longhorn, and Prometheus (--prometheus-url, else kured's own).
 func sourceStarters(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, longhornREST rest.Interface, log *slog.Logger) []Starter {
 	return []Starter{{

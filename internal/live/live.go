@@ -20,8 +20,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
-	sourceset "github.com/rebootwatch/rebootwatch/sources/set"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
+	"github.com/rebootwatch/rebootwatch/sources/sourceset"
 )
 
 // Options say which cluster to open and how.

@@ -53,7 +53,7 @@ type Actor struct {
 	// judged on its own nodes, set it.
 	NodeSelector string
 	// Fresh are the quorum reads of every gate's input made before each
-	// write (fresh.go). The wiring sets them (sources/set.FreshReaders);
+	// write (fresh.go). The wiring sets them (sources/sourceset.FreshReaders);
 	// a source without a reader refuses every write that needs it.
 	Fresh FreshReaders
 }

@@ -49,7 +49,7 @@ import (
 
 // FreshReaders are the quorum reads the actor makes before a write, one per
 // source the gates read, injected by the wiring (the sources' own one-shot
-// readers: sources/set.FreshReaders) so that this package needs no source.
+// readers: sources/sourceset.FreshReaders) so that this package needs no source.
 // Each returns what its source would put in the model.
 type FreshReaders struct {
 	// Nodes lists every node with these labels ("" every node). nil: the

@@ -13,7 +13,7 @@ import (
 )
 
 // This file is the read the lock engine's actor makes before a write (the
-// wiring injects it: sources/set.FreshReaders): every node and every lock
+// wiring injects it: sources/sourceset.FreshReaders): every node and every lock
 // object, each list a quorum read (resourceVersion unset) made just now, as
 // this source would put them in the model. It reads only.
 

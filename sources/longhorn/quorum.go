@@ -15,7 +15,7 @@ import (
 // one-shot read does (once.go: longhorn-system's as a Table beside the
 // other namespaces' JSON list through o.REST, else through o.Client), but
 // without its follow-up GETs: it is the read the lock engine's actor makes
-// before a write (the wiring injects it: sources/set.FreshReaders), which
+// before a write (the wiring injects it: sources/sourceset.FreshReaders), which
 // needs each volume's robustness, not its replica count. installed is false
 // when Longhorn's volumes are not served (no CRD). It reads only.
 func ReadVolumes(ctx context.Context, o Options) (vols []model.Volume, installed bool, err error) {

@@ -208,7 +208,7 @@ func newAPI(o Options, oneShot bool) (v1.API, error) {
 // o.KuredAlerts), and returns their sorted names. filter is false when no
 // alert gate is configured: nothing is asked then. It is the read the lock
 // engine's actor makes before a write (the wiring injects it:
-// sources/set.FreshReaders); o.RequestTimeout bounds it (default 20s).
+// sources/sourceset.FreshReaders); o.RequestTimeout bounds it (default 20s).
 func QueryAlerts(ctx context.Context, o Options) (names []string, filter bool, err error) {
 	re, kured, gate, err := alertGate(o)
 	if err != nil || !gate {

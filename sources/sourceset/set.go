@@ -1,4 +1,4 @@
-// Package set is the one list of sources that feed a cluster's model,
+// Package sourceset is the one list of sources that feed a cluster's model,
 // started the same way by a live session (dashboard, --snapshot, watch) and
 // by rebootwatch-agent: nodes, locks, PodDisruptionBudgets and pods
 // (sources/kube), Longhorn's volumes (sources/longhorn) and Prometheus
@@ -10,7 +10,7 @@
 // actor the sources' one-shot reads for its fresh read before a write
 // (FreshReaders). It must not interpret their events (the owner's model
 // does), hold a model, or render anything.
-package set
+package sourceset
 
 import (
 	"context"
