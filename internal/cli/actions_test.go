@@ -159,8 +159,11 @@ func TestActionLogAfterHumanOutput(t *testing.T) {
 	screen := func(stdin string, tty bool, args ...string) (int, string) {
 		t.Helper()
 		env, _, _ := testEnv(demoStart)
-		var both strings.Builder // one screen: stdout and stderr interleaved as written
-		env.Stdout, env.Stderr = &both, &both
+		// One screen: stdout and stderr interleaved as written; with -v,
+		// client-go's informers write their diagnostics from their own
+		// goroutines, as they do to a terminal.
+		both := &lockedBuffer{}
+		env.Stdout, env.Stderr = both, both
 		env.Stdin = strings.NewReader(stdin)
 		env.StdinTTY, env.StdoutTTY = tty, tty
 		code := run(context.Background(), append(append([]string{}, demo22...), args...), env)
