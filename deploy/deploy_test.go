@@ -4,6 +4,9 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rebootwatch/rebootwatch/internal/agent"
 )
@@ -336,5 +340,73 @@ func TestDeploymentArgsMatchRBACAndProbes(t *testing.T) {
 	}
 	if !slices.Contains(g, "update coordination.k8s.io/leases/"+cfg.LeaderElectionID+" in "+d.Namespace) {
 		t.Errorf("leader Lease %s/%s has no update grant", d.Namespace, cfg.LeaderElectionID)
+	}
+}
+
+// TestDeployArgsParseAsPflag: every agent argument deploy/ and its
+// components write is a double-dash long flag (the agent's flags are
+// pflag's, as the CLI's: -interval=60s would read as -i -n -t…), and the
+// args parse with the agent's own flag set, the components' patches applied.
+func TestDeployArgsParseAsPflag(t *testing.T) {
+	base := deployment(t).Spec.Template.Spec.Containers[0].Args
+	check := func(what string, args []string) {
+		t.Helper()
+		for _, a := range args {
+			if !strings.HasPrefix(a, "--") {
+				t.Errorf("%s: argument %q is not a double-dash long flag", what, a)
+			}
+		}
+		if _, err := agent.ParseFlags(args, io.Discard); err != nil {
+			t.Errorf("%s: args %v: %v", what, args, err)
+		}
+	}
+	check("deploy/deployment.yaml", base)
+	comps, err := fs.Glob(os.DirFS("components"), "*/kustomization.yaml")
+	if err != nil || len(comps) == 0 {
+		t.Fatalf("components: %v %v", comps, err)
+	}
+	argPath := regexp.MustCompile(`^/spec/template/spec/containers/0/args/(\d+)$`)
+	for _, f := range comps {
+		b, err := os.ReadFile(filepath.Join("components", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k struct {
+			Patches []struct {
+				Patch string `json:"patch"`
+			} `json:"patches"`
+		}
+		if err := yaml.Unmarshal(b, &k); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		args := slices.Clone(base)
+		patched := 0
+		for _, p := range k.Patches {
+			var ops []struct {
+				Op    string `json:"op"`
+				Path  string `json:"path"`
+				Value any    `json:"value"`
+			}
+			if yaml.Unmarshal([]byte(p.Patch), &ops) != nil {
+				continue // a strategic-merge patch, not a JSON 6902 one
+			}
+			for _, op := range ops {
+				m := argPath.FindStringSubmatch(op.Path)
+				if m == nil || op.Op != "replace" {
+					continue
+				}
+				i, _ := strconv.Atoi(m[1])
+				v, ok := op.Value.(string)
+				if !ok || i >= len(args) {
+					t.Fatalf("%s: patch %s = %v", f, op.Path, op.Value)
+				}
+				args[i] = v
+				patched++
+			}
+		}
+		if patched == 0 {
+			t.Errorf("%s patches no agent argument", f)
+		}
+		check("components/"+f, args)
 	}
 }

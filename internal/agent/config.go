@@ -2,7 +2,6 @@ package agent
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
@@ -84,14 +84,36 @@ func Defaults() Config {
 }
 
 // ErrHelp is returned by ParseFlags for -h/--help (usage already printed).
-var ErrHelp = flag.ErrHelp
+var ErrHelp = pflag.ErrHelp
 
-// ParseFlags parses the agent's command line (without the program name).
-// Usage and parse errors go to out. The result is validated.
+// ErrVersion is returned by ParseFlags for --version (nothing printed: the
+// caller prints the version).
+var ErrVersion = errors.New("version requested")
+
+// usageHead opens --help, before the flags.
+const usageHead = `rebootwatch-agent: the in-cluster reboot-lock janitor (kured, fleetlock). It
+judges every lock, reaps ghost and expired ones, optionally releases orphaned
+ones, and exports rebootwatch_* metrics, /healthz and /readyz.
+
+Usage:
+  rebootwatch-agent [flags]
+
+Flags:
+`
+
+// ParseFlags parses the agent's command line (without the program name)
+// with the CLI's convention: pflag's double-dash long flags. --help prints
+// the usage to out and returns ErrHelp; --version returns ErrVersion; both
+// win over every other flag and skip validation. Errors are returned, never
+// printed. The result is validated.
 func ParseFlags(args []string, out io.Writer) (Config, error) {
 	c := Defaults()
-	fs := flag.NewFlagSet("rebootwatch-agent", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := pflag.NewFlagSet("rebootwatch-agent", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var help, version bool
+	fs.BoolVarP(&help, "help", "h", false, "print this help and exit")
+	fs.BoolVar(&version, "version", false, "print the version and exit")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig file (out of cluster); default $KUBECONFIG, else in-cluster credentials")
 	fs.StringVar(&c.Context, "context", c.Context, "kubeconfig context (default: the current context)")
 	fs.DurationVar(&c.Interval, "interval", c.Interval, "periodic re-judge interval (events also trigger a re-judge)")
@@ -127,12 +149,38 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	})
 	fs.DurationVar(&c.NotifyBlockedAfter, "notify-blocked-after", c.NotifyBlockedAfter, "notify when the fleet has been stuck behind its blocker (one that does not clear by itself) with no node progressing for this long (0: never)")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		return c, singleDashHint(fs, args, err)
+	}
+	switch {
+	case help:
+		fmt.Fprint(out, usageHead+fs.FlagUsages())
+		return c, ErrHelp
+	case version:
+		return c, ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (rebootwatch-agent takes only flags)", fs.Arg(0))
 	}
 	return c, c.Validate()
+}
+
+// singleDashHint turns pflag's error for a long flag written with one dash
+// (Go's flag package took -interval=5s; pflag reads it as -i -n -t…) into
+// one that names the flag with two dashes.
+func singleDashHint(fs *pflag.FlagSet, args []string, err error) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if fs.Lookup(name) != nil {
+			return fmt.Errorf("%s: long flags take two dashes: -%s", a, a)
+		}
+	}
+	return err
 }
 
 // Validate reports the first thing wrong with c.

@@ -92,7 +92,10 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--prometheus-url=http://p:9090", "--prometheus-alerts=("}, "--prometheus-alerts: error parsing regexp"},
 		{[]string{"--prometheus-url=prometheus:9090"}, "--prometheus-url must be http(s)"},
 		{[]string{"extra"}, "unexpected argument"},
-		{[]string{"--no-such-flag"}, "not defined"},
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+		// Go's flag package took one dash; pflag reads -i -n -t… from it.
+		{[]string{"-interval=5s"}, "-interval=5s: long flags take two dashes: --interval=5s"},
+		{[]string{"-dry-run"}, "long flags take two dashes: --dry-run"},
 	} {
 		_, err := ParseFlags(tc.args, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/rebootwatch/rebootwatch/internal/buildinfo"
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
@@ -38,12 +38,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string, inCluster func() (*rest.Config, error)) int {
-	cfg, err := ParseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	cfg, err := ParseFlags(args, stdout)
+	switch {
+	case errors.Is(err, ErrHelp):
 		return 0
-	}
-	if err != nil {
+	case errors.Is(err, ErrVersion):
+		fmt.Fprintln(stdout, buildinfo.Read().Text("rebootwatch-agent"))
+		return 0
+	case err != nil:
 		fmt.Fprintln(stderr, "rebootwatch-agent:", err)
+		fmt.Fprintln(stderr, "rebootwatch-agent --help lists the flags")
 		return 2
 	}
 	log := NewLogger(stdout, cfg.LogLevel)

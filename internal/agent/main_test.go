@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/internal/buildinfo"
 )
 
 func TestMainExitCodes(t *testing.T) {
@@ -103,5 +105,33 @@ func TestStartupLogMasksPrometheusURL(t *testing.T) {
 	if strings.Contains(out.String()+errOut.String(), "hunter2") || strings.Contains(out.String()+errOut.String(), "s3cret") ||
 		!strings.Contains(start, `"prometheusURL":"http://admin:xxxxx@127.0.0.1:1/?token=xxxxx"`) {
 		t.Fatalf("startup log:\n%s\n%s", start, errOut.String())
+	}
+}
+
+// The agent's flags follow the CLI's convention (issue 23 §2): --version
+// and --help (-h) answer on stdout with exit 0, and nothing on stderr; a
+// bad flag is an error on stderr with exit 2 and nothing on stdout.
+func TestMainVersionAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--version"}, "rebootwatch-agent " + buildinfo.Read().Version + " ("},
+		{[]string{"--help"}, "--leader-elect-lease-duration duration"},
+		{[]string{"-h"}, "--leader-elect-lease-duration duration"},
+		// Help and version answer before the other flags are validated.
+		{[]string{"--interval=0s", "--help"}, "Usage:\n  rebootwatch-agent [flags]"},
+		{[]string{"--version", "--interval=0s"}, "rebootwatch-agent "},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(tc.args, &out, &errOut)
+		if code != 0 || !strings.Contains(out.String(), tc.want) || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and %q on stdout only", tc.args, code, out.String(), errOut.String(), tc.want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"--no-such-flag"}, &out, &errOut); code != 2 || out.Len() != 0 ||
+		!strings.Contains(errOut.String(), "unknown flag: --no-such-flag") || !strings.Contains(errOut.String(), "rebootwatch-agent --help") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }
