@@ -22,7 +22,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "rebootwatch-agent.labels" -}}
 {{ include "rebootwatch-agent.selectorLabels" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ include "rebootwatch-agent.imageTag" . | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
@@ -46,5 +46,24 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $keys = append $keys (printf "url-%d" $i) }}
 {{- end }}
 {{- toJson $keys }}
+{{- end }}
+{{- end }}
+
+{{/* The image's tag: image.tag, else the chart's appVersion (the release's
+version in a chart `make release` packaged). */}}
+{{- define "rebootwatch-agent.imageTag" -}}
+{{- .Values.image.tag | default .Chart.AppVersion | toString }}
+{{- end }}
+
+{{/* The pull policy: image.pullPolicy, else IfNotPresent for a version tag
+(v1.2.3, 1.2.3-rc.1: never moves) and Always for any other (latest, dev, a
+branch: moves, and a node's cached copy would go stale). */}}
+{{- define "rebootwatch-agent.pullPolicy" -}}
+{{- if .Values.image.pullPolicy }}
+{{- .Values.image.pullPolicy }}
+{{- else if regexMatch "^v?[0-9]+[.][0-9]+[.][0-9]+([-+][0-9A-Za-z.+-]+)?$" (include "rebootwatch-agent.imageTag" .) }}
+{{- "IfNotPresent" }}
+{{- else }}
+{{- "Always" }}
 {{- end }}
 {{- end }}
