@@ -10,10 +10,16 @@ TESTFLAGS ?= -race -count=1 -timeout 40m
 # the module proxy and compiled by `go run`: the first run on a cold build
 # cache compiles it (about 2.7 CPU-minutes: 6.5 minutes on two busy cores), later runs reuse it.
 GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+# GoReleaser (its configuration is .goreleaser.yaml), pinned and run the same
+# way by `make release`: the first run on a cold build cache compiles it.
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+# make release VERSION=v1.2.3 builds the release of the tag v1.2.3 at HEAD;
+# without VERSION, a snapshot of HEAD (v<last tag>-snapshot-<commit>).
+VERSION ?=
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build plugin demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint shellcheck testcluster helm screenshots clean help
+.PHONY: all deps build plugin release demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint shellcheck testcluster helm screenshots clean help
 
 all: build
 
@@ -24,6 +30,7 @@ help:
 	@echo 'make unit          unit tests only (-race, -short)'
 	@echo 'make build         bin/rebootwatch, bin/rebootwatch-agent, bin/kubectl-rebootwatch'
 	@echo 'make lint          go vet, golangci-lint (incl. the import rules), shellcheck'
+	@echo 'make release       archives + checksums for 6 platforms, krew manifest, chart in dist/ (GoReleaser; VERSION=vX.Y.Z for a tag)'
 	@echo 'make fmt           gofmt every Go file'
 	@echo 'make bench         Go benchmarks (-benchmem)'
 	@echo 'make bench-scale   the scale benchmark against a real apiserver (about 10 minutes)'
@@ -41,6 +48,20 @@ build:
 # and `kubectl rebootwatch` runs it (deploy/krew holds the krew manifest).
 plugin:
 	$(GO) build -o $(BIN)/kubectl-rebootwatch ./cmd/kubectl-rebootwatch
+
+# release builds, in the ignored dist/, the archives of rebootwatch,
+# kubectl-rebootwatch and rebootwatch-agent for linux, darwin and windows on
+# amd64 and arm64 with checksums.txt (GoReleaser, .goreleaser.yaml; nothing
+# is published), renders the krew manifest from them and checks it against
+# them (hack/krew: dist/rebootwatch-krew.yaml), and packages the chart with
+# the release's version as its appVersion (hack/package-chart.sh).
+# docs/release.md is the whole procedure.
+release: $(BIN)/helm
+	$(GO) run $(GORELEASER) release --clean --skip=publish $(if $(VERSION),,--snapshot)
+	@tag=$$($(GO) run ./hack/krew -dist dist) && \
+	  if [ -n "$(VERSION)" ] && [ "$$tag" != "$(VERSION)" ]; then echo "make release: built $$tag, not $(VERSION)" >&2; exit 1; fi && \
+	  HELM=$(BIN)/helm bash hack/package-chart.sh "$$tag" dist/
+	@ls -1 dist/*.tar.gz dist/*.zip dist/*.tgz dist/checksums.txt dist/rebootwatch-krew.yaml
 
 demo: build
 	$(BIN)/rebootwatch --demo

@@ -96,7 +96,7 @@ func TestKrewManifestTemplate(t *testing.T) {
 			t.Fatalf("platform %s: uri %q bin %q sha256 %q; want uri %q bin %q", key, pl.URI, pl.Bin, pl.Sha256, wantURI, bin)
 		}
 	}
-	for _, want := range []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64"} {
+	for _, want := range []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"} {
 		if !seen[want] {
 			t.Errorf("no platform %s", want)
 		}
