@@ -56,7 +56,10 @@ plugin:
 # them (hack/krew: dist/rebootwatch-krew.yaml), and packages the chart with
 # the release's version as its appVersion (hack/package-chart.sh).
 # docs/release.md is the whole procedure.
-release: $(BIN)/helm
+# helm is built only when missing (an existing bin/helm is used as it is,
+# whatever the age of hack/helm/go.mod).
+release:
+	@test -x $(BIN)/helm || $(MAKE) helm
 	$(GO) run $(GORELEASER) release --clean --skip=publish $(if $(VERSION),,--snapshot)
 	@tag=$$($(GO) run ./hack/krew -dist dist) && \
 	  if [ -n "$(VERSION)" ] && [ "$$tag" != "$(VERSION)" ]; then echo "make release: built $$tag, not $(VERSION)" >&2; exit 1; fi && \
