@@ -56,11 +56,13 @@ plugin:
 # them (hack/krew: dist/rebootwatch-krew.yaml), and packages the chart with
 # the release's version as its appVersion (hack/package-chart.sh).
 # docs/release.md is the whole procedure.
+# GoReleaser stops after 1h by default: a cold cross-build of 18 binaries on
+# two busy cores took longer (about 29 CPU-minutes), hence --timeout 3h.
 # helm is built only when missing (an existing bin/helm is used as it is,
 # whatever the age of hack/helm/go.mod).
 release:
 	@test -x $(BIN)/helm || $(MAKE) helm
-	$(GO) run $(GORELEASER) release --clean --skip=publish $(if $(VERSION),,--snapshot)
+	$(GO) run $(GORELEASER) release --clean --skip=publish --timeout 3h $(if $(VERSION),,--snapshot)
 	@tag=$$($(GO) run ./hack/krew -dist dist) && \
 	  if [ -n "$(VERSION)" ] && [ "$$tag" != "$(VERSION)" ]; then echo "make release: built $$tag, not $(VERSION)" >&2; exit 1; fi && \
 	  HELM=$(BIN)/helm bash hack/package-chart.sh "$$tag" dist/
