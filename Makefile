@@ -115,7 +115,7 @@ bench:
 # runbook, min/median/max of REBOOTWATCH_BENCH_RUNS (default 5) runs each.
 # About 10 minutes on 2 cores.
 bench-scale: testcluster
-	REBOOTWATCH_INTEGRATION=1 $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./internal/scalebench/
+	REBOOTWATCH_INTEGRATION=1 $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./internal/testenv/scalebench/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

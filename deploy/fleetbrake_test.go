@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	promsource "github.com/rebootwatch/rebootwatch/sources/prometheus"
 )
 

@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/rebootwatch/rebootwatch/internal/agent"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // chartDir is the Helm chart of the agent.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/agent"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // exportedMetrics are the names of every metric the agent registers: each

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"

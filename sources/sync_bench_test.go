@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/kube"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui/detail"
 	"github.com/rebootwatch/rebootwatch/tui/header"

@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
-	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // moduleRoot walks up from the test's directory to go.mod.

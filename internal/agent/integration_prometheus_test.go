@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 )

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 )
 
 // Issue 15 end to end on a real apiserver: objects created as their

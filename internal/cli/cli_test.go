@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 	"os"
 	"path/filepath"
 	"regexp"

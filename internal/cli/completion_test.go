@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // envAsMain makes this test binary behave as the rebootwatch command (see

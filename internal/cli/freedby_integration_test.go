@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

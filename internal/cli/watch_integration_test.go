@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	pmodel "github.com/prometheus/common/model"
 
-	"github.com/rebootwatch/rebootwatch/internal/golden"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 )
 
 var fixtureNow = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 )
 
 // The scale fixture (issue 25 §4): 300 clusters × 1,000 nodes, as a

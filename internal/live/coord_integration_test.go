@@ -15,7 +15,7 @@ import (
 
 	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

@@ -3,7 +3,7 @@ package live
 import (
 	"testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // The integration tests read the cluster whole (kube-system/kured, every

@@ -15,17 +15,17 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // BenchmarkConfirmToDone is what a confirmed action costs from the
 // operator's confirm to `done` (issue 22 §1: at most 0.6 s at 5,000 nodes
-// and 10,000 volumes), on a real apiserver seeded by internal/scalefixture
+// and 10,000 volumes), on a real apiserver seeded by internal/testenv/scalefixture
 // with 1,000 nodes + 3,000 Longhorn volumes, then 5,000 + 10,000, all
 // volumes healthy (or detached) so that the gates pass. Per run, the ghost
 // holder takes fleetlock's Lease again and the dashboard's model (a live

@@ -2,7 +2,7 @@ package lock_test
 
 // The conformance test: every registered lock kind goes through parse →
 // judge → plan → do, on a client-go fake clientset and on a real
-// kube-apiserver (internal/testcluster), with locks written exactly as the
+// kube-apiserver (internal/testenv/testcluster), with locks written exactly as the
 // kind's coordinator writes them and read back the way sources/kube reads
 // them. A kind added to the registry without a fixture here fails the test.
 
@@ -23,10 +23,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 )

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 const freshBenchNodes = 5000

@@ -3,7 +3,7 @@ package lock
 import (
 	"testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // The integration tests share one apiserver (testcluster.Shared). Each

@@ -3,7 +3,7 @@ package watch
 import (
 	"encoding/json"
 	"fmt"
-	goldenfile "github.com/rebootwatch/rebootwatch/internal/golden"
+	goldenfile "github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 	"path/filepath"
 	"strings"
 	"testing"

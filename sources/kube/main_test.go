@@ -3,7 +3,7 @@ package kube
 import (
 	"testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // The integration tests read every node, and DaemonSets, pods and PDBs

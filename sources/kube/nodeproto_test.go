@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

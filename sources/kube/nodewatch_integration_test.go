@@ -26,8 +26,8 @@ import (
 	"k8s.io/client-go/tools/pager"
 	"k8s.io/utils/ptr"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"

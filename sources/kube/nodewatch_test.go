@@ -25,7 +25,7 @@ import (
 	restclientwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

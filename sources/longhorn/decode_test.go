@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

@@ -3,7 +3,7 @@ package longhorn
 import (
 	"testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // The integration tests share one apiserver with the Longhorn CRD installed

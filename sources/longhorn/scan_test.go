@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

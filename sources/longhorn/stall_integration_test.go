@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 )

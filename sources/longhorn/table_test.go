@@ -12,7 +12,7 @@ import (
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

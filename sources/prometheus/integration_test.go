@@ -10,7 +10,7 @@ import (
 	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"

@@ -115,7 +115,7 @@ func (s *Sim) seedFleetlock() error {
 }
 
 // fleetlockFields is what the apiserver records for fleetlock's write of
-// the holder at t (see internal/coordfixture).
+// the holder at t (see internal/testenv/coordfixture).
 func fleetlockFields(t time.Time) []metav1.ManagedFieldsEntry {
 	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
 	return []metav1.ManagedFieldsEntry{{Manager: "fleetlock", Operation: metav1.ManagedFieldsOperationUpdate,

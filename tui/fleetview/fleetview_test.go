@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
-	"github.com/rebootwatch/rebootwatch/internal/golden"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 )
 
 var now = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)

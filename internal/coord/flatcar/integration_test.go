@@ -13,7 +13,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
 	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

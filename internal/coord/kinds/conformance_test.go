@@ -19,7 +19,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 

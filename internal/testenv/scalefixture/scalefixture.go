@@ -1,9 +1,9 @@
-// Package scalefixture fills a real test apiserver (internal/testcluster)
+// Package scalefixture fills a real test apiserver (internal/testenv/testcluster)
 // with a cluster of realistic size for the scale benchmarks: Nodes with a
 // kubelet's full status (conditions, node info, addresses and an image list,
 // which is most of a real Node's bytes), Longhorn Volumes with spec and
 // status, kured's DaemonSet holding a lock and a held fleetlock Lease (both
-// written as the coordinators write them, via internal/coordfixture). It
+// written as the coordinators write them, via internal/testenv/coordfixture). It
 // also reads the apiserver's apiserver_request_total, so a benchmark can
 // count the requests a run made.
 //
@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 )
 
 // Where the fixture puts things (the runbook reads them there).

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // Options shape the Prometheus configuration.

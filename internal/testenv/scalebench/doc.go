@@ -1,5 +1,5 @@
 // Package scalebench is rebootwatch's scale benchmark (issue 14): it seeds a
-// real kube-apiserver + etcd (internal/testcluster) with 1,000 nodes and
+// real kube-apiserver + etcd (internal/testenv/testcluster) with 1,000 nodes and
 // 3,000 Longhorn volumes, then grows it to 5,000 and 10,000, and measures per
 // case the first full picture of `rebootwatch --snapshot -o json` (the built
 // binary, as a subprocess), of the dashboard's model and of

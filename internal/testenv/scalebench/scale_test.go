@@ -27,8 +27,8 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/live"
-	"github.com/rebootwatch/rebootwatch/internal/scalefixture"
-	"github.com/rebootwatch/rebootwatch/internal/testcluster"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
