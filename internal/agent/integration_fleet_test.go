@@ -11,9 +11,17 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testtmux"
 )
+
+// ghostB is the fleetlock holder only cluster b's Lease names: a machine
+// no node of b carries, so b's lock is a ghost and its dashboard shows a
+// holder neither a's nor c's apiserver holds.
+const ghostB = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0"
 
 // buildCLI builds cmd/rebootwatch into a temporary directory.
 func buildCLI(t *testing.T) string {
@@ -45,8 +53,11 @@ type fleetDoc struct {
 // apiservers, each with an agent scraped by its own Debian Prometheus with
 // external_labels {cluster: a|b|c}, remote-writing into a central
 // Prometheus. `rebootwatch fleet --snapshot -o json` against the central
-// one lists the three clusters; the ghost in b (its holder's node deleted,
-// the agent told not to reap) is sorted first; stopping agent c turns row
+// one lists the three clusters; the ghost in b (its Lease held by a machine
+// only b names, whose node is not there; the agent told not to reap) is
+// sorted first; the fleet dashboard in tmux opens b's live dashboard on
+// enter, through --context-for b=kind-b, showing the ghost lock b's own
+// apiserver holds, and q returns to the fleet; stopping agent c turns row
 // c stale within its staleness bound (--stale-after), and the exit code
 // is 2, never 0. The fleet view sends at most 6 queries.
 func TestIntegrationFleetThroughPrometheus(t *testing.T) {
@@ -54,14 +65,17 @@ func TestIntegrationFleetThroughPrometheus(t *testing.T) {
 	central := testprom.Start(t, testprom.Options{Receiver: true})
 	cli := buildCLI(t)
 	agents := map[string]*agentProc{}
+	kubeconfigs := map[string]string{}
 	for _, name := range []string{"a", "b", "c"} {
 		admin, bin, kc, _ := heldLeaseCluster(t)
+		kubeconfigs[name] = kc
 		if name == "b" {
 			ctx, cancel := bg()
 			if err := admin.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			cancel()
+			setFleetHolder(t, admin, ghostB)
 		}
 		p := startAgentProc(t, bin, "agent-"+name, kc, "--interval=1s", "--request-timeout=10s", "--reap-ghost=false", "--leader-elect=false")
 		agents[name] = p
@@ -106,13 +120,15 @@ func TestIntegrationFleetThroughPrometheus(t *testing.T) {
 		return status(d) == "b:ghost a:in-progress c:in-progress", raw
 	})
 	b := d.Clusters[0]
-	if b.Context != "kind-b" || len(b.Locks) != 1 || b.Locks[0].Holder != testZincatiID || b.Locks[0].HolderNode != "" ||
+	if b.Context != "kind-b" || len(b.Locks) != 1 || b.Locks[0].Holder != ghostB || b.Locks[0].HolderNode != "" ||
 		b.Locks[0].Verdict != "ghost" || b.Sources[0] != "agent" {
 		t.Errorf("row b: %+v", b)
 	}
 	if d.ExitCode != 2 {
 		t.Errorf("exit %d with a ghost, want 2", d.ExitCode)
 	}
+
+	fleetEnterOpensB(t, cli, central.URL, staleAfter, kubeconfigs)
 
 	stopped := time.Now()
 	agents["c"].stop(t, syscall.SIGTERM)
@@ -132,4 +148,56 @@ func TestIntegrationFleetThroughPrometheus(t *testing.T) {
 	if d.ExitCode != 2 {
 		t.Errorf("exit %d, want 2", d.ExitCode)
 	}
+}
+
+// fleetEnterOpensB runs the real fleet dashboard in tmux against the
+// central Prometheus with one kubeconfig holding the three clusters'
+// contexts: a and c under their labels' names (the default mapping), b as
+// kind-b (reached only through --context-for b=kind-b). Enter on b's row
+// (the ghost, first) opens b's live dashboard: its header names kind-b and
+// its Locks panel shows the ghost held by ghostB, which only b's apiserver
+// holds; q returns to the fleet view.
+func fleetEnterOpensB(t *testing.T, cli, promURL string, staleAfter time.Duration, kubeconfigs map[string]string) {
+	t.Helper()
+	merged := clientcmdapi.NewConfig()
+	for label, path := range kubeconfigs {
+		one, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := label
+		if label == "b" {
+			name = "kind-b"
+		}
+		cur := one.Contexts[one.CurrentContext]
+		merged.Clusters[name] = one.Clusters[cur.Cluster]
+		merged.AuthInfos[name] = one.AuthInfos[cur.AuthInfo]
+		merged.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	}
+	merged.CurrentContext = "a"
+	kc := filepath.Join(t.TempDir(), "fleet-kubeconfig")
+	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
+		t.Fatal(err)
+	}
+	p := testtmux.Start(t, 120, 40, "env TERM=xterm-256color KUBECONFIG="+kc+" "+cli+" fleet --interval 1s --prometheus-url "+promURL+
+		" --stale-after "+staleAfter.String()+" --context-for b=kind-b; sleep 600")
+	const bound = 60 * time.Second
+	inFleet := func(s string) bool { return strings.Contains(s, "fleet · 3 clusters") }
+	s := p.WaitFor("the three clusters, b's ghost first under the cursor", bound, func(s string) bool {
+		return inFleet(s) && strings.Contains(s, "▶ b ") && strings.Contains(s, "  a ") && strings.Contains(s, "  c ")
+	})
+	if i, j, k := strings.Index(s, "▶ b "), strings.Index(s, "  a "), strings.Index(s, "  c "); i > j || i > k {
+		t.Errorf("b (ghost) is not first:\n%s", s)
+	}
+	p.Keys("Enter")
+	s = p.WaitFor("b's live dashboard with b's ghost lock", bound, func(s string) bool {
+		return !inFleet(s) && strings.Contains(s, "kind-b") && strings.Contains(s, ghostB[:12]) && strings.Contains(s, "ghost")
+	})
+	if strings.Contains(s, testZincatiID[:12]) || strings.Contains(s, "n1 ") {
+		t.Errorf("b's dashboard shows a's or c's holder or node:\n%s", s)
+	}
+	t.Logf("enter on b opened:\n%s", s)
+	p.Keys("q")
+	p.WaitFor("back in the fleet view", bound, func(s string) bool { return inFleet(s) && strings.Contains(s, "▶ b ") })
+	p.Keys("q")
 }
