@@ -5,6 +5,7 @@
 package testtmux
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -26,8 +27,17 @@ func Start(t *testing.T, width, height int, command string) Pane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	p := Pane{t: t, sock: "rebootwatch-test-" + filepath.Base(t.TempDir())}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.sock, "-f", "/dev/null", "kill-server").Run() })
+	// A socket path of its own (short: a Unix socket's path is bounded),
+	// so no other test's or run's tmux server can share it.
+	dir, err := os.MkdirTemp("", "rwtmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Pane{t: t, sock: filepath.Join(dir, "s")}
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-S", p.sock, "-f", "/dev/null", "kill-server").Run()
+		_ = os.RemoveAll(dir)
+	})
 	p.Run("new-session", "-d", "-s", "pane", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), command)
 	return p
 }
@@ -35,7 +45,7 @@ func Start(t *testing.T, width, height int, command string) Pane {
 // Run runs one tmux command against this pane's server and returns its output.
 func (p Pane) Run(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("tmux %q: %v\n%s", args, err, out)
 	}
