@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/rebootwatch/rebootwatch/internal/testprom"
-	"github.com/rebootwatch/rebootwatch/internal/testtmux"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testtmux"
 )
 
 // ghostB is the fleetlock holder only cluster b's Lease names: a machine

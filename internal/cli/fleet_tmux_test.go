@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/testtmux"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testtmux"
 )
 
 // TestFleetDashboardTmux (issue 25 §4): the real binary's fleet dashboard
