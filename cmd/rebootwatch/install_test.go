@@ -3,12 +3,14 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const modulePath = "github.com/rebootwatch/rebootwatch"
@@ -80,7 +82,10 @@ func TestGoInstallAtVersion(t *testing.T) {
 	}
 	// A version no release will have, so nothing real is shadowed in the
 	// shared module cache, and removed from it afterwards.
-	const version = "v0.0.0-20000101000000-000000000001"
+	// A version of this run's own: a run killed before its cleanup leaves
+	// its extracted tree in the shared module cache, which a later run of
+	// the same version would build instead of the tree under test.
+	version := fmt.Sprintf("v0.0.0-20000101000000-%012x", uint64(time.Now().UnixNano())&0xffffffffffff)
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, modulePath, "@v")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
