@@ -68,17 +68,17 @@ func TestHelmFleetBrakeEqualsDeployMonitoring(t *testing.T) {
 // fleetBrakeRules is the brake as a Prometheus rule file.
 func fleetBrakeRules(t *testing.T) string {
 	t.Helper()
-	for _, o := range fleetBrakeObjects(t) {
-		u := o.Object.(*unstructured.Unstructured)
-		spec, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec")
-		b, err := yaml.Marshal(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	objs := fleetBrakeObjects(t)
+	if len(objs) == 0 {
+		t.Fatal("no rule in monitoring/fleet-brake.yaml")
 	}
-	t.Fatal("no rule in monitoring/fleet-brake.yaml")
-	return ""
+	u := objs[0].Object.(*unstructured.Unstructured)
+	spec, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec")
+	b, err := yaml.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestIntegrationFleetBrakeFires (issue 25 §3): a real Prometheus sees

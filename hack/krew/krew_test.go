@@ -256,7 +256,9 @@ func writeArchive(t *testing.T, file string, files map[string][]byte) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.Write(data)
+			if _, err := w.Write(data); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := zw.Close(); err != nil {
 			t.Fatal(err)
@@ -268,7 +270,9 @@ func writeArchive(t *testing.T, file string, files map[string][]byte) {
 			if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 				t.Fatal(err)
 			}
-			tw.Write(data)
+			if _, err := tw.Write(data); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := tw.Close(); err != nil {
 			t.Fatal(err)

@@ -11,7 +11,8 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// The per-node and per-holder series the fleet view reads from Prometheus
+// FixedSeries bounds the series an agent exports besides its per-node and
+// per-holder ones: the series the fleet view reads from Prometheus
 // (issue 25 §1; docs/fleet.md). Their cardinality is bounded by the
 // cluster's size: one phase series per node, at most one blocker series per
 // node, one holder series per held lock entry. With N nodes, L lock objects

@@ -236,7 +236,7 @@ type fleetLine struct {
 func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff fleetFlags) int {
 	last := map[string]fleet.Status{}
 	first := true
-	print := func(l fleetLine) error {
+	printLine := func(l fleetLine) error {
 		if c.Output == "json" {
 			return writeJSONLine(env, l)
 		}
@@ -267,7 +267,7 @@ func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff
 				say(env.Stderr, "rebootwatch: %s\n", fleet.ErrorText(f.Err))
 				return ExitError
 			}
-			if err := print(fleetLine{Time: now, Error: fleet.ErrorText(f.Err)}); err != nil {
+			if err := printLine(fleetLine{Time: now, Error: fleet.ErrorText(f.Err)}); err != nil {
 				return fail(env, fmt.Errorf("writing the output: %w", err))
 			}
 		}
@@ -289,7 +289,7 @@ func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff
 			if c.Output == "json" {
 				l.Cluster = row.Cluster
 			}
-			if err := print(l); err != nil {
+			if err := printLine(l); err != nil {
 				return fail(env, fmt.Errorf("writing the output: %w", err))
 			}
 		}

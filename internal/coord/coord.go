@@ -204,7 +204,7 @@ func NodeFrom(n *corev1.Node, keys []string) Node {
 			continue
 		}
 		var f map[string]any
-		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
 			continue
 		}
 		w := FieldWrite{Manager: e.Manager, At: e.Time.Time}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -213,14 +212,4 @@ func JSON(f Fleet, endpoint string) ([]byte, error) {
 		d.Error = &s
 	}
 	return json.MarshalIndent(d, "", "  ")
-}
-
-// sortedKeys returns a map's keys in order (tests and detail views).
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

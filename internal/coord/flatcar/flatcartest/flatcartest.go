@@ -137,7 +137,9 @@ func AgentRebooting(n *corev1.Node) {
 }
 
 // Cordon is k8sutil.Unschedulable(true); Uncordon its false.
-func Cordon(n *corev1.Node)   { n.Spec.Unschedulable = true }
+func Cordon(n *corev1.Node) { n.Spec.Unschedulable = true }
+
+// Uncordon marks n schedulable again, as FLUO's agent does after its reboot.
 func Uncordon(n *corev1.Node) { n.Spec.Unschedulable = false }
 
 // AgentUncordoned is what the agent writes after its uncordon.
@@ -187,7 +189,7 @@ func AgentClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	return named(cfg, "update-agent/v0.0.0 (linux/amd64) kubernetes/$Format")
 }
 
-// OperatorClient: see AgentClient.
+// OperatorClient is a client named as FLUO's update-operator (see AgentClient).
 func OperatorClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	return named(cfg, "update-operator/v0.0.0 (linux/amd64) kubernetes/$Format")
 }
