@@ -69,6 +69,28 @@ const lockAnnotation = "weave.works/kured-node-lock"
 
 // blkPod creates a pod bound to a node, Running and Ready through the
 // status subresource.
+// blkZeroPDB creates the budget name in ns over the pods labelled app, with
+// the disruption controller's status of 2 healthy of 2 desired and 0
+// disruptions allowed: every eviction it covers is refused.
+func blkZeroPDB(t *testing.T, cs kubernetes.Interface, ns, name, app string) {
+	t.Helper()
+	ctx := context.Background()
+	minAv := intstr.FromInt32(2)
+	b, err := cs.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAv,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2,
+		ExpectedPods: 2, DisruptionsAllowed: 0, Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition,
+			Status: metav1.ConditionFalse, Reason: policyv1.InsufficientPodsReason, LastTransitionTime: metav1.Now()}}}
+	if _, err := cs.PolicyV1().PodDisruptionBudgets(ns).UpdateStatus(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func blkPod(t *testing.T, cs kubernetes.Interface, ns, name, node string, labels map[string]string, ownerKind string) {
 	t.Helper()
 	ctx := context.Background()
@@ -147,21 +169,7 @@ func TestBlockersPDBDrainRealCluster(t *testing.T) {
 	blkNode(t, cs, "w-2", false)
 	blkKured(t, cs, "w-1", time.Now().Add(-30*time.Minute), "--period=1m")
 	shop := tc.Namespace(t, "shop")
-	minAv := intstr.FromInt32(2)
-	b, err := cs.PolicyV1().PodDisruptionBudgets(shop).Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: shop, Name: "postgres"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAv,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "postgres"}}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The disruption controller's status: 2 healthy of 2 desired, 0 allowed.
-	b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2,
-		ExpectedPods: 2, DisruptionsAllowed: 0, Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition,
-			Status: metav1.ConditionFalse, Reason: policyv1.InsufficientPodsReason, LastTransitionTime: metav1.Now()}}}
-	if _, err := cs.PolicyV1().PodDisruptionBudgets(shop).UpdateStatus(ctx, b, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	blkZeroPDB(t, cs, shop, "postgres", "postgres")
 	blkPod(t, cs, shop, "postgres-1", "w-1", map[string]string{"app": "postgres"}, "StatefulSet")
 	blkPod(t, cs, shop, "postgres-0", "w-2", map[string]string{"app": "postgres"}, "StatefulSet")
 	blkPod(t, cs, "kube-system", "kured-w1", "w-1", map[string]string{"name": "kured"}, "DaemonSet")

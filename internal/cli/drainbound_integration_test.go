@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
@@ -27,20 +25,7 @@ func TestDrainBoundRealCluster(t *testing.T) {
 	blkNode(t, cs, "w-2", false)
 	blkKured(t, cs, "w-1", time.Now().Add(-3*time.Minute), "--period=1m")
 	shop := tc.Namespace(t, "shop")
-	minAv := intstr.FromInt32(2)
-	b, err := cs.PolicyV1().PodDisruptionBudgets(shop).Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: shop, Name: "web"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAv,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: b.Generation, CurrentHealthy: 2, DesiredHealthy: 2,
-		ExpectedPods: 2, DisruptionsAllowed: 0, Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition,
-			Status: metav1.ConditionFalse, Reason: policyv1.InsufficientPodsReason, LastTransitionTime: metav1.Now()}}}
-	if _, err := cs.PolicyV1().PodDisruptionBudgets(shop).UpdateStatus(ctx, b, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	blkZeroPDB(t, cs, shop, "web", "web")
 	blkPod(t, cs, shop, "web-1", "w-1", map[string]string{"app": "web"}, "StatefulSet")
 	blkPod(t, cs, shop, "web-0", "w-2", map[string]string{"app": "web"}, "StatefulSet")
 
