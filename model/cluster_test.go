@@ -471,3 +471,17 @@ func TestShortID(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstFewAndAside(t *testing.T) {
+	for _, c := range []struct {
+		xs   []string
+		want string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b", "c"}, "a, b, c"}, {[]string{"a", "b", "c", "d", "e"}, "a, b, c and 2 more"}} {
+		if got := FirstFew(c.xs, 3); got != c.want {
+			t.Errorf("FirstFew(%q, 3) = %q, want %q", c.xs, got, c.want)
+		}
+	}
+	if Aside("") != "" || Aside("refused") != " (refused)" {
+		t.Errorf("Aside: %q %q", Aside(""), Aside("refused"))
+	}
+}

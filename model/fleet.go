@@ -625,3 +625,22 @@ func HumanDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%dh", days, h)
 }
+
+// FirstFew joins up to most items with ", ", then says how many more there
+// are: "a, b, c and 4 more". Every line that names a list of nodes, pods or
+// holders is bounded by it.
+func FirstFew(xs []string, most int) string {
+	if len(xs) <= most {
+		return strings.Join(xs, ", ")
+	}
+	return strings.Join(xs[:most], ", ") + fmt.Sprintf(" and %d more", len(xs)-most)
+}
+
+// Aside is m in parentheses after a space, or nothing when m is empty: the
+// detail a message may add to a status ("Error (connection refused)").
+func Aside(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}

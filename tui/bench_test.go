@@ -7,7 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -18,7 +18,7 @@ func bigCluster(n int) (*model.Cluster, *clock) {
 	ck := &clock{now: t0}
 	j := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
 	c := model.NewCluster("big", model.Options{})
-	c.Judge, c.Explain = j.Judge, lock.New(lock.Options{}).Explain
+	c.Judge, c.Explain = j.Judge, explain.For(explain.Options{})
 	var evs model.Batch
 	req := map[string]bool{}
 	for i := 0; i < n; i++ {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -185,7 +186,7 @@ func newFixture() *fixture {
 	f := &fixture{clock: &clock{now: t0}, judge: &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}, actions: &fakeActions{
 		result: lock.Result{Outcome: model.OutcomeDone, Message: "released"}}}
 	c := model.NewCluster("prod-eu-1", model.Options{})
-	c.Judge, c.Explain = f.judge.Judge, lock.New(lock.Options{}).Explain
+	c.Judge, c.Explain = f.judge.Judge, explain.For(explain.Options{})
 	f.c = c
 	now := t0.Add(-2 * time.Hour)
 	at := func(d time.Duration) time.Time { return now.Add(d) }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
@@ -100,7 +101,7 @@ func New(a *Agent) *Agent {
 	a.leaderCh = make(chan struct{}, 1)
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
-	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, a.Engine.Explain
+	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, explain.For(explain.Options{DrainBound: a.Config.DrainBound})
 	// The heartbeat reports the locks while the sources sync; the phases
 	// (and so the blockers that time them) wait for the whole picture.
 	a.cluster.PhasesAwaitSync = true

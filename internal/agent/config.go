@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -67,7 +67,7 @@ func Defaults() Config {
 		ReapGhost:                true,
 		ReapExpired:              true,
 		OrphanGrace:              10 * time.Minute,
-		DrainBound:               lock.DefaultDrainBound,
+		DrainBound:               explain.DefaultDrainBound,
 		Kured:                    true,
 		Fleetlock:                true,
 		FleetlockNamespace:       "default",

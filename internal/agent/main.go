@@ -108,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		Log:      log,
 		Identity: identity,
 		Client:   client,
-		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, DrainBound: cfg.DrainBound, Unattended: true}),
+		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
 		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
 			Logger: log, Timeout: cfg.RequestTimeout, Fresh: sourceset.FreshReaders(sourceOptions(cfg, watchClient, dyn, longhornREST, log))},
 		Sources: sourceStarters(cfg, watchClient, dyn, longhornREST, log),

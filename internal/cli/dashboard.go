@@ -98,7 +98,6 @@ func programOptions(ctx context.Context, env Env) []tea.ProgramOption {
 func clusterOptions(env Env, c *Common, s *live.Session, logs *syncBuffer) tui.ClusterOptions {
 	eng := s.Engine()
 	cl := s.NewCluster()
-	cl.Judge, cl.Explain = eng.Judge, eng.Explain
 	who := env.Getenv("USER")
 	if who == "" {
 		who = "someone"

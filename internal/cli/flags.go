@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubectlflags"
 	"github.com/rebootwatch/rebootwatch/internal/live"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
 
@@ -70,7 +70,7 @@ func DefaultCommon() Common {
 	return Common{
 		Kube:           kubectlflags.New(),
 		RequestTimeout: 20 * time.Second, FleetlockNamespace: "default",
-		PrometheusInterval: 30 * time.Second, OrphanGrace: 10 * time.Minute, DrainBound: lock.DefaultDrainBound,
+		PrometheusInterval: 30 * time.Second, OrphanGrace: 10 * time.Minute, DrainBound: explain.DefaultDrainBound,
 		SyncTimeout: 30 * time.Second, DemoSeed: 1, DemoSpeed: 10, Output: "text",
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -142,7 +143,7 @@ func snapshotFixture(t testing.TB, n int) model.Snapshot {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	c := model.NewCluster("bench", model.Options{})
 	e := lock.New(lock.Options{})
-	c.Judge, c.Explain = e.Judge, e.Explain
+	c.Judge, c.Explain = e.Judge, explain.For(explain.Options{})
 	for _, s := range []model.SourceName{model.SourceNodes, model.SourceKured, model.SourceLonghorn} {
 		c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: s, Status: model.StatusOK, LastSync: now}}, now)
 	}

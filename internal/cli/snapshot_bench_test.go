@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
@@ -87,7 +88,7 @@ func BenchmarkSnapshotAfterLists(b *testing.B) {
 	for b.Loop() {
 		e := lock.New(lock.Options{})
 		c := model.NewCluster("bench", model.Options{})
-		c.Judge, c.Explain = e.Judge, e.Explain
+		c.Judge, c.Explain = e.Judge, explain.For(explain.Options{})
 		c.AwaitSync = true
 		for _, ev := range evs {
 			c.Apply(ev, now)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
@@ -45,7 +46,7 @@ type Options struct {
 	PrometheusAlerts    string
 
 	OrphanGrace time.Duration
-	// DrainBound is --drain-bound (lock.Options.DrainBound).
+	// DrainBound is --drain-bound (explain.Options.DrainBound).
 	DrainBound time.Duration
 	TargetOS   string
 
@@ -104,6 +105,8 @@ type Session struct {
 
 	opts   Options
 	engine *lock.Engine
+	// explain is the stall explainer with the session's bounds.
+	explain model.Explain
 	// coordinators are the coordinator kinds read once (Options.Coordinators).
 	coordinators []kinds.Result
 	events       chan model.Event
@@ -133,7 +136,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		o.SyncTimeout = 30 * time.Second
 	}
 	s := &Session{opts: o, events: make(chan model.Event, eventBuffer),
-		engine: lock.New(lock.Options{OrphanGrace: o.OrphanGrace, DrainBound: o.DrainBound})}
+		engine:  lock.New(lock.Options{OrphanGrace: o.OrphanGrace}),
+		explain: explain.For(explain.Options{DrainBound: o.DrainBound})}
 	s.Events = s.events
 	var err error
 	if o.Demo {
@@ -320,13 +324,14 @@ func (s *Session) WaitForSync(ctx context.Context) error {
 }
 
 // NewCluster returns an empty model for this session with the session's
-// lock engine wired as its Judge and its Explain (the blockers step).
+// lock engine wired as its Judge and the stall explainer as its Explain,
+// with the coordinator kinds' blockers merged in.
 func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
-	c.Judge, c.Explain = s.engine.Judge, s.engine.Explain
+	c.Judge, c.Explain = s.engine.Judge, s.explain
 	if extra := kinds.Blockers(s.coordinators); len(extra) > 0 {
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
-			return coord.Merge(s.engine.Explain(c, now), extra)
+			return coord.Merge(s.explain(c, now), extra)
 		}
 	}
 	c.AwaitSync = true

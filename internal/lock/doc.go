@@ -13,12 +13,8 @@
 // encoding/json, its --concurrency); a value not in the form kured writes is
 // unknown.
 //
-// It also holds the blockers step (blockers.go, Engine.Explain, the model's
-// Explain): what each waiting node and the fleet wait for, read from a
-// cluster whose phases and verdicts are derived. That step only reads: it
-// writes nothing, reads no source and judges no lock. It is not the lock
-// engine's job and belongs in a package of its own (docs/architecture.md,
-// "Where the stall explainer lives").
+// What each waiting node waits for (the blockers) is internal/explain's,
+// not the engine's.
 //
 // It must never: judge a holder a ghost from a node list that is not fresh
 // and complete; judge a kured lock from a value kured would read otherwise;

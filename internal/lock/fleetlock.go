@@ -226,7 +226,7 @@ func (ix *Index) byZincati(holder string) Mapping {
 	case len(byMachine) > 0:
 		return several(byMachine, "holder is the node's raw machine id")
 	case len(unusable) > 0:
-		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), list(unusable, 3))}
+		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), model.FirstFew(unusable, 3))}
 	}
 	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
 }

@@ -217,7 +217,7 @@ func diffNodes(judged, now map[string]string) string {
 		return ""
 	}
 	sort.Strings(diffs)
-	return list(diffs, 5)
+	return model.FirstFew(diffs, 5)
 }
 
 // changed names the facts that differ: "ready=True → ready=False".
@@ -353,7 +353,7 @@ func diffLocks(judged, now []model.LockObject, written model.LockRef) []string {
 			out = append(out, fmt.Sprintf("lock %s was replaced (uid %s → %s)", l.LockRef, j.UID, l.UID))
 		default:
 			if d := specDiff(j.Spec, l.Spec, l.LockRef == written); len(d) > 0 {
-				out = append(out, fmt.Sprintf("lock %s changed: %s", l.LockRef, list(d, 5)))
+				out = append(out, fmt.Sprintf("lock %s changed: %s", l.LockRef, model.FirstFew(d, 5)))
 			}
 		}
 	}
@@ -497,7 +497,7 @@ func (a *Actor) freshVolumes(ctx context.Context, p Plan) freshRead {
 	}
 	sort.Strings(out)
 	if len(out) > 5 {
-		out = []string{list(out, 5)}
+		out = []string{model.FirstFew(out, 5)}
 	}
 	return freshRead{diffs: out}
 }
@@ -534,5 +534,5 @@ func (a *Actor) freshAlerts(ctx context.Context, p Plan) freshRead {
 	if len(out) == 0 {
 		return freshRead{}
 	}
-	return freshRead{diffs: []string{fmt.Sprintf("blocking alerts fire now: %s (not firing when judged)", list(out, 5))}}
+	return freshRead{diffs: []string{fmt.Sprintf("blocking alerts fire now: %s (not firing when judged)", model.FirstFew(out, 5))}}
 }

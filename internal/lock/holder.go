@@ -2,7 +2,6 @@ package lock
 
 import (
 	"encoding/hex"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -126,11 +125,4 @@ func isHex32(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-func list(xs []string, most int) string {
-	if len(xs) <= most {
-		return strings.Join(xs, ", ")
-	}
-	return strings.Join(xs[:most], ", ") + fmt.Sprintf(" and %d more", len(xs)-most)
 }

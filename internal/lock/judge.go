@@ -22,14 +22,6 @@ type Options struct {
 	// orphaned locks (never for a held lock an operator asks about), and no
 	// failed gate can ever be overridden.
 	Unattended bool
-	// DrainBound is how long a drain may take before the blockers name
-	// what is left on the node; 0 means DefaultDrainBound.
-	DrainBound time.Duration
-	// RebootBound is how long a reboot may take (NotReady in a cycle)
-	// before it is slow when the fleet has no reboot on record; 0 means
-	// DefaultRebootBound. With reboots on record the bound is relative to
-	// their median.
-	RebootBound time.Duration
 }
 
 // Engine judges locks and plans actions. It remembers a little across
@@ -332,14 +324,14 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 
 	// Rule 1: sources must be fresh before anything is judged from them.
 	if h, ok := c.Source(sourceOf(s.Kind)); ok && !h.Usable() {
-		set(model.VerdictUnknown, "%s source is %s%s: the lock data may be out of date", h.Name, h.Status, msgSuffix(h.Message))
+		set(model.VerdictUnknown, "%s source is %s%s: the lock data may be out of date", h.Name, h.Status, model.Aside(h.Message))
 		return
 	}
 	if !c.NodesFresh() {
 		h, ok := c.Source(model.SourceNodes)
 		st := "not synced"
 		if ok {
-			st = string(h.Status) + msgSuffix(h.Message)
+			st = string(h.Status) + model.Aside(h.Message)
 		}
 		set(model.VerdictUnknown, "node list is %s: cannot tell whether holder %s is a live node", st, s.Holder)
 		return
@@ -357,7 +349,7 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		return
 	case MatchSeveral:
 		s.HolderNodes = m.Nodes
-		set(model.VerdictAmbiguous, "holder %s maps to %d nodes (%s): they share one machine id", s.Holder, len(m.Nodes), list(m.Nodes, 4))
+		set(model.VerdictAmbiguous, "holder %s maps to %d nodes (%s): they share one machine id", s.Holder, len(m.Nodes), model.FirstFew(m.Nodes, 4))
 		return
 	}
 	if j.entry.Expired(now) {
@@ -563,13 +555,6 @@ func entryKey(s model.LockStatus) string {
 		k += fmt.Sprintf("#%d", s.Entry)
 	}
 	return k
-}
-
-func msgSuffix(m string) string {
-	if m == "" {
-		return ""
-	}
-	return " (" + m + ")"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -229,7 +229,7 @@ func (r KuredReading) String() string {
 	for _, e := range r.Entries {
 		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
 	}
-	return fmt.Sprintf("%s reads it as held by %s", mode, list(hs, 5))
+	return fmt.Sprintf("%s reads it as held by %s", mode, model.FirstFew(hs, 5))
 }
 
 // kuredForm is an error of a value that is not in the form kured writes.
@@ -614,7 +614,7 @@ func holdersWord(l KuredLock) string {
 	for _, e := range l.Entries {
 		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
 	}
-	return "held by " + list(hs, 5)
+	return "held by " + model.FirstFew(hs, 5)
 }
 
 // kuredReadsSays says what kured reads from a value: at its concurrency
@@ -857,6 +857,10 @@ type KuredConfig struct {
 	// not parse, or one from a Secret, ConfigMap or field reference).
 	unread map[string]bool
 }
+
+// Known reports whether a flag's value is known here (false for a value
+// that does not parse, or one from a Secret, ConfigMap or field reference).
+func (c *KuredConfig) Known(flag string) bool { return c != nil && !c.unread[flag] }
 
 // concurrency is kured's --concurrency, and whether it is known.
 func (c *KuredConfig) concurrency() (int, bool) {

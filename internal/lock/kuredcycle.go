@@ -111,7 +111,7 @@ func kuredPodOn(c *model.Cluster, ref model.LockRef, node string) kuredPodView {
 		if h, ok := c.Source(model.SourcePods); !ok {
 			why = "pods not read yet"
 		} else if !h.Usable() {
-			why = "pods " + string(h.Status) + msgSuffix(h.Message)
+			why = "pods " + string(h.Status) + model.Aside(h.Message)
 		}
 		return kuredPodView{why: why}
 	}
@@ -127,7 +127,7 @@ func kuredPodOn(c *model.Cluster, ref model.LockRef, node string) kuredPodView {
 		}
 	}
 	if h, ok := c.Source(model.SourcePods); ok && !h.Usable() {
-		return kuredPodView{why: "pods " + string(h.Status) + msgSuffix(h.Message)}
+		return kuredPodView{why: "pods " + string(h.Status) + model.Aside(h.Message)}
 	}
 	return kuredPodView{known: true, pod: found}
 }

@@ -478,7 +478,7 @@ func otherNodesGate(ctx *judgeCtx, js []judged, i int, holders map[string]bool) 
 	}
 	others = append(others, unknown...)
 	if len(others) > 0 {
-		add(GateOtherNodes, false, "other nodes are not steady: %s", list(others, 5))
+		add(GateOtherNodes, false, "other nodes are not steady: %s", model.FirstFew(others, 5))
 	} else {
 		add(GateOtherNodes, true, "every other node is Ready and not mid-cycle")
 	}
@@ -507,7 +507,7 @@ func volumesGate(c *model.Cluster) Gate {
 			}
 		}
 		if len(bad) > 0 {
-			add(GateVolumes, false, "Longhorn volumes not healthy: %s", list(bad, 5))
+			add(GateVolumes, false, "Longhorn volumes not healthy: %s", model.FirstFew(bad, 5))
 		} else {
 			add(GateVolumes, true, "no Longhorn volume is degraded or faulted")
 		}
@@ -537,7 +537,7 @@ func alertsGate(c *model.Cluster) Gate {
 	case reported && !h.Usable():
 		add(GateAlerts, false, "prometheus is %s: cannot tell whether blocking alerts fire%s", h.Status, whose)
 	case len(names) > 0:
-		add(GateAlerts, false, "blocking alerts firing: %s%s", list(names, 5), whose)
+		add(GateAlerts, false, "blocking alerts firing: %s%s", model.FirstFew(names, 5), whose)
 	default:
 		add(GateAlerts, true, "no blocking alert fires%s", whose)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -19,7 +20,7 @@ import (
 func TestNoLinesFromStaleData(t *testing.T) {
 	f := newFleet(t, Options{}, "n1", "n2")
 	eng := lock.New(lock.Options{OrphanGrace: 2 * time.Minute})
-	f.c.Judge, f.c.Explain = eng.Judge, eng.Explain
+	f.c.Judge, f.c.Explain = eng.Judge, explain.For(explain.Options{})
 	f.step(0)
 	f.step(time.Minute, f.take("n1"))
 	f.step(10*time.Second, f.node("n1", func(n *model.Node) { n.Unschedulable = true }))

@@ -315,7 +315,7 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 		}
 		if k := g[0]; len(g) > groupAbove {
 			out = append(out, w.line(c, now, Line{Kind: KindBlocker, Severity: model.SeverityWarning, Blocker: k.kind, Nodes: nodesOf(g),
-				Message: fmt.Sprintf("%s blocks %d nodes (%s): %s", k.kind, len(g), list(nodesOf(g), groupAbove), reasons[k])}))
+				Message: fmt.Sprintf("%s blocks %d nodes (%s): %s", k.kind, len(g), model.FirstFew(nodesOf(g), groupAbove), reasons[k])}))
 			continue
 		}
 		for _, k := range g {
@@ -335,7 +335,7 @@ func (w *Watcher) blockers(c *model.Cluster, now time.Time) []Line {
 			}
 		}
 		if k := g[0]; len(g) > groupAbove {
-			msg := fmt.Sprintf("%s cleared on %d nodes (%s)", k.kind, len(g), list(nodesOf(g), groupAbove))
+			msg := fmt.Sprintf("%s cleared on %d nodes (%s)", k.kind, len(g), model.FirstFew(nodesOf(g), groupAbove))
 			if k.lock != "" {
 				msg += " (" + k.lock + ")"
 			}
@@ -405,14 +405,6 @@ func nodesOf(g []blockerKey) []string {
 		}
 	}
 	return out
-}
-
-// list names up to n items, then how many more.
-func list(xs []string, n int) string {
-	if len(xs) <= n {
-		return strings.Join(xs, ", ")
-	}
-	return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
 }
 
 // Summary returns a summary line now, whatever the period (the caller's
@@ -518,7 +510,7 @@ func (w *Watcher) done(c *model.Cluster) (ok bool, why, unknown string) {
 		gaps = append(gaps, "locks unknown: "+why)
 	}
 	if ns := c.RebootRequiredUnknown(); len(ns) > 0 {
-		r := fmt.Sprintf("whether %d node(s) need a reboot is unknown (%s)", len(ns), list(ns, groupAbove))
+		r := fmt.Sprintf("whether %d node(s) need a reboot is unknown (%s)", len(ns), model.FirstFew(ns, groupAbove))
 		if h, ok := c.Source(model.SourcePrometheus); !ok || h.Status != model.StatusOK {
 			r += ": Prometheus is not read"
 			if ok && h.Message != "" {

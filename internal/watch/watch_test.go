@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
@@ -452,8 +453,8 @@ func TestOrderedWithinAnInstant(t *testing.T) {
 // appeared.
 func TestStallNamesTheBlocker(t *testing.T) {
 	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1", "n2")
-	eng := lock.New(lock.Options{OrphanGrace: 2 * time.Minute, DrainBound: 3 * time.Minute})
-	f.c.Judge, f.c.Explain = eng.Judge, eng.Explain
+	eng := lock.New(lock.Options{OrphanGrace: 2 * time.Minute})
+	f.c.Judge, f.c.Explain = eng.Judge, explain.For(explain.Options{DrainBound: 3 * time.Minute})
 	f.step(0)
 	f.step(time.Minute, f.take("n1"), f.node("n1", func(n *model.Node) { n.Unschedulable = true }))
 	for i := 0; i < 5; i++ {

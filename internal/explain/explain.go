@@ -1,19 +1,27 @@
-package lock
+// Package explain is the stall explainer (DESIGN §5's blockers): for
+// the fleet and for each node that is pending, draining, rebooting,
+// recovering or stuck (done · still cordoned), what it waits for, in one
+// sentence with the evidence and the action that clears it. Blockers is a
+// model.Explain once its Options are bound (For).
+//
+// It reads a cluster whose phases and verdicts are already derived, and the
+// time it is given. It must not write, read a source, judge a lock or start
+// goroutines: it only explains what the model and the lock engine already
+// concluded. It imports the lock engine only for the kind shapes it reads
+// (kured's configuration and reboot window).
+package explain
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-// This file is the blockers step (issue 15): for the fleet and for each node
-// that is pending, draining, rebooting, recovering or stuck (done · still
-// cordoned), what it waits for, in one sentence with the evidence and the
-// action that clears it. It is pure: it reads the cluster (phases and
-// verdicts already derived) and the time it is given, and changes nothing.
 
 // Bounds of the blockers that are about time.
 const (
@@ -30,21 +38,30 @@ const (
 	rebootBoundFactor = 3
 )
 
-// Explain must stay a model.Explain.
-var _ model.Explain = (&Engine{}).Explain
-
-// Explain is the blockers step with the engine's options: a model.Explain.
-func (e *Engine) Explain(c *model.Cluster, now time.Time) model.Blockers {
-	return Explain(c, now, e.opts)
+// Options bound the blockers that are about time.
+type Options struct {
+	// DrainBound is how long a drain may take before the blockers name
+	// what is left on the node; 0 means DefaultDrainBound.
+	DrainBound time.Duration
+	// RebootBound is how long a reboot may take (NotReady in a cycle)
+	// before it is slow when the fleet has no reboot on record; 0 means
+	// DefaultRebootBound. With reboots on record the bound is relative to
+	// their median.
+	RebootBound time.Duration
 }
 
-// Explain computes the blockers of every waiting node and of the fleet at
+// For is Blockers with its options bound: the model's Explain.
+func For(opts Options) model.Explain {
+	return func(c *model.Cluster, now time.Time) model.Blockers { return Blockers(c, now, opts) }
+}
+
+// Blockers computes the blockers of every waiting node and of the fleet at
 // now. Node blockers are in precedence order (model.AllBlockerKinds). The
 // fleet's blocker is the first stalling blocker of the first waiting node —
 // nodes in a cycle first (earliest cycle first), then pending nodes (the
 // longest pending first), then stuck cordons — with how many other nodes
 // are blocked; without one, a fleet-wide blocker (reboot-required unknown).
-func Explain(c *model.Cluster, now time.Time, opts Options) model.Blockers {
+func Blockers(c *model.Cluster, now time.Time, opts Options) model.Blockers {
 	x := newExplainer(c, now, opts)
 	names := c.NodeNames()
 	out := model.Blockers{Nodes: make(map[string][]model.Blocker, len(names))}
@@ -116,15 +133,15 @@ type explainer struct {
 	now  time.Time
 	opts Options
 
-	kured     *KuredConfig // kured's configuration, nil when not read
-	hasKured  bool         // a kured lock object is in the cluster
+	kured     *lock.KuredConfig // kured's configuration, nil when not read
+	hasKured  bool              // a kured lock object is in the cluster
 	kuredRef  model.LockRef
-	window    *RebootWindow
+	window    *lock.RebootWindow
 	windowErr error
 	locks     []lockHolders // locks with holders, in the model's order
 
-	// What every pending node shares is worked out once per Explain, not
-	// once per node (5,000 pending nodes times 500 volumes was 0.9 s).
+	// What every pending node shares is worked out once per Blockers
+	// call, not once per node (BenchmarkExplain measures it at scale).
 	win, alert, lh shared
 	lockFor        map[model.LockRef]*shared
 }
@@ -172,7 +189,7 @@ func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
 		if l.Kind == model.LockKured {
 			x.hasKured = true
 		}
-		if s, ok := l.Spec.(*KuredSpec); ok && s != nil && s.Config != nil && x.kured == nil {
+		if s, ok := l.Spec.(*lock.KuredSpec); ok && s != nil && s.Config != nil && x.kured == nil {
 			x.kured, x.kuredRef = s.Config, l.LockRef
 			x.window, x.windowErr = s.Config.RebootWindow()
 		}
@@ -310,7 +327,7 @@ func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
 // everyDay reports whether kured's --reboot-days names all seven weekdays
 // (its default): the window's text then says "every day".
 func everyDay(days []string) bool {
-	w, err := ParseRebootWindow(days, "00:00", "23:59", "UTC")
+	w, err := lock.ParseRebootWindow(days, "00:00", "23:59", "UTC")
 	if err != nil {
 		return false
 	}
@@ -337,10 +354,10 @@ func (x *explainer) alertShared() (model.Blocker, func(string) string, bool) {
 	if whose == "" {
 		whose = "the alert filter"
 	}
-	tail := fmt.Sprintf(" waits: %s %s firing (%s)", count(len(names), "blocking alert", "blocking alerts"), isAre(len(names)), list(names, 3))
+	tail := fmt.Sprintf(" waits: %s %s firing (%s)", count(len(names), "blocking alert", "blocking alerts"), isAre(len(names)), model.FirstFew(names, 3))
 	return model.Blocker{Kind: model.BlockerAlert, Stalls: true,
 		Evidence: []model.Evidence{ev("firing", strings.Join(names, ", ")), ev("filter", whose)},
-		Clears:   "resolve the alerts (or narrow the alert filter)", Short: "alert: " + list(names, 1)}, func(name string) string { return name + tail }, true
+		Clears:   "resolve the alerts (or narrow the alert filter)", Short: "alert: " + model.FirstFew(names, 1)}, func(name string) string { return name + tail }, true
 }
 
 // podBlockers: pods on the node match kured's --blocking-pod-selector; or
@@ -359,11 +376,11 @@ func (x *explainer) podBlockers(name string) []model.Blocker {
 			keys[i] = p.Key()
 			b.Evidence = append(b.Evidence, ev("pod "+p.Key(), p.Phase+", matches "+strings.Join(p.Selectors, " | ")))
 		}
-		b.Reason = fmt.Sprintf("%s waits: kured's --blocking-pod-selector matches %s on it (%s)", name, count(len(pods), "pod", "pods"), list(keys, 3))
-		b.Short = "pod: " + list(keys, 1)
+		b.Reason = fmt.Sprintf("%s waits: kured's --blocking-pod-selector matches %s on it (%s)", name, count(len(pods), "pod", "pods"), model.FirstFew(keys, 3))
+		b.Short = "pod: " + model.FirstFew(keys, 1)
 		out = append(out, b)
 	}
-	for _, sel := range sortedKeys(unread) {
+	for _, sel := range slices.Sorted(maps.Keys(unread)) {
 		why := unread[sel]
 		if why == "not read yet" {
 			continue
@@ -450,7 +467,7 @@ func pendingClears(p *model.PendingAction) string {
 // lockStalls says whether a holder stops the fleet rather than working
 // through its cycle: any verdict but held, or kured's manual lock.
 func lockStalls(s model.LockStatus) bool {
-	return s.Verdict != model.VerdictHeld || (s.Kind == model.LockKured && s.Holder == ManualHolder)
+	return s.Verdict != model.VerdictHeld || (s.Kind == model.LockKured && s.Holder == lock.ManualHolder)
 }
 
 func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int) (model.Blocker, func(string) string) {
@@ -482,7 +499,7 @@ func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int)
 	switch {
 	case b.Action != "":
 		b.Clears = string(b.Action) + " it"
-	case s.Kind == model.LockKured && s.Holder == ManualHolder:
+	case s.Kind == model.LockKured && s.Holder == lock.ManualHolder:
 		verdict = "a manual lock"
 		b.Clears = "remove the manual lock to resume kured's reboots"
 	case s.Verdict == model.VerdictHeld:
@@ -535,7 +552,7 @@ func (x *explainer) longhornShared() (model.Blocker, func(string) string, bool) 
 	if len(bad) == 0 {
 		return model.Blocker{}, nil, false
 	}
-	head := fmt.Sprintf("Longhorn is not ready for the next node: %s degraded or faulted (%s); draining ", count(len(bad), "volume", "volumes"), list(bad, 3))
+	head := fmt.Sprintf("Longhorn is not ready for the next node: %s degraded or faulted (%s); draining ", count(len(bad), "volume", "volumes"), model.FirstFew(bad, 3))
 	return model.Blocker{Kind: model.BlockerLonghorn, Stalls: true, Evidence: evidence,
 			Clears: "wait for Longhorn to rebuild the replicas", Short: "longhorn: " + count(len(bad), "volume", "volumes")},
 		func(name string) string { return head + name + " now can leave a volume without a healthy replica" }, true
@@ -657,15 +674,15 @@ func (x *explainer) draining(name string) []model.Blocker {
 			v += " (status older than its spec)"
 		}
 		if p.BlockedReason != "" {
-			v += "; " + p.BlockedReason + msgSuffix(p.BlockedMessage)
+			v += "; " + p.BlockedReason + model.Aside(p.BlockedMessage)
 		}
-		b.Evidence = append(b.Evidence, ev("PodDisruptionBudget "+p.Key(), v+"; pods on "+name+": "+list(h.pods, 5)))
+		b.Evidence = append(b.Evidence, ev("PodDisruptionBudget "+p.Key(), v+"; pods on "+name+": "+model.FirstFew(h.pods, 5)))
 	}
 	if len(terminating) > 0 {
-		b.Evidence = append(b.Evidence, ev("terminating", list(terminating, 5)))
+		b.Evidence = append(b.Evidence, ev("terminating", model.FirstFew(terminating, 5)))
 	}
 	if len(free) > 0 {
-		b.Evidence = append(b.Evidence, ev("not held by a budget", list(free, 5)))
+		b.Evidence = append(b.Evidence, ev("not held by a budget", model.FirstFew(free, 5)))
 	}
 	if len(holds) > 0 {
 		h := holds[0]
@@ -674,7 +691,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 			more = fmt.Sprintf(" (and %s more)", count(len(holds)-1, "budget", "budgets"))
 		}
 		held := fmt.Sprintf("PodDisruptionBudget %s allows 0 disruptions (%d/%d healthy) for %s still on it%s",
-			h.pdb.Key(), h.pdb.CurrentHealthy, h.pdb.DesiredHealthy, list(h.pods, 3), more)
+			h.pdb.Key(), h.pdb.CurrentHealthy, h.pdb.DesiredHealthy, model.FirstFew(h.pods, 3), more)
 		b.Reason = fmt.Sprintf("%s has been draining for %s%s: %s", name, took, over, held)
 		b.Clears = "scale up the workload behind " + h.pdb.Key() + " or relax the budget"
 		b.Short = "PDB " + h.pdb.Key()
@@ -696,7 +713,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 		pdbNote = "; cannot tell whether a PodDisruptionBudget holds them (" + why + ")"
 	}
 	if len(terminating) == len(left) {
-		b.Reason = fmt.Sprintf("%s has been draining for %s%s: %s still terminating (%s)%s", name, took, over, count(len(left), "pod is", "pods are"), list(terminating, 3), pdbNote)
+		b.Reason = fmt.Sprintf("%s has been draining for %s%s: %s still terminating (%s)%s", name, took, over, count(len(left), "pod is", "pods are"), model.FirstFew(terminating, 3), pdbNote)
 		b.Clears = "look at why the pods do not stop (finalizers, long grace periods)"
 		b.Short = "drain: " + count(len(left), "pod stuck", "pods stuck")
 		return []model.Blocker{b}
@@ -705,7 +722,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 	for i, p := range left {
 		keys[i] = p.Key()
 	}
-	b.Reason = fmt.Sprintf("%s has been draining for %s%s with %s still on it (%s)%s", name, took, over, count(len(left), "pod", "pods"), list(keys, 3), pdbNote)
+	b.Reason = fmt.Sprintf("%s has been draining for %s%s with %s still on it (%s)%s", name, took, over, count(len(left), "pod", "pods"), model.FirstFew(keys, 3), pdbNote)
 	b.Clears = "look at why these pods are not evicted"
 	b.Short = "drain: " + count(len(left), "pod", "pods") + " left"
 	return []model.Blocker{b}
@@ -718,7 +735,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 // so a drain still under way is a stall); else --drain-bound. kured's
 // default 0 waits forever, which is no bound to wait for.
 func (x *explainer) drainBound(t *model.Track) (time.Duration, string) {
-	if k := x.kured; k != nil && t.LockKind == model.LockKured && k.DrainTimeout > 0 && !k.unread["drain-timeout"] {
+	if k := x.kured; k != nil && t.LockKind == model.LockKured && k.DrainTimeout > 0 && k.Known("drain-timeout") {
 		return k.DrainTimeout, "kured's --drain-timeout"
 	}
 	return x.opts.DrainBound, "--drain-bound"
@@ -921,9 +938,9 @@ func (x *explainer) unknownBlocker() (model.Blocker, bool) {
 	case !ok || h.Status == model.StatusDisabled || h.Status == model.StatusNotInstalled:
 		why, clears = "Prometheus is not configured, so kured_reboot_required is not read", "give --prometheus-url"
 	case h.Status != model.StatusOK:
-		why, clears = fmt.Sprintf("Prometheus is %s%s", h.Status, msgSuffix(h.Message)), "fix the Prometheus connection"
+		why, clears = fmt.Sprintf("Prometheus is %s%s", h.Status, model.Aside(h.Message)), "fix the Prometheus connection"
 	}
-	evidence := []model.Evidence{ev("nodes", fmt.Sprintf("%d: %s", len(unknown), list(unknown, 5)))}
+	evidence := []model.Evidence{ev("nodes", fmt.Sprintf("%d: %s", len(unknown), model.FirstFew(unknown, 5)))}
 	if w, unread := x.c.LockSourceUnread(model.LockKured); unread && !x.hasKured {
 		evidence = append(evidence, ev("kured", "whether kured runs here is unknown: "+w))
 	}
