@@ -32,12 +32,19 @@ func TestRBACRender(t *testing.T) {
 
 // TestRegistered fails when a registered kind lacks one of its pieces:
 // its capabilities, read-only RBAC, blockers, actions the engine knows,
-// its row in docs/coordinators-suc-fluo.md.
+// its row in docs/coordinators-suc-fluo.md and in README's "What the
+// coordinators really do".
 func TestRegistered(t *testing.T) {
 	doc, err := os.ReadFile("../../../docs/coordinators-suc-fluo.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(readme), "## What the coordinators really do")
+	table, _, _ = strings.Cut(table, "\n## ")
 	seen := map[model.LockKind]bool{}
 	for _, d := range kinds.All() {
 		c := d.Capabilities()
@@ -80,6 +87,9 @@ func TestRegistered(t *testing.T) {
 			}
 			if !strings.Contains(string(doc), "| `"+string(c.Kind)+"` |") {
 				t.Errorf("docs/coordinators-suc-fluo.md has no row for %s", c.Kind)
+			}
+			if !strings.Contains(table, "| `"+string(c.Kind)+"` |") {
+				t.Errorf("README's \"What the coordinators really do\" has no row for %s", c.Kind)
 			}
 		})
 	}
