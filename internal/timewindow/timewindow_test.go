@@ -1,4 +1,4 @@
-package lock
+package timewindow
 
 import (
 	"strings"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-func mustWindow(t *testing.T, days, start, end, zone string) *RebootWindow {
+func mustWindow(t *testing.T, days, start, end, zone string) *Window {
 	t.Helper()
-	w, err := ParseRebootWindow(strings.Split(days, ","), start, end, zone)
+	w, err := Parse(strings.Split(days, ","), start, end, zone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +28,10 @@ func localAt(t *testing.T, zone, s string) time.Time {
 	return v
 }
 
-// TestRebootWindowContains follows kured's pkg/timewindow semantics: the
+// TestWindowContains follows kured's pkg/timewindow semantics: the
 // weekday tested is that of the local time itself, also inside a window
 // that wraps over midnight; start and end are inclusive.
-func TestRebootWindowContains(t *testing.T) {
+func TestWindowContains(t *testing.T) {
 	la := "America/Los_Angeles"
 	cases := []struct {
 		days, start, end, zone string
@@ -62,7 +62,7 @@ func TestRebootWindowContains(t *testing.T) {
 	}
 }
 
-func TestRebootWindowNextOpen(t *testing.T) {
+func TestWindowNextOpen(t *testing.T) {
 	berlin := "Europe/Berlin"
 	cases := []struct {
 		days, start, end, zone string
@@ -92,7 +92,7 @@ func TestRebootWindowNextOpen(t *testing.T) {
 	}
 }
 
-func TestRebootWindowOpensSays(t *testing.T) {
+func TestWindowOpensSays(t *testing.T) {
 	w := mustWindow(t, "su", "22:00", "04:00", "Europe/Berlin")
 	now := localAt(t, "Europe/Berlin", "2026-11-29 18:48:00")
 	if got, want := w.Opens(now), "opens Sun 22:00 Europe/Berlin, in 3h12m"; got != want {
@@ -103,9 +103,9 @@ func TestRebootWindowOpensSays(t *testing.T) {
 	}
 }
 
-func TestRebootWindowErrors(t *testing.T) {
+func TestWindowErrors(t *testing.T) {
 	for _, c := range [][4]string{{"xx", "1", "2", "UTC"}, {"7", "1", "2", "UTC"}, {"mo", "25:00", "2", "UTC"}, {"mo", "1", "2", "Nowhere/City"}} {
-		if _, err := ParseRebootWindow([]string{c[0]}, c[1], c[2], c[3]); err == nil {
+		if _, err := Parse([]string{c[0]}, c[1], c[2], c[3]); err == nil {
 			t.Errorf("%v: no error", c)
 		}
 	}
