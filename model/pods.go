@@ -140,6 +140,25 @@ func (p *PDB) Covers(pod *Pod) bool {
 	return p.Namespace == pod.Namespace && p.Selector.Matches(pod.Labels)
 }
 
+// Refuses says whether the budget refuses to evict the pod now, as the
+// eviction API decides: no disruption allowed, unless the pod is not Ready
+// and the budget lets such pods go (unhealthyPodEvictionPolicy AlwaysAllow,
+// or IfHealthyBudget with the budget healthy). Every drain blocker asks it.
+func (p *PDB) Refuses(pod *Pod) bool {
+	if p.DisruptionsAllowed > 0 {
+		return false
+	}
+	if !pod.Ready && pod.Phase == PodRunning {
+		if p.UnhealthyPodEvictionPolicy == "AlwaysAllow" {
+			return false
+		}
+		if p.DesiredHealthy > 0 && p.CurrentHealthy >= p.DesiredHealthy {
+			return false
+		}
+	}
+	return true
+}
+
 // Pod phases (status.phase).
 const (
 	PodPending   = "Pending"

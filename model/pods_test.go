@@ -182,3 +182,28 @@ func TestPodSourcesAreListed(t *testing.T) {
 		t.Fatalf("sources = %v", names)
 	}
 }
+
+// TestPDBRefuses follows the eviction API: a budget with no disruption
+// allowed refuses, unless the pod is running but not Ready and the budget
+// lets unhealthy pods go (AlwaysAllow, or IfHealthyBudget while healthy).
+func TestPDBRefuses(t *testing.T) {
+	ready := &Pod{Phase: PodRunning, Ready: true}
+	unready := &Pod{Phase: PodRunning}
+	for _, c := range []struct {
+		name string
+		b    PDB
+		p    *Pod
+		want bool
+	}{
+		{"disruption allowed", PDB{DisruptionsAllowed: 1}, ready, false},
+		{"none allowed", PDB{}, ready, true},
+		{"unready, AlwaysAllow", PDB{UnhealthyPodEvictionPolicy: "AlwaysAllow"}, unready, false},
+		{"unready, healthy budget", PDB{DesiredHealthy: 2, CurrentHealthy: 2}, unready, false},
+		{"unready, unhealthy budget", PDB{DesiredHealthy: 2, CurrentHealthy: 1}, unready, true},
+		{"ready, AlwaysAllow", PDB{UnhealthyPodEvictionPolicy: "AlwaysAllow"}, ready, true},
+	} {
+		if got := c.b.Refuses(c.p); got != c.want {
+			t.Errorf("%s: Refuses = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

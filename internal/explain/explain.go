@@ -641,7 +641,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 	for _, p := range left {
 		blocked := false
 		for _, pdb := range x.c.PDBsCovering(p) {
-			if !pdbRefuses(pdb, p) {
+			if !pdb.Refuses(p) {
 				continue
 			}
 			blocked = true
@@ -739,25 +739,6 @@ func (x *explainer) drainBound(t *model.Track) (time.Duration, string) {
 		return k.DrainTimeout, "kured's --drain-timeout"
 	}
 	return x.opts.DrainBound, "--drain-bound"
-}
-
-// pdbRefuses says whether the budget refuses to evict the pod now, as the
-// eviction API decides: no disruption allowed, unless the pod is not Ready
-// and the budget lets such pods go (unhealthyPodEvictionPolicy AlwaysAllow,
-// or IfHealthyBudget with the budget healthy).
-func pdbRefuses(b *model.PDB, p *model.Pod) bool {
-	if b.DisruptionsAllowed > 0 {
-		return false
-	}
-	if !p.Ready && p.Phase == model.PodRunning {
-		if b.UnhealthyPodEvictionPolicy == "AlwaysAllow" {
-			return false
-		}
-		if b.DesiredHealthy > 0 && b.CurrentHealthy >= b.DesiredHealthy {
-			return false
-		}
-	}
-	return true
 }
 
 // unread says why a source's data cannot be trusted: never reported, or

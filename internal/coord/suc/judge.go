@@ -498,7 +498,7 @@ func (j *judge) drainBlocker(p *Plan, n *coord.Node, jb *Job) {
 			continue
 		}
 		for k := range j.in.PDBs {
-			if b := &j.in.PDBs[k]; b.Covers(pod) && refuses(b, pod) {
+			if b := &j.in.PDBs[k]; b.Covers(pod) && b.Refuses(pod) {
 				held = append(held, pod.Key())
 				if pdb == nil {
 					pdb = b
@@ -520,21 +520,4 @@ func (j *judge) drainBlocker(p *Plan, n *coord.Node, jb *Job) {
 		b.Evidence = append(b.Evidence, ev("budgets", "may be out of date: "+j.in.PDBsUnread))
 	}
 	j.add(b)
-}
-
-// refuses says whether the budget refuses to evict the pod now, as the
-// eviction API decides (the same rule as the lock engine's drain blocker).
-func refuses(b *model.PDB, p *model.Pod) bool {
-	if b.DisruptionsAllowed > 0 {
-		return false
-	}
-	if !p.Ready && p.Phase == model.PodRunning {
-		if b.UnhealthyPodEvictionPolicy == "AlwaysAllow" {
-			return false
-		}
-		if b.DesiredHealthy > 0 && b.CurrentHealthy >= b.DesiredHealthy {
-			return false
-		}
-	}
-	return true
 }
