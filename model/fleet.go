@@ -215,7 +215,7 @@ func eta(cycles []time.Duration, pending int, inCycle []*Track, now time.Time) *
 	if len(cycles) == 0 || (pending == 0 && len(inCycle) == 0) {
 		return nil
 	}
-	m := median(cycles)
+	m := Median(cycles)
 	left := time.Duration(pending) * m
 	for _, t := range inCycle {
 		if rest := m - now.Sub(t.CycleStart); rest > 0 {
@@ -225,7 +225,12 @@ func eta(cycles []time.Duration, pending int, inCycle []*Track, now time.Time) *
 	return &left
 }
 
-func median(ds []time.Duration) time.Duration {
+// Median is the median of durations (the mean of the middle two for an
+// even count); 0 for none.
+func Median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	if len(s)%2 == 1 {

@@ -788,7 +788,7 @@ func (x *explainer) rebooting(name string) []model.Blocker {
 	bound, basis := x.opts.RebootBound, "no reboot of this fleet seen yet"
 	var median time.Duration
 	if rs := x.c.RebootDurations(); len(rs) > 0 {
-		median = medianOf(rs)
+		median = model.Median(rs)
 		bound = max(rebootBoundFactor*median, minRebootBound)
 		basis = fmt.Sprintf("this fleet's median is %s", model.HumanDuration(median))
 	}
@@ -929,15 +929,6 @@ func (x *explainer) unknownBlocker() (model.Blocker, bool) {
 		Evidence: evidence,
 		Reason:   fmt.Sprintf("nothing to do as far as can be told: whether %s %s a reboot is unknown: %s", count(len(unknown), "node", "nodes"), needs(len(unknown)), why),
 		Clears:   clears, Short: fmt.Sprintf("reboot-required unknown (%d)", len(unknown))}, true
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func count(n int, one, many string) string {
