@@ -1,8 +1,9 @@
 // Package deploy holds rebootwatch-agent's Kubernetes manifests (apply with
 // `kubectl apply -k deploy/`), its Helm chart (helm/rebootwatch-agent, whose
-// default render the kustomize files equal; components/kured-off and
-// components/fleetlock-off equal its kured.enabled=false and
-// fleetlock.enabled=false), its monitoring (monitoring/:
+// default render the kustomize files equal; components/kured-off,
+// components/fleetlock-off and components/coordinators equal its
+// kured.enabled=false, fleetlock.enabled=false and coordinators.enabled=true),
+// its monitoring (monitoring/:
 // ServiceMonitor, PrometheusRule alerts, Grafana dashboard) and the
 // Dockerfile of its image. The manifests are embedded so tests can validate
 // them and apply them, as written, to a real API server. It must hold no

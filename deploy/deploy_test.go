@@ -392,15 +392,19 @@ func TestDeployArgsParseAsPflag(t *testing.T) {
 			}
 			for _, op := range ops {
 				m := argPath.FindStringSubmatch(op.Path)
-				if m == nil || op.Op != "replace" {
+				if m == nil || (op.Op != "replace" && op.Op != "add") {
 					continue
 				}
 				i, _ := strconv.Atoi(m[1])
 				v, ok := op.Value.(string)
-				if !ok || i >= len(args) {
+				if !ok || i > len(args) || (op.Op == "replace" && i == len(args)) {
 					t.Fatalf("%s: patch %s = %v", f, op.Path, op.Value)
 				}
-				args[i] = v
+				if op.Op == "add" {
+					args = slices.Insert(args, i, v)
+				} else {
+					args[i] = v
+				}
 				patched++
 			}
 		}

@@ -634,11 +634,23 @@ func TestHelmCoordinatorOff(t *testing.T) {
 	if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
 		t.Errorf("both coordinators off rendered:\n%s", out)
 	}
+	// A k3s cluster with only the system-upgrade-controller: the agent
+	// watches the coordinator kinds alone.
+	v.set = append(v.set, "coordinators.enabled=true")
+	for _, o := range render(t, v) {
+		if d, ok := o.Object.(*appsv1.Deployment); ok {
+			cfg, err := agent.ParseFlags(d.Spec.Template.Spec.Containers[0].Args, io.Discard)
+			if err != nil || cfg.Kured || cfg.Fleetlock || !cfg.Coordinators {
+				t.Errorf("coordinators only: args %v parse as %+v (%v)", d.Spec.Template.Spec.Containers[0].Args, cfg, err)
+			}
+		}
+	}
 }
 
 // TestKustomizeComponentsEqualChart: an overlay of deploy/ with
-// components/kured-off or components/fleetlock-off equals the chart with
-// kured.enabled=false or fleetlock.enabled=false (as the defaults do).
+// components/kured-off, components/fleetlock-off or components/coordinators
+// equals the chart with kured.enabled=false, fleetlock.enabled=false or
+// coordinators.enabled=true (as the defaults do).
 func TestKustomizeComponentsEqualChart(t *testing.T) {
 	kubectl := testcluster.Require(t, "kubectl")[0]
 	here, err := os.Getwd()
@@ -648,6 +660,7 @@ func TestKustomizeComponentsEqualChart(t *testing.T) {
 	for _, tc := range []struct{ component, set string }{
 		{"kured-off", "kured.enabled=false"},
 		{"fleetlock-off", "fleetlock.enabled=false"},
+		{"coordinators", "coordinators.enabled=true"},
 	} {
 		dir := t.TempDir()
 		rel, err := filepath.Rel(dir, here)

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
@@ -58,6 +60,9 @@ type Agent struct {
 	// Notify posts to the --notify-url targets and measures the blocked
 	// time; New makes one without targets when nil.
 	Notify *notify.Notifier
+	// Coordinators reads the coordinator kinds once (each iteration, with
+	// --coordinators; nil: off): kinds.ReadAll with the agent's clients.
+	Coordinators func(ctx context.Context, now time.Time) []kinds.Result
 
 	leader atomic.Bool
 	// settled: every source's WaitForSync returned and every event they
@@ -76,6 +81,9 @@ type Agent struct {
 	lastKey       string              // fingerprint of the last judgement
 	probeOverrode bool                // the last probe failed and replaced the nodes health
 	iteration     uint64
+	// coordinators are the coordinator kinds as last read; only the loop
+	// goroutine reads and writes them (the cluster's Explain runs there).
+	coordinators []kinds.Result
 	// toldCoordinator: the one startup line naming a configured
 	// coordinator that cannot be read was logged.
 	toldCoordinator bool
@@ -101,7 +109,10 @@ func New(a *Agent) *Agent {
 	a.leaderCh = make(chan struct{}, 1)
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
-	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, explain.For(explain.Options{DrainBound: a.Config.DrainBound})
+	base := explain.For(explain.Options{DrainBound: a.Config.DrainBound})
+	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, func(c *model.Cluster, now time.Time) model.Blockers {
+		return coord.Merge(base(c, now), kinds.Blockers(a.coordinators))
+	}
 	// The heartbeat reports the locks while the sources sync; the phases
 	// (and so the blockers that time them) wait for the whole picture.
 	a.cluster.PhasesAwaitSync = true
@@ -432,6 +443,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	if nodes != nil {
 		a.cluster.Apply(model.SourceChanged{Health: *nodes}, start)
 	}
+	a.readCoordinators(ctx, start)
 	now := a.Clock()
 	a.cluster.Recompute(now)
 	statuses := a.cluster.LockStatuses()
@@ -520,6 +532,22 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 		level = slog.LevelWarn
 	}
 	a.Log.Log(ctx, level, "heartbeat", attrs...)
+}
+
+// readCoordinators reads the coordinator kinds (with --coordinators), bounded
+// by the request timeout, and reports each as a source: a kind that could
+// not be read is forbidden or error in the heartbeat and readiness, never
+// left out.
+func (a *Agent) readCoordinators(ctx context.Context, at time.Time) {
+	if a.Coordinators == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, a.Config.RequestTimeout)
+	defer cancel()
+	a.coordinators = a.Coordinators(rctx, at)
+	for _, r := range a.coordinators {
+		a.cluster.Apply(model.SourceChanged{Health: r.Health(at)}, at)
+	}
 }
 
 // alertGate says in the heartbeat whether a blocking-alert filter decides

@@ -216,25 +216,30 @@ type harness struct {
 	done   chan error
 }
 
-func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event) *harness {
+func startAgent(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event, mods ...func(*Agent)) *harness {
 	t.Helper()
-	return startAgentSyncing(t, cfg, client, initial, nil)
+	return startAgentSyncing(t, cfg, client, initial, nil, mods...)
 }
 
 // startAgentSyncing is startAgent with a source whose first sync waits for
-// release to be closed (nil: synced at once).
-func startAgentSyncing(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event, release chan struct{}) *harness {
+// release to be closed (nil: synced at once); mods change the agent before
+// it starts.
+func startAgentSyncing(t *testing.T, cfg Config, client *fake.Clientset, initial []model.Event, release chan struct{}, mods ...func(*Agent)) *harness {
 	t.Helper()
 	logBuf := &syncBuffer{}
 	logger := NewLogger(logBuf, "info")
 	src := &testStarter{initial: initial, sink: make(chan func(model.Event), 1), release: release}
-	a := New(&Agent{
+	a := &Agent{
 		Config: cfg, Log: logger, Identity: "test-agent", Client: client,
 		Engine: lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
 		Actor: &lock.Actor{Client: client, Who: "test-agent", DryRun: cfg.DryRun, Logger: logger, Timeout: cfg.RequestTimeout,
 			Fresh: worldFresh(initial)},
 		Sources: []Starter{src.starter()},
-	})
+	}
+	for _, m := range mods {
+		m(a)
+	}
+	a = New(a)
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{agent: a, client: client, log: logBuf, done: make(chan error, 1)}
 	go func() { h.done <- a.Run(ctx) }()

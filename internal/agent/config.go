@@ -38,6 +38,10 @@ type Config struct {
 	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
 	Fleetlock          bool   // --fleetlock: read and act on fleetlock's Leases (false: its source is disabled)
 	FleetlockNamespace string // --fleetlock-namespace
+	// Coordinators is --coordinators: also read the coordinator kinds of
+	// internal/coord (system-upgrade-controller, the Flatcar update
+	// operator) each iteration and name their wedges; read only.
+	Coordinators bool
 
 	LeaderElect              bool          // --leader-elect
 	LeaderElectionNamespace  string        // --leader-election-namespace (resolved by ResolveNamespace)
@@ -126,6 +130,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "how long a drain may take before it is a stall, when kured's own --drain-timeout is not set")
 	fs.BoolVar(&c.Kured, "kured", c.Kured, "watch kured's lock; false on a cluster without kured (its source then reports disabled)")
 	fs.BoolVar(&c.Fleetlock, "fleetlock", c.Fleetlock, "watch fleetlock's Leases; false on a cluster without fleetlock (its source then reports disabled)")
+	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "also read Rancher's system-upgrade-controller and the Flatcar update operator each iteration and name their wedges (read only: never written)")
 	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
@@ -206,8 +211,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
 		}
 	}
-	if !c.Kured && !c.Fleetlock {
-		errs = append(errs, errors.New("--kured=false and --fleetlock=false: no coordinator left to watch"))
+	if !c.Kured && !c.Fleetlock && !c.Coordinators {
+		errs = append(errs, errors.New("--kured=false and --fleetlock=false without --coordinators: no coordinator left to watch"))
 	}
 	if msgs := validation.IsDNS1123Label(c.FleetlockNamespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(msgs, "; ")))

@@ -19,6 +19,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/rebootwatch/rebootwatch/internal/buildinfo"
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/notify"
@@ -103,12 +105,19 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 
 	namespace := ResolveNamespace(cfg.LeaderElectionNamespace, getenv, os.ReadFile)
 	identity := Identity(getenv, randomSuffix())
+	var coordinators func(context.Context, time.Time) []kinds.Result
+	if cfg.Coordinators {
+		coordinators = func(ctx context.Context, now time.Time) []kinds.Result {
+			return kinds.ReadAll(ctx, coord.Clients{Kube: client, Dynamic: dyn}, now)
+		}
+	}
 	a := New(&Agent{
-		Config:   cfg,
-		Log:      log,
-		Identity: identity,
-		Client:   client,
-		Engine:   lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
+		Coordinators: coordinators,
+		Config:       cfg,
+		Log:          log,
+		Identity:     identity,
+		Client:       client,
+		Engine:       lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
 		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
 			Logger: log, Timeout: cfg.RequestTimeout, Fresh: sourceset.FreshReaders(sourceOptions(cfg, watchClient, dyn, longhornREST, log))},
 		Sources: sourceStarters(cfg, watchClient, dyn, longhornREST, log),

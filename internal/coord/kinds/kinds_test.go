@@ -13,20 +13,26 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/rbac.yaml")
 
-// TestRBACRender: the rendered rules are the ones checked in.
+// TestRBACRender: the rendered rules are the ones checked in: the render,
+// the chart's coordinators rules and deploy/'s coordinators component.
 func TestRBACRender(t *testing.T) {
-	got := kinds.RenderRBAC()
-	if *update {
-		if err := os.WriteFile("testdata/rbac.yaml", []byte(got), 0o644); err != nil {
+	for _, f := range []struct{ path, got string }{
+		{"testdata/rbac.yaml", kinds.RenderRBAC()},
+		{"../../../deploy/helm/rebootwatch-agent/files/coordinators-rbac.yaml", kinds.CoordinatorsRBAC()},
+		{"../../../deploy/components/coordinators/rbac.yaml", kinds.CoordinatorsComponent()},
+	} {
+		if *update {
+			if err := os.WriteFile(f.path, []byte(f.got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(f.path)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile("testdata/rbac.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("testdata/rbac.yaml is not what the drivers declare; run go test ./internal/coord/kinds -update\n got:\n%s", got)
+		if f.got != string(want) {
+			t.Errorf("%s is not what the drivers declare; run go test ./internal/coord/kinds -update\n got:\n%s", f.path, f.got)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
@@ -35,6 +36,26 @@ func ReadAll(ctx context.Context, c coord.Clients, now time.Time) []Result {
 		out = append(out, r)
 	}
 	return out
+}
+
+// Health is what the kind's read says as a source: not installed, ok, or
+// why it could not be read (forbidden, or an error): never "ok" for a kind
+// that was not read.
+func (r Result) Health(at time.Time) model.SourceHealth {
+	h := model.SourceHealth{Name: model.SourceName(r.Kind), Status: model.StatusOK, LastSync: at}
+	if d, ok := For(r.Kind); ok {
+		h.Name = d.Capabilities().Source
+	}
+	switch {
+	case !r.Installed:
+		h.Status, h.LastSync = model.StatusNotInstalled, time.Time{}
+	case r.Unknown != "":
+		h.Status, h.Message, h.LastSync = model.StatusError, r.Unknown, time.Time{}
+		if strings.Contains(strings.ToLower(r.Unknown), "forbidden") {
+			h.Status = model.StatusForbidden
+		}
+	}
+	return h
 }
 
 // Blockers are every installed kind's blockers.

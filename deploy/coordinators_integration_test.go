@@ -1,0 +1,128 @@
+package deploy
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+)
+
+// TestIntegrationCoordinatorsRBACReads: on a real apiserver, the chart's
+// ClusterRoles with coordinators.enabled=true, bound to a user with no other
+// grant, let every coordinator kind be read and its wedge named; without the
+// coordinators ClusterRole (the chart's default) the kinds are unread, never
+// "nothing to see".
+func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
+	testcluster.Require(t, "etcd", "kube-apiserver", "helm")
+	c := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := c.Client(t)
+	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"system-upgrade", "reboot-coordinator"} {
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wedged := map[string]string{} // kind -> blocker kind
+	if _, k, err := suctest.Wedge(ctx, admin, c.Dynamic(t), "system-upgrade", time.Now()); err != nil {
+		t.Fatal(err)
+	} else {
+		wedged["suc"] = k
+	}
+	agentCS, err := flatcartest.AgentClient(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operatorCS, err := flatcartest.OperatorClient(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, k, at, err := flatcartest.Wedge(ctx, admin, agentCS, operatorCS, "reboot-coordinator", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wedged["flatcar"] = k
+
+	// The chart's cluster-wide roles, bound to alice (a user with no grant).
+	bind := func(set []string) {
+		v := defaultValues
+		v.set = set
+		for _, o := range render(t, v) {
+			if cr, ok := o.Object.(*rbacv1.ClusterRole); ok {
+				bindOne(ctx, t, admin, cr)
+			}
+		}
+	}
+	alice := func() coord.Clients {
+		kube, err := kubernetes.NewForConfig(c.UserConfig("alice"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dyn, err := dynamic.NewForConfig(c.UserConfig("alice"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return coord.Clients{Kube: kube, Dynamic: dyn}
+	}
+
+	// The default chart: no grant on the coordinators' objects.
+	bind(nil)
+	for _, r := range kinds.ReadAll(ctx, alice(), at) {
+		if r.Installed && r.Unknown == "" {
+			t.Errorf("%s read without the coordinators grant: %+v", r.Kind, r.Observation)
+		}
+	}
+	// coordinators.enabled=true adds the ClusterRole that reads them. RBAC
+	// is evaluated per request: the new grant applies at once.
+	v := defaultValues
+	v.set = []string{"coordinators.enabled=true"}
+	for _, o := range render(t, v) {
+		if cr, ok := o.Object.(*rbacv1.ClusterRole); ok && cr.Name == "rebootwatch-agent-coordinators" {
+			bindOne(ctx, t, admin, cr)
+		}
+	}
+	for _, r := range kinds.ReadAll(ctx, alice(), at) {
+		want, ok := wedged[string(r.Kind)]
+		if !ok {
+			continue
+		}
+		if !r.Installed || r.Unknown != "" {
+			t.Errorf("%s under the chart's grants: installed %v, unknown %q", r.Kind, r.Installed, r.Unknown)
+			continue
+		}
+		found := false
+		for _, b := range r.Blockers {
+			found = found || string(b.Kind) == want
+		}
+		if !found {
+			t.Errorf("%s: no %s blocker: %+v", r.Kind, want, r.Blockers)
+		}
+	}
+}
+
+func bindOne(ctx context.Context, t *testing.T, admin kubernetes.Interface, cr *rbacv1.ClusterRole) {
+	t.Helper()
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, cr.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
