@@ -53,8 +53,17 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 		}
 		return false
 	}
-	if s := snapshot("--coordinators"); !has(s) {
+	s := snapshot("--coordinators")
+	if !has(s) {
 		t.Errorf("--coordinators: fleet blockers %+v", s.Fleet.Blockers)
+	}
+	// Each kind read is a source: SUC read, FLUO not installed here.
+	got := map[model.SourceName]model.SourceStatus{}
+	for _, src := range s.Sources {
+		got[src.Name] = src.Status
+	}
+	if got["suc"] != model.StatusOK || got["flatcar"] != model.StatusNotInstalled {
+		t.Errorf("--coordinators: sources %+v, want suc ok and flatcar not-installed", s.Sources)
 	}
 	if s := snapshot(); has(s) {
 		t.Errorf("without --coordinators: %+v", s.Fleet.Blockers)

@@ -108,10 +108,11 @@ type Session struct {
 	// explain is the stall explainer with the session's bounds.
 	explain model.Explain
 	// coordinators are the coordinator kinds read once (Options.Coordinators).
-	coordinators []kinds.Result
-	events       chan model.Event
-	cancel       context.CancelFunc
-	waits        []func(context.Context) error
+	coordinators   []kinds.Result
+	coordinatorsAt time.Time
+	events         chan model.Event
+	cancel         context.CancelFunc
+	waits          []func(context.Context) error
 	// joins waits for every source's goroutines to end (after cancel).
 	joins []func()
 	wg    sync.WaitGroup
@@ -155,7 +156,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if o.Coordinators && !o.Demo && (o.Once || o.Action) {
 		rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		s.coordinators = kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: o.CoordinatorNames}, s.Clock())
+		s.coordinatorsAt = s.Clock()
+		s.coordinators = kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: o.CoordinatorNames}, s.coordinatorsAt)
 		cancel()
 		for _, r := range s.coordinators {
 			if !r.Installed {
@@ -333,6 +335,9 @@ func (s *Session) NewCluster() *model.Cluster {
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
 			return coord.Merge(s.explain(c, now), extra)
 		}
+	}
+	for _, r := range s.coordinators {
+		c.Apply(model.SourceChanged{Health: r.Health(s.coordinatorsAt)}, s.coordinatorsAt)
 	}
 	c.AwaitSync = true
 	return c
