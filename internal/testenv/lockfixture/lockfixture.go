@@ -113,7 +113,7 @@ func KuredPods(node string, opts ...PodOpt) model.Event {
 	return append(ev, model.NodePodsSet{Node: node, Pods: pods, Watched: true})
 }
 
-// CrashLooping: kured's container waits in CrashLoopBackOff, its last run
+// CrashLooping makes kured's container wait in CrashLoopBackOff, its last run
 // ended at last.
 func CrashLooping(last time.Time) PodOpt {
 	return func(p *model.Pod) {
@@ -122,7 +122,7 @@ func CrashLooping(last time.Time) PodOpt {
 	}
 }
 
-// RunningSince: kured's container runs since t, Ready.
+// RunningSince makes kured's container run since t, Ready.
 func RunningSince(t time.Time) PodOpt {
 	return func(p *model.Pod) {
 		p.Phase, p.Ready = model.PodRunning, true
