@@ -13,6 +13,9 @@
 // objects as the coordinator writes them. What differs between kinds is a
 // Capabilities value, never a kind check elsewhere.
 //
+// Each kind also has a demo scenario hook (Demoer, demo.go): the story
+// `rebootwatch --demo=<kind>` plays in the embedded demo cluster.
+//
 // It must not do I/O (it names the clients a kind reads with; the reads are
 // in each kind's source.go), import the lock engine, a source or the TUI (the engine
 // and the sources import the coordinator packages, never the other way), or
@@ -294,6 +297,11 @@ type Clients struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	Names   map[string]string
+	// Drain, when set, reads the pods on these nodes and every
+	// PodDisruptionBudget as the engine's sources read them, for a kind's
+	// drain blocker; unread says why they could not be read (a node absent
+	// from pods has unread pods). nil: pods are not read.
+	Drain func(ctx context.Context, nodes []string) (pods map[string][]model.Pod, pdbs []model.PDB, unread string)
 }
 
 // Observation is one kind read once and judged.

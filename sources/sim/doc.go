@@ -17,6 +17,11 @@
 // node's drain is held by a PodDisruptionBudget that allows no disruption,
 // and kured's reboot window (its DaemonSet's args) closes meanwhile.
 //
+// The other scenarios are the coordinator kinds' own (--demo=suc,
+// --demo=flatcar): each kind's package under internal/coord defines its
+// scenario as timed writes (coord.Demoer), and the sim plays them on the
+// same fake clientsets (coord.go).
+//
 // It must not read the wall clock or sleep in Step: time is what the caller
 // passes, so tests are deterministic. Only Run ticks in real time.
 package sim

@@ -8,10 +8,12 @@ import (
 	"math/rand"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -147,6 +149,7 @@ type Sim struct {
 	rv       atomic.Int64
 	lockedAt time.Time
 	fleet    map[string]*fleetState // fleetlock scenario only
+	coord    *coordDemo             // a coordinator kind's scenario only (coord.go)
 	// The kured scenario's second act (pods.go).
 	pods          map[string]*simPod // namespace/name
 	pdbs          []*simPDB
@@ -160,8 +163,15 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), now: cfg.Start, window: windowFor(cfg.Start)}
 	s.Client = fake.NewSimpleClientset()
 	scheme := runtime.NewScheme()
-	s.Dynamic = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"})
+	// Every coordinator kind's resources can be listed in every scenario
+	// (none is there unless the scenario writes it).
+	listKinds := map[schema.GroupVersionResource]string{VolumeGVR: "VolumeList"}
+	for _, d := range kinds.Demos(cfg.Start) {
+		for gvr, k := range d.ListKinds {
+			listKinds[gvr] = k
+		}
+	}
+	s.Dynamic = dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds)
 	s.Client.PrependReactor("*", "*", s.versioned(s.Client.Tracker()))
 	fakekube.GenerateNames(&s.Client.Fake) // the actions' Events
 	s.Dynamic.PrependReactor("*", "*", s.versioned(s.Dynamic.Tracker()))
@@ -171,7 +181,11 @@ func New(cfg Config) (*Sim, error) {
 	case ScenarioFleetlock:
 		seed = s.seedFleetlock
 	default:
-		return nil, fmt.Errorf("unknown demo scenario %q (want %s or %s)", cfg.Scenario, ScenarioFleetlock, ScenarioKured)
+		d, ok := coordDemoFor(cfg.Scenario, cfg.Start)
+		if !ok {
+			return nil, fmt.Errorf("unknown demo scenario %q (want one of %s)", cfg.Scenario, strings.Join(ScenarioNames(), ", "))
+		}
+		seed = s.seedCoord(d)
 	}
 	if err := seed(); err != nil {
 		return nil, err

@@ -60,6 +60,10 @@ func (s *Sim) next() (time.Time, func(context.Context) error) {
 			best, act = t, f
 		}
 	}
+	if s.coord != nil {
+		s.nextCoord(consider)
+		return best, act
+	}
 	if s.fleet != nil {
 		s.nextFleet(consider)
 		return best, act

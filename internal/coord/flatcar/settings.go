@@ -20,7 +20,8 @@
 // It must never start a reboot or write an annotation or label FLUO owns;
 // judge from a node list that is not fresh and complete; read a setting it
 // could not read as "none" (an unread operator Deployment makes the checks
-// unknown, never "no check"); or do I/O outside source.go.
+// unknown, never "no check"); or do I/O outside source.go and demo.go
+// (whose demo scenario writes to the embedded demo cluster only).
 package flatcar
 
 import (

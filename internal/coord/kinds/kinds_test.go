@@ -1,10 +1,17 @@
 package kinds_test
 
 import (
+	"context"
 	"flag"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
@@ -88,6 +95,7 @@ func TestRegistered(t *testing.T) {
 			if _, ok := d.(coord.Observer); !ok {
 				t.Error("no one-shot read (coord.Observer)")
 			}
+			demo(t, d)
 			if len(c.NodeAnnotations) == 0 && len(c.NodeLabels) == 0 {
 				t.Error("declares no node key")
 			}
@@ -98,5 +106,56 @@ func TestRegistered(t *testing.T) {
 				t.Errorf("README's \"What the coordinators really do\" has no row for %s", c.Kind)
 			}
 		})
+	}
+}
+
+// simBuiltin are the scenarios sources/sim plays itself: a kind named so
+// (kured, fleetlock) may have no demo hook yet, or one that names it
+// (coord.Demo.Builtin).
+var simBuiltin = map[model.LockKind]bool{model.LockKured: true, model.LockFleetlock: true}
+
+// demo checks a kind's demo scenario hook (issue 24 §1: "its demo scenario
+// hook"): named after the kind, summarised, and its steps in time order,
+// each written without error to fake clientsets that know only its list
+// kinds.
+func demo(t *testing.T, d coord.Driver) {
+	t.Helper()
+	c := d.Capabilities()
+	h, ok := d.(coord.Demoer)
+	if !ok {
+		if !simBuiltin[c.Kind] {
+			t.Error("no demo scenario hook (coord.Demoer)")
+		}
+		return
+	}
+	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	dm := h.Demo(start)
+	if dm.Name != string(c.Kind) || dm.Summary == "" {
+		t.Errorf("demo %q (summary %q): the --demo value is the kind's name", dm.Name, dm.Summary)
+	}
+	if dm.Builtin {
+		if !simBuiltin[c.Kind] {
+			t.Errorf("demo %q names a scenario sources/sim does not play", dm.Name)
+		}
+		return
+	}
+	if len(dm.Steps) == 0 || dm.Steps[0].At > 0 {
+		t.Fatalf("demo %q: no step at time zero", dm.Name)
+	}
+	lk := map[schema.GroupVersionResource]string{}
+	for g, k := range dm.ListKinds {
+		lk[g] = k
+	}
+	cl := coord.DemoClients{Kube: fake.NewSimpleClientset(), Dynamic: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lk)}
+	for i, st := range dm.Steps {
+		if i > 0 && st.At < dm.Steps[i-1].At {
+			t.Errorf("demo %q: step %d (%s) before the one it follows", dm.Name, i, st.What)
+		}
+		if st.What == "" || st.At > time.Minute*10 {
+			t.Errorf("demo %q: step %d at %v (%q): each step says what it is, and the story plays within 10 minutes of scenario time (the first minute at the default --speed 10)", dm.Name, i, st.At, st.What)
+		}
+		if err := st.Write(context.Background(), cl, start.Add(st.At)); err != nil {
+			t.Errorf("demo %q: step %d (%s): %v", dm.Name, i, st.What, err)
+		}
 	}
 }

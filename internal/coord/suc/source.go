@@ -76,7 +76,33 @@ func unread(err error) string {
 // "suc-namespace" limits the Plans read to one namespace.
 func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
 	in := Read(ctx, c.Dynamic, c.Kube, c.Names["suc-namespace"])
+	if c.Drain != nil {
+		if nodes := drainingNodes(in); len(nodes) > 0 {
+			in.Pods, in.PDBs, in.PDBsUnread = c.Drain(ctx, nodes)
+		}
+	}
 	r := Judge(in, now)
 	return coord.Observation{Installed: !strings.HasPrefix(in.PlansUnread, "not installed"),
 		Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon}
+}
+
+// drainingNodes are the cordoned nodes a draining plan applies to: the
+// ones whose pods the drain blocker reads.
+func drainingNodes(in Input) []string {
+	hosts := map[string]bool{}
+	for _, p := range in.Plans {
+		if p.Spec.Drain {
+			for _, h := range p.Status.Applying {
+				hosts[h] = true
+			}
+		}
+	}
+	var out []string
+	for i := range in.Nodes {
+		if n := &in.Nodes[i]; n.Unschedulable && hosts[Hostname(n)] {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -16,7 +16,8 @@
 // It must never write a Plan or a Job (SUC owns them); judge a slot holder a
 // ghost from a node list that is not fresh and complete; read a field of the
 // wrong type as its zero value (bad data is unknown, never free); or do I/O
-// outside source.go.
+// outside source.go and demo.go (whose demo scenario writes to the embedded
+// demo cluster only).
 package suc
 
 import (

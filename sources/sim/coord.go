@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+)
+
+// Scenario is one scenario the demo cluster plays (a --demo value).
+type Scenario struct {
+	Name    string
+	Summary string
+}
+
+// Scenarios lists every demo scenario: the two played here (fleetlock, the
+// default, and kured), then each registered coordinator kind's own
+// (internal/coord/kinds: its package's demo scenario hook).
+func Scenarios() []Scenario {
+	out := []Scenario{
+		{ScenarioFleetlock, "Fedora CoreOS under fleetlock: a ghost Lease and an orphaned, cordoned holder"},
+		{ScenarioKured, "kured: an orphaned lock, then a drain held by a PodDisruptionBudget and a closing window"},
+	}
+	seen := map[string]bool{ScenarioFleetlock: true, ScenarioKured: true}
+	for _, d := range kinds.Demos(time.Time{}) {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			out = append(out, Scenario{d.Name, d.Summary})
+		}
+	}
+	return out
+}
+
+// ScenarioNames are Scenarios' names.
+func ScenarioNames() []string {
+	var out []string
+	for _, s := range Scenarios() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// coordDemo is a coordinator kind's scenario being played: its steps not
+// yet written.
+type coordDemo struct {
+	steps []coord.DemoStep
+}
+
+// coordDemoFor returns the registered kind's scenario of that name.
+func coordDemoFor(name string, start time.Time) (coord.Demo, bool) {
+	for _, d := range kinds.Demos(start) {
+		if d.Name == name && !d.Builtin {
+			return d, true
+		}
+	}
+	return coord.Demo{}, false
+}
+
+// seedCoord writes the scenario's steps at or before time zero.
+func (s *Sim) seedCoord(d coord.Demo) func() error {
+	return func() error {
+		s.coord = &coordDemo{steps: d.Steps}
+		for len(s.coord.steps) > 0 && s.coord.steps[0].At <= 0 {
+			if err := s.coordStep(context.Background()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// nextCoord is next() for a coordinator kind's scenario.
+func (s *Sim) nextCoord(consider func(time.Time, func(context.Context) error)) {
+	if len(s.coord.steps) > 0 {
+		consider(s.cfg.Start.Add(s.coord.steps[0].At), s.coordStep)
+	}
+}
+
+// coordStep writes the next step.
+func (s *Sim) coordStep(ctx context.Context) error {
+	st := s.coord.steps[0]
+	s.coord.steps = s.coord.steps[1:]
+	at := s.cfg.Start.Add(st.At)
+	if at.Before(s.now) {
+		at = s.now
+	}
+	return st.Write(ctx, coord.DemoClients{Kube: s.Client, Dynamic: s.Dynamic}, at)
+}
