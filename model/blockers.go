@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // BlockerKind names why a node (or the fleet) waits: the answer to "why is
 // it stuck?". The string values are a public interface (snapshot JSON
@@ -80,6 +83,10 @@ type Blocker struct {
 	// under way (the lock held by a node in a normal cycle): it does not
 	// stop the fleet and never becomes the fleet's blocker.
 	Stalls bool `json:"-"`
+	// Attention, when set, lists the blocker under attention with this
+	// severity: a coordinator kind's wedge (internal/coord), which has no
+	// lock verdict of the model's to raise it.
+	Attention Severity `json:"-"`
 }
 
 // FleetBlocker is what stops the fleet now: the first waiting node's first
@@ -117,3 +124,17 @@ func (c *Cluster) NodeBlockers(name string) []Blocker { return c.blockers.Nodes[
 
 // FleetBlocker returns what stops the fleet now, nil when nothing does.
 func (c *Cluster) FleetBlocker() *FleetBlocker { return c.blockers.Fleet }
+
+// all returns the general blockers, then each node's in node-name order.
+func (b Blockers) all() []Blocker {
+	out := append([]Blocker{}, b.General...)
+	names := make([]string, 0, len(b.Nodes))
+	for n := range b.Nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, b.Nodes[n]...)
+	}
+	return out
+}

@@ -377,6 +377,16 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("node %s is done · still cordoned: it rebooted and holds no lock, but %s did not uncordon it — uncordon it", name, by), "node " + name + " still cordoned"})
 		}
 	}
+	for _, b := range c.blockers.all() {
+		if b.Attention != "" {
+			a := Attention{b.Attention, b.Reason, "blocker " + string(b.Kind) + " " + b.Node}
+			if b.Attention == SeverityCritical {
+				crit = append(crit, a)
+			} else {
+				warn = append(warn, a)
+			}
+		}
+	}
 	if vs := c.VolumeSummary(); vs != nil {
 		if vs.Faulted > 0 {
 			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%d Longhorn volume(s) faulted", vs.Faulted), "volumes faulted"})

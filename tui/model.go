@@ -50,6 +50,20 @@ func (a LockActions) PlanUncordon(c *model.Cluster, node string, now time.Time) 
 	return a.Engine.PlanUncordon(c, node, now)
 }
 
+// LeftCordoned implements CoordinatorCordons.
+func (a LockActions) LeftCordoned(node string) bool {
+	_, ok := a.Engine.LeftCordoned(node)
+	return ok
+}
+
+// CoordinatorCordons is what Actions may also say: whether a coordinator
+// kind of internal/coord (system-upgrade-controller, the Flatcar update
+// operator) left a node cordoned, so its uncordon is offered (behind the
+// same gates and dialog) though the model's phases know nothing of it.
+type CoordinatorCordons interface {
+	LeftCordoned(node string) bool
+}
+
 // Do implements Actions.
 func (a LockActions) Do(ctx context.Context, p lock.Plan, o lock.DoOptions) lock.Result {
 	return a.Actor.Do(ctx, p, o)
@@ -789,8 +803,12 @@ func (m *Model) openUncordon() {
 	} else if r, ok := m.table.Selected(); ok && m.focus != focusLocks {
 		name = r.Name
 	}
-	if name == "" || !m.c.StillCordoned(name) {
-		m.toast = toast.New("u uncordons a node that is done · still cordoned: select one in the node list", toast.Warn, m.wall)
+	left := false
+	if cc, ok := m.opts.Actions.(CoordinatorCordons); ok && name != "" {
+		left = cc.LeftCordoned(name)
+	}
+	if name == "" || !m.c.StillCordoned(name) && !left {
+		m.toast = toast.New("u uncordons a node that is done · still cordoned or that its coordinator left cordoned: select one in the node list", toast.Warn, m.wall)
 		return
 	}
 	p, err := m.opts.Actions.PlanUncordon(m.c, name, m.now)

@@ -67,14 +67,19 @@ type Options struct {
 	// updates after its first picture.
 	Once bool
 	// Coordinators reads every coordinator kind of internal/coord
-	// (system-upgrade-controller, the Flatcar update operator) once, when
-	// the session opens, for a one-shot report or action: their blockers
-	// are added to the model's, and a node one left cordoned may be
-	// uncordoned (behind every gate). A dashboard's picture of them would
-	// not update: the CLI sets it for --snapshot and uncordon only.
-	// CoordinatorNames are their names ("suc-namespace", "flatcar-operator").
+	// (system-upgrade-controller, the Flatcar update operator) when the
+	// session opens and, for a dashboard, again every CoordinatorInterval:
+	// their blockers are added to the model's, and a node one left
+	// cordoned may be uncordoned (behind every gate). The demo always
+	// reads them in a coordinator kind's scenario (from the demo cluster).
+	// CoordinatorNames are their names
+	// ("suc-namespace", "flatcar-operator").
 	Coordinators     bool
 	CoordinatorNames map[string]string
+	// CoordinatorInterval is how often a dashboard reads the coordinator
+	// kinds again (default 10s; 1s in the demo), each read bounded by
+	// RequestTimeout.
+	CoordinatorInterval time.Duration
 	// Action marks a session opened for one action (release, reap,
 	// uncordon): read once like Once, though its sources run.
 	Action bool
@@ -107,9 +112,12 @@ type Session struct {
 	engine *lock.Engine
 	// explain is the stall explainer with the session's bounds.
 	explain model.Explain
-	// coordinators are the coordinator kinds read once (Options.Coordinators).
+	// coordinators are the coordinator kinds as last read, at
+	// coordinatorsAt (Options.Coordinators; coordinators.go), under coordMu.
+	coordMu        sync.Mutex
 	coordinators   []kinds.Result
 	coordinatorsAt time.Time
+	coordOn        bool
 	events         chan model.Event
 	cancel         context.CancelFunc
 	waits          []func(context.Context) error
@@ -154,24 +162,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
-	if o.Coordinators && !o.Demo && (o.Once || o.Action) {
-		rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		s.coordinatorsAt = s.Clock()
-		s.coordinators = kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: o.CoordinatorNames}, s.coordinatorsAt)
-		cancel()
-		for _, r := range s.coordinators {
-			if !r.Installed {
-				continue
-			}
-			for _, n := range r.Uncordon {
-				why := ""
-				for _, b := range r.Blockers {
-					if b.Node == n && (why == "" || b.Action == model.ActionUncordon) {
-						why = b.Reason
-					}
-				}
-				s.engine.LeftCordonedBy(n, string(r.Kind)+": "+why)
-			}
+	if o.Coordinators || o.Demo && sim.CoordinatorScenario(o.DemoScenario) {
+		s.coordOn = true
+		s.readCoordinators(ctx)
+		if !o.Once && !o.Action {
+			s.watchCoordinators(ctx)
 		}
 	}
 	return s, nil
@@ -331,13 +326,16 @@ func (s *Session) WaitForSync(ctx context.Context) error {
 func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
 	c.Judge, c.Explain = s.engine.Judge, s.explain
-	if extra := kinds.Blockers(s.coordinators); len(extra) > 0 {
+	if s.coordOn {
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
-			return coord.Merge(s.explain(c, now), extra)
+			return coord.Merge(s.explain(c, now), s.coordinatorBlockers())
 		}
 	}
-	for _, r := range s.coordinators {
-		c.Apply(model.SourceChanged{Health: r.Health(s.coordinatorsAt)}, s.coordinatorsAt)
+	// Each kind read is a source; a dashboard's later reads arrive as
+	// events (watchCoordinators).
+	rs, at := s.coordinatorsRead()
+	for _, r := range rs {
+		c.Apply(model.SourceChanged{Health: r.Health(at)}, at)
 	}
 	c.AwaitSync = true
 	return c

@@ -73,6 +73,27 @@ func (e *Engine) LeftCordonedBy(node, why string) {
 	e.leftBy[node] = why
 }
 
+// SetLeftCordoned replaces every record of LeftCordonedBy with left (node
+// -> why): the coordinator kinds read again, so a node none of them says
+// it left cordoned any longer is not uncordoned on an old reading.
+func (e *Engine) SetLeftCordoned(left map[string]string) {
+	m := make(map[string]string, len(left))
+	for n, why := range left {
+		m[n] = why
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.leftBy = m
+}
+
+// LeftCordoned says whether a coordinator kind left node cordoned, and why.
+func (e *Engine) LeftCordoned(node string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	why, ok := e.leftBy[node]
+	return why, ok
+}
+
 // PlanUncordon plans the uncordon of a node that is done · still cordoned:
 // it rebooted in its cycle, holds no lock and its coordinator did not
 // uncordon it (fleetlock after someone else freed its Lease; kured's stuck

@@ -41,6 +41,13 @@ func ScenarioNames() []string {
 	return out
 }
 
+// CoordinatorScenario says whether the scenario is a registered
+// coordinator kind's own (not one played here).
+func CoordinatorScenario(name string) bool {
+	_, ok := coordDemoFor(name, time.Time{})
+	return ok
+}
+
 // coordDemo is a coordinator kind's scenario being played: its steps not
 // yet written.
 type coordDemo struct {

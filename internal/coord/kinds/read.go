@@ -58,12 +58,22 @@ func (r Result) Health(at time.Time) model.SourceHealth {
 	return h
 }
 
-// Blockers are every installed kind's blockers.
+// Blockers are every installed kind's blockers. Those that stall the
+// fleet, and a kind that could not be judged, are listed under attention
+// (a warning): a coordinator's wedge has no lock verdict to raise it. A
+// node waiting for a slot another node holds is not: the holder's own
+// blocker names the wedge.
 func Blockers(rs []Result) []model.Blocker {
 	var out []model.Blocker
 	for _, r := range rs {
-		if r.Installed {
-			out = append(out, r.Blockers...)
+		if !r.Installed {
+			continue
+		}
+		for _, b := range r.Blockers {
+			if b.Stalls && (b.Kind != model.BlockerLock || b.Node == "") || b.Kind == UnknownKind {
+				b.Attention = model.SeverityWarning
+			}
+			out = append(out, b)
 		}
 	}
 	return out
