@@ -54,7 +54,11 @@ func (r *runner) newCompletion(root *cobra.Command) *cobra.Command {
 func (r *runner) completions(root *cobra.Command) {
 	noFiles := cobra.ShellCompDirectiveNoFileComp
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, noFiles))
-	_ = root.RegisterFlagCompletionFunc("demo", cobra.FixedCompletions([]string{sim.ScenarioFleetlock, sim.ScenarioKured}, noFiles))
+	var scenarios []string
+	for _, sc := range sim.Scenarios() {
+		scenarios = append(scenarios, sc.Name+"\t"+sc.Summary)
+	}
+	_ = root.RegisterFlagCompletionFunc("demo", cobra.FixedCompletions(scenarios, noFiles))
 	_ = root.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return r.c.Loader(r.env).ContextNames(), noFiles
 	})

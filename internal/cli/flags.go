@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,8 +100,8 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "How long a drain may take before it is a stall, when kured's own --drain-timeout is not set (a drain held by a PodDisruptionBudget is shown at once, muted)")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image, kernel or version the fleet upgrades to (default: the newest of each OS family)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "How long to wait for every source's first picture (1s to 1h)")
-	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "--snapshot and uncordon also read Rancher's system-upgrade-controller and the Flatcar update operator: their wedges are named as blockers, and a node one left cordoned may be uncordoned")
-	demo := fs.VarPF(&demoFlag{c}, "demo", "", "Use the embedded simulated cluster: --demo (fleetlock's ghost-Lease incident) or --demo=kured")
+	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "Also read Rancher's system-upgrade-controller and the Flatcar update operator (the dashboard again every 10s): their wedges are named as blockers, and a node one left cordoned may be uncordoned")
+	demo := fs.VarPF(&demoFlag{c}, "demo", "", "Use the embedded simulated cluster: --demo (fleetlock's ghost-Lease incident) or --demo=SCENARIO, one of "+strings.Join(sim.ScenarioNames(), ", "))
 	demo.NoOptDefVal = sim.ScenarioFleetlock
 	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "Random seed of the demo cluster")
 	fs.Float64Var(&c.DemoSpeed, "speed", c.DemoSpeed, "How much faster than real time the demo runs (0 to 10000; 0 freezes it)")
@@ -116,7 +117,7 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 }
 
 // demoFlag is --demo: a switch (--demo, the fleetlock scenario) that also
-// takes a scenario (--demo=fleetlock, --demo=kured).
+// takes a scenario (--demo=kured, --demo=suc: sim.Scenarios).
 type demoFlag struct{ c *Common }
 
 func (d *demoFlag) Type() string { return "scenario" }
@@ -130,15 +131,18 @@ func (d *demoFlag) String() string {
 
 func (d *demoFlag) Set(v string) error {
 	switch v {
-	case "true", sim.ScenarioFleetlock:
+	case "true":
 		d.c.Demo, d.c.DemoScenario = true, sim.ScenarioFleetlock
-	case sim.ScenarioKured:
-		d.c.Demo, d.c.DemoScenario = true, sim.ScenarioKured
+		return nil
 	case "false":
 		d.c.Demo = false
-	default:
-		return fmt.Errorf("want --demo, --demo=fleetlock or --demo=kured")
+		return nil
 	}
+	names := sim.ScenarioNames()
+	if !slices.Contains(names, v) {
+		return fmt.Errorf("want --demo or --demo=SCENARIO, one of %s", strings.Join(names, ", "))
+	}
+	d.c.Demo, d.c.DemoScenario = true, v
 	return nil
 }
 
