@@ -97,6 +97,8 @@ func programOptions(ctx context.Context, env Env) []tea.ProgramOption {
 // screen shows.
 func clusterOptions(env Env, c *Common, s *live.Session, logs *syncBuffer) tui.ClusterOptions {
 	eng := s.Engine()
+	// Judged and explained by the session's engine, with the coordinator
+	// kinds' blockers merged in (live.Session.NewCluster).
 	cl := s.NewCluster()
 	who := env.Getenv("USER")
 	if who == "" {
