@@ -10,8 +10,11 @@
 # reap refused by its gates; the light theme; "why is it stuck?": a drain
 # held by a PodDisruptionBudget and worker-2's detail naming it (these from
 # --demo=kured); the default demo's fleetlock incident and its release
-# dialog, also at 80x24. Output: screenshots/*.png
-# (KEEP_ANSI=1 keeps the captured .ans text next to them for review).
+# dialog, also at 80x24; the coordinator demos' uncordon dialogs
+# (--demo=suc: the node a failed job left cordoned; --demo=flatcar: the node
+# whose agent stopped after its reboot). Output: screenshots/*.png
+# (KEEP_ANSI=1 keeps the captured .ans text next to them for review;
+# ONLY="name …" renders only those shots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${REBOOTWATCH_BIN:-$PWD/bin/rebootwatch}
@@ -42,6 +45,7 @@ trap '"${T[@]}" kill-server >/dev/null 2>&1 || true; rm -rf "$(dirname "$A2P")"'
 shot() {
 	local name=$1 cols=$2 rows=$3 bg=$4 fg=$5 args=$6
 	shift 6
+	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
 	"${T[@]}" kill-session -t shot >/dev/null 2>&1 || true
 	"${T[@]}" new-session -d -s shot -x "$cols" -y "$rows" \
 		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=/nonexistent $BIN ${DEMO:---demo=kured} --speed 0 $args; sleep 60"
@@ -77,3 +81,8 @@ DEMO=--demo shot fleetlock-incident 160 44 "$DARK_BG" "$DARK_FG" "--theme dark" 
 DEMO=--demo shot fleetlock-release 120 40 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
 # The same dialog on an ordinary 80x24 terminal: every gate and the writes.
 DEMO=--demo shot release-80x24 80 24 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
+# The coordinator demos (issue 24): the node list with the wedge, and the
+# uncordon dialog of the node the coordinator left cordoned (the filter
+# selects it).
+DEMO=--demo=suc shot suc-uncordon 160 44 "$DARK_BG" "$DARK_FG" "--demo-at 5m --theme dark" / k3s-agent-1 Enter u @wait
+DEMO=--demo=flatcar shot flatcar-uncordon 160 44 "$DARK_BG" "$DARK_FG" "--demo-at 6m --theme dark" / flatcar-worker-1 Enter u @wait
