@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
@@ -18,20 +19,28 @@ const (
 	demoCoordinatorInterval    = time.Second
 )
 
-// readCoordinators reads every coordinator kind once (bounded by the
-// request timeout: a read that does not answer makes the kind unknown,
-// never "none"), keeps the result for Explain and tells the engine which
-// nodes they left cordoned. It runs outside the model's owner: Explain
-// only takes the last result under coordMu.
-func (s *Session) readCoordinators(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	at := s.Clock()
-	rs := kinds.ReadAll(rctx, coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: s.opts.CoordinatorNames,
-		Drain: kube.DrainRead(s.Client)}, at)
-	if ctx.Err() != nil {
-		return // the session closed mid-read: keep the last reading
+// leftCordonedNow reads every coordinator kind now (bounded by ctx) and
+// returns the nodes they left cordoned: the fresh read an uncordon resting
+// on their reading makes before it writes (lock.FreshReaders.LeftCordoned).
+// A kind installed but not judged is an error: its answer is unknown.
+func (s *Session) leftCordonedNow(ctx context.Context) (map[string]string, error) {
+	rs := kinds.ReadAll(ctx, s.coordClients(), s.Clock())
+	left := leftCordoned(rs)
+	for _, r := range rs {
+		if r.Installed && r.Unknown != "" {
+			return nil, fmt.Errorf("%s: %s", r.Kind, r.Unknown)
+		}
 	}
+	return left, nil
+}
+
+func (s *Session) coordClients() coord.Clients {
+	return coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: s.opts.CoordinatorNames, Drain: kube.DrainRead(s.Client)}
+}
+
+// leftCordoned are the nodes the installed kinds allow the uncordon of,
+// with the reason of the blocker that says so.
+func leftCordoned(rs []kinds.Result) map[string]string {
 	left := map[string]string{}
 	for _, r := range rs {
 		if !r.Installed {
@@ -47,6 +56,23 @@ func (s *Session) readCoordinators(ctx context.Context) {
 			left[n] = string(r.Kind) + ": " + why
 		}
 	}
+	return left
+}
+
+// readCoordinators reads every coordinator kind once (bounded by the
+// request timeout: a read that does not answer makes the kind unknown,
+// never "none"), keeps the result for Explain and tells the engine which
+// nodes they left cordoned. It runs outside the model's owner: Explain
+// only takes the last result under coordMu.
+func (s *Session) readCoordinators(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	at := s.Clock()
+	rs := kinds.ReadAll(rctx, s.coordClients(), at)
+	if ctx.Err() != nil {
+		return // the session closed mid-read: keep the last reading
+	}
+	left := leftCordoned(rs)
 	s.coordMu.Lock()
 	s.coordinators, s.coordinatorsAt = rs, at
 	s.coordMu.Unlock()
@@ -54,7 +80,7 @@ func (s *Session) readCoordinators(ctx context.Context) {
 }
 
 // watchCoordinators reads the coordinator kinds again every interval
-// until the session closes.
+// until the session closes, and sends each kind's health as a source.
 func (s *Session) watchCoordinators(ctx context.Context) {
 	every := s.opts.CoordinatorInterval
 	if every <= 0 {

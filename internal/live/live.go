@@ -263,8 +263,15 @@ func (s *Session) sourceOptions() sourceset.Options {
 }
 
 // FreshReaders are the reads an actor of this session makes before each
-// write (lock.Actor.Fresh): the session's sources' own, read just now.
-func (s *Session) FreshReaders() lock.FreshReaders { return sourceset.FreshReaders(s.sourceOptions()) }
+// write (lock.Actor.Fresh): the session's sources' own, read just now, and
+// the coordinator kinds when the session reads them.
+func (s *Session) FreshReaders() lock.FreshReaders {
+	f := sourceset.FreshReaders(s.sourceOptions())
+	if s.coordOn {
+		f.LeftCordoned = s.leftCordonedNow
+	}
+	return f
+}
 
 func (s *Session) start(ctx context.Context) error {
 	sink := s.sink(ctx)

@@ -65,6 +65,10 @@ type FreshReaders struct {
 	// whose judged configuration is kured; nil when none was read). filter
 	// is false when no blocking-alert filter is configured (nothing asked).
 	Alerts func(ctx context.Context, kured *KuredConfig) (names []string, filter bool, err error)
+	// LeftCordoned reads the coordinator kinds of internal/coord now: the
+	// nodes they say they left cordoned (node -> why). An uncordon whose
+	// node gate rested on their reading (Plan.LeftBy) is refused without it.
+	LeftCordoned func(ctx context.Context) (map[string]string, error)
 }
 
 // Judged are the inputs of the gates other than the nodes, as the plan was
@@ -286,6 +290,21 @@ func (a *Actor) checkFresh(ctx context.Context, p Plan) (Result, bool) {
 	}
 	if len(why) > 0 {
 		return refuse(model.OutcomeRefused, "%s — judge again", strings.Join(why, "; "))
+	}
+	if p.Action == model.ActionUncordon && p.LeftBy != "" {
+		node := p.Status.Holder
+		switch {
+		case a.Fresh.LeftCordoned == nil:
+			return refuse(model.OutcomeRefused, "the node gate rests on a coordinator's reading (%s), which this actor cannot read again", p.LeftBy)
+		default:
+			left, err := a.Fresh.LeftCordoned(ctx)
+			if err != nil {
+				return refuse(model.OutcomeRefused, "could not read the coordinator kinds fresh for the action (%v) — judge again", err)
+			}
+			if _, ok := left[node]; !ok {
+				return refuse(model.OutcomeRefused, "read again now, no coordinator says it left %s cordoned (judged: %s) — judge again", node, p.LeftBy)
+			}
+		}
 	}
 	return Result{}, true
 }

@@ -115,6 +115,11 @@ type Plan struct {
 	// Judged are the gates' other inputs as the plan was judged on them,
 	// which the actor compares with fresh reads before it writes too.
 	Judged Judged
+	// LeftBy is, for the uncordon of a node a coordinator kind of
+	// internal/coord left cordoned, that kind's reading the node gate
+	// rested on: before it writes, the actor reads the kinds again
+	// (FreshReaders.LeftCordoned) and refuses when they no longer say so.
+	LeftBy string
 }
 
 // FailedGates returns the gates that did not pass.

@@ -151,7 +151,7 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned", node)
 	}
 	gs = append(gs, otherNodesGate(ctx, js, -1, map[string]bool{node: true}), volumesGate(c), alertsGate(c))
-	p := Plan{Status: st, Action: model.ActionUncordon, Gates: gs, Allowed: allGatesPass(gs), Unattended: e.opts.Unattended}
+	p := Plan{Status: st, Action: model.ActionUncordon, Gates: gs, Allowed: allGatesPass(gs), Unattended: e.opts.Unattended, LeftBy: leftBy}
 	if !p.Allowed {
 		var why []string
 		for _, g := range p.FailedGates() {
