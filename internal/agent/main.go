@@ -26,6 +26,7 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/notify"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources/kube"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 	"github.com/rebootwatch/rebootwatch/sources/prometheus"
 	"github.com/rebootwatch/rebootwatch/sources/sourceset"
@@ -108,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 	var coordinators func(context.Context, time.Time) []kinds.Result
 	if cfg.Coordinators {
 		coordinators = func(ctx context.Context, now time.Time) []kinds.Result {
-			return kinds.ReadAll(ctx, coord.Clients{Kube: client, Dynamic: dyn}, now)
+			return kinds.ReadAll(ctx, coord.Clients{Kube: client, Dynamic: dyn, Drain: kube.DrainRead(client)}, now)
 		}
 	}
 	a := New(&Agent{
