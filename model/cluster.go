@@ -268,7 +268,7 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		if e.Outcome == OutcomeDone && (e.Action == ActionRelease || e.Action == ActionReap) {
 			c.attribute(now, e, false)
 		}
-		msg := fmt.Sprintf("%s %s (holder %s): %s", e.Action, e.Lock, e.Holder, e.Outcome)
+		msg := fmt.Sprintf("%s %s: %s", e.Action, e.Subject(), e.Outcome)
 		if e.Message != "" {
 			msg += " — " + e.Message
 		}

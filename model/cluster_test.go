@@ -485,3 +485,21 @@ func TestFirstFewAndAside(t *testing.T) {
 		t.Errorf("Aside: %q %q", Aside(""), Aside("refused"))
 	}
 }
+
+// TestActionSubject: an uncordon names its node, never an empty lock
+// ("uncordon :/"); a release names the lock and its holder.
+func TestActionSubject(t *testing.T) {
+	ref := LockRef{Kind: LockFleetlock, Namespace: "default", Name: "fleetlock-default"}
+	for _, c := range []struct {
+		a    ActionRecorded
+		want string
+	}{
+		{ActionRecorded{Action: ActionRelease, Lock: ref, Holder: "z1"}, "fleetlock:default/fleetlock-default (holder z1)"},
+		{ActionRecorded{Action: ActionUncordon, Lock: LockRef{Kind: LockKured}, Holder: "w1"}, "node w1 (kured)"},
+		{ActionRecorded{Action: ActionUncordon, Holder: "k3s-agent-1"}, "node k3s-agent-1"},
+	} {
+		if got := c.a.Subject(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.a.Action, got, c.want)
+		}
+	}
+}

@@ -42,6 +42,22 @@ type ActionRecorded struct {
 	By string
 }
 
+// Subject names what an action acted on, for the timeline and the toast:
+// the lock and its holder, or for an uncordon (which has no lock object of
+// its own) the node and whose cycle left it cordoned.
+func (a ActionRecorded) Subject() string { return ActionSubject(a.Action, a.Lock, a.Holder) }
+
+// ActionSubject is ActionRecorded.Subject for an action not yet recorded.
+func ActionSubject(action Action, lock LockRef, holder string) string {
+	if action == ActionUncordon {
+		if lock.Kind != "" {
+			return "node " + holder + " (" + string(lock.Kind) + ")"
+		}
+		return "node " + holder
+	}
+	return lock.String() + " (holder " + holder + ")"
+}
+
 // Synced says every source has delivered its first picture (or reported
 // why it cannot). A cluster with AwaitSync derives nothing before it.
 type Synced struct{}

@@ -420,7 +420,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.c.Apply(rec, m.now)
 		m.c.Recompute(m.now)
 		m.refresh()
-		text := fmt.Sprintf("%s %s: %s", msg.plan.Action, msg.plan.Status.LockRef, msg.res.Outcome)
+		subject := msg.plan.Status.LockRef.String()
+		if msg.plan.Action == model.ActionUncordon {
+			subject = model.ActionSubject(msg.plan.Action, msg.plan.Status.LockRef, msg.plan.Status.Holder)
+		}
+		text := fmt.Sprintf("%s %s: %s", msg.plan.Action, subject, msg.res.Outcome)
 		if msg.res.Message != "" {
 			text += " — " + msg.res.Message
 		}
