@@ -207,10 +207,11 @@ var shared struct {
 }
 
 // Main runs the tests of a package that uses Shared and stops the shared
-// cluster after them. A package's TestMain calls it:
+// cluster after them, then runs after (the package's own clean-ups, such
+// as removing a binary its tests built). A package's TestMain calls it:
 //
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
@@ -224,6 +225,9 @@ func Main(m *testing.M) {
 	}
 	shared.stopped = true
 	shared.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 	os.Exit(code)
 }
 
