@@ -26,7 +26,7 @@ import (
 // draining after (a new cycle, ETA of days) — and watch logs no phase or
 // lock line from stale data.
 func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := testcluster.Start(t) // its own: the test freezes and restarts the apiserver
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
