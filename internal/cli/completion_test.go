@@ -81,6 +81,7 @@ func TestCompletionBashLoads(t *testing.T) {
 // user's shell has it): commands, flags, flag values and the kubeconfig's
 // contexts, through `rebootwatch __complete`.
 func TestCompletionBashCompletes(t *testing.T) {
+	t.Parallel() // a bash of its own, with a kubeconfig of its own
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
 	if _, err := os.Stat(bashCompletion); err != nil {
 		if testcluster.Integration() {
