@@ -268,7 +268,10 @@ func Shared(t testing.TB) *Cluster {
 // cluster-wide (every node, or DaemonSets, pods, PodDisruptionBudgets and
 // fleetlock's Leases of every namespace) and so runs alone: it must not call t.Parallel, and runs
 // before the parallel tests of its package. It deletes those objects now
-// (what an earlier test or -count round left) and when the test ends.
+// (what an earlier test or -count round left) and when the test ends. What
+// else the test makes cluster-wide (roles, Events, a CRD it installs since
+// it runs alone) it deletes itself, or leaves only where no other test of
+// its package reads it.
 func SharedAlone(t testing.TB) *Cluster {
 	t.Helper()
 	c := Shared(t)
