@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -22,7 +23,7 @@ import (
 // exist; the screen shows it as a ghost, x → y → enter reaps it through the
 // lock engine, and the DaemonSet loses its annotation.
 func TestRealClusterReapGhost(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -98,14 +99,18 @@ func TestRealClusterReapGhost(t *testing.T) {
 	}
 }
 
-// TestRealClustersList runs the cluster list over two live sessions against
-// real kube-apiservers, the second one stopped: alpha fills its row and its
-// dashboard; beta's row says it is unreachable and why, and never holds up
-// alpha.
+// TestRealClustersList runs the cluster list over two live sessions, alpha
+// against a real kube-apiserver and beta against a loopback port nothing
+// listens on: alpha fills its row and its dashboard; beta's row says it is
+// unreachable and why, and never holds up alpha.
 func TestRealClustersList(t *testing.T) {
-	alpha := testcluster.Start(t)
-	beta := testcluster.Start(t)
-	beta.Stop()
+	alpha := testcluster.SharedAlone(t)
+	port, err := testcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := rest.CopyConfig(alpha.Admin)
+	beta.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
 	cs := alpha.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -117,9 +122,9 @@ func TestRealClustersList(t *testing.T) {
 	var sessions []*live.Session
 	for _, c := range []struct {
 		name string
-		tc   *testcluster.Cluster
-	}{{"alpha", alpha}, {"beta", beta}} {
-		s, err := live.Open(sctx, live.Options{Config: c.tc.Admin, Context: c.name, RequestTimeout: 3 * time.Second})
+		cfg  *rest.Config
+	}{{"alpha", alpha.Admin}, {"beta", beta}} {
+		s, err := live.Open(sctx, live.Options{Config: c.cfg, Context: c.name, RequestTimeout: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

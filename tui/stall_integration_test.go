@@ -23,7 +23,7 @@ import (
 // fresh-data gate fails naming it — with the default audit interval. Once
 // the watch delivers, the pill is ✓ again and the new holder is on screen.
 func TestRealClusterStalledWatch(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)

@@ -83,7 +83,7 @@ func chartAgent(t *testing.T, c *testcluster.Cluster, bin string, set ...string)
 // with kured.enabled=false gives an agent that reports kured disabled,
 // reaps a ghost fleetlock Lease and turns Ready.
 func TestIntegrationChartFleetlockOnly(t *testing.T) {
-	c := testcluster.Start(t)
+	c := agentCluster(t)
 	bin := buildAgent(t)
 	admin := c.Client(t)
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))
@@ -107,7 +107,7 @@ func TestIntegrationChartFleetlockOnly(t *testing.T) {
 // namespace) gives an agent that reports fleetlock disabled, reaps a ghost
 // kured lock and turns Ready.
 func TestIntegrationChartKuredOnly(t *testing.T) {
-	c := testcluster.Start(t)
+	c := agentCluster(t)
 	bin := buildAgent(t)
 	admin := c.Client(t)
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))
@@ -127,7 +127,7 @@ func TestIntegrationChartKuredOnly(t *testing.T) {
 // /readyz and in one log line, that the configured kured DaemonSet is
 // missing and how to turn kured off.
 func TestIntegrationChartDefaultsNameMissingKured(t *testing.T) {
-	c := testcluster.Start(t)
+	c := agentCluster(t)
 	bin := buildAgent(t)
 	admin := c.Client(t)
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testtmux"
 )
@@ -67,7 +68,15 @@ func TestIntegrationFleetThroughPrometheus(t *testing.T) {
 	agents := map[string]*agentProc{}
 	kubeconfigs := map[string]string{}
 	for _, name := range []string{"a", "b", "c"} {
-		admin, bin, kc, _ := heldLeaseCluster(t)
+		// The fleet is three apiservers: a is the package's shared one, b
+		// and c are private (testcluster.Start).
+		var c *testcluster.Cluster
+		if name == "a" {
+			c = agentCluster(t)
+		} else {
+			c = testcluster.Start(t)
+		}
+		admin, bin, kc, _ := heldLeaseOn(t, c)
 		kubeconfigs[name] = kc
 		if name == "b" {
 			ctx, cancel := bg()

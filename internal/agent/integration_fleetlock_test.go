@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
@@ -33,7 +34,10 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 	if _, err := coordfixture.FleetlockLock(ctx, fc, "default", "default", testZincatiID, ""); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // managedFields times have second precision
+	// The holder comes back Ready after the lock was taken: after the
+	// second the Lease's managedFields date it to (they have second
+	// precision), a wait that is the scenario's own timing.
+	time.Sleep(time.Until(leaseWritten(t, admin).Add(time.Second)))
 	createNode(t, admin, "n1", testMachineID, time.Now())
 	n, err := admin.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 	if err != nil {
@@ -43,7 +47,6 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 	if _, err := admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // past the 1s grace
 
 	kc := writeKubeconfig(t, c.URL, token)
 	a := startAgentProc(t, bin, "agent", kc, "--interval=1s", "--request-timeout=10s", "--orphan-grace=1s",
@@ -70,4 +73,26 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 	}
 	a.stop(t, syscall.SIGTERM)
 	mustNotContainToken(t, token, a)
+}
+
+// leaseWritten is the latest managedFields time of the fleetlock Lease:
+// when it was last written, to the second.
+func leaseWritten(t *testing.T, cs kubernetes.Interface) time.Time {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	l, err := cs.CoordinationV1().Leases("default").Get(ctx, "fleetlock-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	for _, m := range l.ManagedFields {
+		if m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	if at.IsZero() {
+		t.Fatalf("the fleetlock Lease has no managedFields time: %+v", l.ManagedFields)
+	}
+	return at
 }

@@ -138,6 +138,7 @@ func applyObjects(t *testing.T, cs kubernetes.Interface, objs []deploy.Object) {
 			}
 			return err
 		}
+		_, isNamespace := o.Object.(*corev1.Namespace)
 		eventually(t, fmt.Sprintf("apply %s %T", o.File, o.Object), func() (bool, string) {
 			ctx, cancel := bg()
 			defer cancel()
@@ -146,12 +147,100 @@ func applyObjects(t *testing.T, cs kubernetes.Interface, objs []deploy.Object) {
 			if apierrors.IsNotFound(err) {
 				return false, err.Error()
 			}
+			// A namespace stays on the shared cluster (with no namespace
+			// controller running, a deleted one would never go): it takes
+			// this object's labels (deploy/'s Pod Security level, or a
+			// chart's none).
+			if isNamespace && apierrors.IsAlreadyExists(err) {
+				relabelNamespace(t, cs, o.Object.(*corev1.Namespace))
+				return true, ""
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", o.File, err)
 			}
 			return true, ""
 		})
+		if !isNamespace {
+			t.Cleanup(func() { deleteObject(t, cs, o) })
+		}
 	}
+}
+
+// relabelNamespace gives the existing namespace want's labels.
+func relabelNamespace(t *testing.T, cs kubernetes.Interface, want *corev1.Namespace) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, want.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{corev1.LabelMetadataName: want.Name}
+	for k, v := range want.Labels {
+		labels[k] = v
+	}
+	ns.Labels = labels
+	if _, err := cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteObject deletes an object applyObjects created, so that the next
+// test on the shared cluster applies its own (a chart's RBAC grants less
+// than deploy/'s, and a test may have edited a role).
+func deleteObject(t *testing.T, cs kubernetes.Interface, o deploy.Object) {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	var err error
+	opts := metav1.DeleteOptions{}
+	switch x := o.Object.(type) {
+	case *corev1.ServiceAccount:
+		err = cs.CoreV1().ServiceAccounts(x.Namespace).Delete(ctx, x.Name, opts)
+	case *rbacv1.ClusterRole:
+		err = cs.RbacV1().ClusterRoles().Delete(ctx, x.Name, opts)
+	case *rbacv1.ClusterRoleBinding:
+		err = cs.RbacV1().ClusterRoleBindings().Delete(ctx, x.Name, opts)
+	case *rbacv1.Role:
+		err = cs.RbacV1().Roles(x.Namespace).Delete(ctx, x.Name, opts)
+	case *rbacv1.RoleBinding:
+		err = cs.RbacV1().RoleBindings(x.Namespace).Delete(ctx, x.Name, opts)
+	case *coordinationv1.Lease:
+		err = cs.CoordinationV1().Leases(x.Namespace).Delete(ctx, x.Name, opts)
+	case *appsv1.Deployment:
+		err = cs.AppsV1().Deployments(x.Namespace).Delete(ctx, x.Name, opts)
+	case *policyv1.PodDisruptionBudget:
+		err = cs.PolicyV1().PodDisruptionBudgets(x.Namespace).Delete(ctx, x.Name, opts)
+	case *corev1.Service:
+		err = cs.CoreV1().Services(x.Namespace).Delete(ctx, x.Name, opts)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("clean-up: delete %s %T: %v", o.File, o.Object, err)
+	}
+}
+
+// agentCluster returns the package's shared apiserver for one agent test.
+// The agent reads every node, kured's DaemonSet, fleetlock's Lease and the
+// budgets and pods of every namespace, at fixed names, so the test has the
+// cluster to itself (testcluster.SharedAlone: no t.Parallel, and those
+// objects deleted before and after it). It also starts without the Events
+// earlier tests left, since tests count the agent's Events.
+func agentCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.SharedAlone(t)
+	cs := c.Client(t)
+	ctx, cancel := bg()
+	defer cancel()
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range nss.Items {
+		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatalf("delete Events in %s: %v", ns.Name, err)
+		}
+	}
+	return c
 }
 
 // mintToken asks for a ServiceAccount token with TokenRequest.
@@ -179,7 +268,13 @@ func mintToken(t *testing.T, cs kubernetes.Interface) string {
 // the deploy/ RBAC's token, and that token.
 func heldLeaseCluster(t *testing.T) (admin kubernetes.Interface, bin, kubeconfig, token string) {
 	t.Helper()
-	c, bin, token := setup(t)
+	return heldLeaseOn(t, agentCluster(t))
+}
+
+// heldLeaseOn seeds c as heldLeaseCluster does.
+func heldLeaseOn(t *testing.T, c *testcluster.Cluster) (admin kubernetes.Interface, bin, kubeconfig, token string) {
+	t.Helper()
+	_, bin, token = setupOn(t, c)
 	admin = c.Client(t)
 	now := time.Now()
 	createNode(t, admin, "n1", testMachineID, now.Add(-3*time.Hour))

@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +48,9 @@ func createLonghorn(t *testing.T, c *testcluster.Cluster, robustness string) {
 	if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The shared cluster goes back to having no Longhorn: the other tests
+	// expect it absent.
+	t.Cleanup(func() { removeLonghorn(t, dyn) })
 	if _, err := c.Client(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "longhorn-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -86,4 +92,23 @@ func setLonghornRobustness(t *testing.T, c *testcluster.Cluster, robustness stri
 	if _, err := r.Update(ctx, v, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// removeLonghorn deletes the volumes CRD (and with it the volumes) and
+// waits until it is gone.
+func removeLonghorn(t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := dyn.Resource(crdGVR).Delete(ctx, "volumes.longhorn.io", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("clean-up: delete the volumes CRD: %v", err)
+		return
+	}
+	eventually(t, "the volumes CRD is gone", func() (bool, string) {
+		_, err := dyn.Resource(crdGVR).Get(ctx, "volumes.longhorn.io", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprint(err)
+	})
 }

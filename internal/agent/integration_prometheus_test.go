@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +22,7 @@ import (
 func TestIntegrationPrometheusAlertGate(t *testing.T) {
 	testprom.Binary(t)
 	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n"})
+	waitFiring(t, prom.URL, "Watchdog")
 	admin, bin, kc, _ := heldLeaseCluster(t)
 
 	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s",
@@ -72,6 +74,7 @@ func sourceStatus(hb heartbeat, name model.SourceName) model.SourceStatus {
 func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
 	testprom.Binary(t)
 	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n  - alert: DiskFull\n    expr: vector(1)\n"})
+	waitFiring(t, prom.URL, "Watchdog", "DiskFull")
 	admin, bin, kc, _ := heldLeaseCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -113,6 +116,7 @@ func TestIntegrationKuredPrometheusIsTheDefault(t *testing.T) {
 func TestIntegrationKuredPrometheusAddedLater(t *testing.T) {
 	testprom.Binary(t)
 	prom := testprom.Start(t, testprom.Options{Rules: "groups:\n- name: blocking\n  rules:\n  - alert: Watchdog\n    expr: vector(1)\n  - alert: DiskFull\n    expr: vector(1)\n"})
+	waitFiring(t, prom.URL, "Watchdog", "DiskFull")
 	admin, bin, kc, _ := heldLeaseCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -146,4 +150,24 @@ func TestIntegrationKuredPrometheusAddedLater(t *testing.T) {
 	if h := fleetHolder(t, admin); h != testZincatiID {
 		t.Fatalf("the ghost was reaped while a blocking alert fires: holder %q", h)
 	}
+}
+
+// waitFiring waits until Prometheus's alerts named fire: a reap judged
+// before its first rule evaluation would see no alert at all.
+func waitFiring(t *testing.T, url string, names ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("Prometheus fires %v", names), func() (bool, string) {
+		firing := map[string]bool{}
+		for _, a := range alertsOf(t, url) {
+			if a.State == "firing" {
+				firing[a.Labels["alertname"]] = true
+			}
+		}
+		for _, n := range names {
+			if !firing[n] {
+				return false, fmt.Sprintf("firing: %v", firing)
+			}
+		}
+		return true, ""
+	})
 }

@@ -32,6 +32,9 @@ func TestIntegrationTokenRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Secrets("rebootwatch").Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
+	})
 	exp := int64(3600)
 	tr, err := admin.CoreV1().ServiceAccounts("rebootwatch").CreateToken(ctx, "rebootwatch-agent", &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp,

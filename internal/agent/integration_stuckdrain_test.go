@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/longhorn"
 )
@@ -36,7 +36,7 @@ const stuckDrainRuns = 20
 // lock did, minutes short of the drain bound. Every run's first heartbeat with a blocker (the first from a
 // settled picture) must name the drain, with every source ok.
 func TestIntegrationAgentSeesStuckDrainAtStart(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := agentCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -59,7 +59,7 @@ func TestIntegrationAgentSeesStuckDrainAtStart(t *testing.T) {
 	}
 	createKured(t, cs, fmt.Sprintf(`{"nodeID":"worker-1","metadata":{"unschedulable":false},"created":%q,"TTL":0}`,
 		now.Add(-2*time.Hour).Format(time.RFC3339)))
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	minAv := intstr.FromInt32(2)

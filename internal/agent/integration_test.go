@@ -19,10 +19,16 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// setup starts a cluster, applies deploy/ and mints the agent's token.
+// setup takes the shared cluster (agentCluster), applies deploy/ and mints
+// the agent's token.
 func setup(t *testing.T) (*testcluster.Cluster, string, string) {
 	t.Helper()
-	c := testcluster.Start(t)
+	return setupOn(t, agentCluster(t))
+}
+
+// setupOn applies deploy/ to c and mints the agent's token there.
+func setupOn(t *testing.T, c *testcluster.Cluster) (*testcluster.Cluster, string, string) {
+	t.Helper()
 	bin := buildAgent(t)
 	applyDeploy(t, c.Client(t))
 	return c, bin, mintToken(t, c.Client(t))

@@ -39,6 +39,7 @@ func TestSnapshotNamesTheFailingGate(t *testing.T) {
 // release a held lock whose holder rebooted (the verdict gate says so),
 // which the actions never recommend.
 func TestActionsAgreeWithGatesOverTheDemo(t *testing.T) {
+	t.Parallel() // the demo only, in memory
 	type lockDoc struct {
 		Kind, Namespace, Name, Holder string
 		Verdict                       model.Verdict

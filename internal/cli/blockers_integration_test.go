@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 )
 
@@ -162,7 +161,7 @@ func kinds(bs []blkBlocker) []string {
 // A drain held by a PodDisruptionBudget that allows 0 disruptions, with a
 // pod bound to the draining node: the snapshot names the budget and the pod.
 func TestBlockersPDBDrainRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	blkNode(t, cs, "w-1", true) // draining: cordoned, holding kured's lock for 30m
@@ -209,6 +208,7 @@ func TestBlockersPDBDrainRealCluster(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "carol"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ungrant(t, cs, "carol-base") })
 	snap, text = snapshots(t, "--kubeconfig", kubeconfigCopy(t, tc), "--token", tc.UserConfig("carol").BearerToken,
 		"--request-timeout", "5s", "--sync-timeout", "30s")
 	_, bs = snap.node("w-1")
@@ -224,7 +224,7 @@ func TestBlockersPDBDrainRealCluster(t *testing.T) {
 // kured's reboot window from its DaemonSet's args, closed now, and a firing
 // alert from a real Prometheus: a pending node's blockers name both.
 func TestBlockersWindowAndAlertRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	// kured_reboot_required for w-3 (a recording rule stands in for kured's
 	// exporter) and an alert that fires at once.
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:

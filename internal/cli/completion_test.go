@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envAsMain) != "" {
 		os.Exit(Main(os.Args[1:], OSEnv()))
 	}
-	os.Exit(m.Run())
+	testcluster.Main(m)
 }
 
 // asCommand puts this test binary on a PATH as `rebootwatch` and returns
@@ -81,6 +81,7 @@ func TestCompletionBashLoads(t *testing.T) {
 // user's shell has it): commands, flags, flag values and the kubeconfig's
 // contexts, through `rebootwatch __complete`.
 func TestCompletionBashCompletes(t *testing.T) {
+	t.Parallel() // a bash of its own, with a kubeconfig of its own
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
 	if _, err := os.Stat(bashCompletion); err != nil {
 		if testcluster.Integration() {

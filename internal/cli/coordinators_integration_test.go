@@ -18,13 +18,13 @@ import (
 // names a plan it cannot validate as a fleet blocker with its evidence
 // (issue 24); without the flag the snapshot does not read Plans.
 func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
 		t.Fatal(err)
 	}
-	ns := tc.Namespace(t, "system-upgrade")
+	ns := sucNamespace(t, tc)
 	spec := suctest.PlanSpec{Concurrency: 1, Version: "v1.31.4+k3s1"}
 	if _, err := suctest.Create(ctx, tc.Dynamic(t), suctest.Plan(ns, "k3s-server", spec), suctest.StatusWith(spec.Version, "", nil,
 		suctest.Cond("Validated", "False", "Error", "spec.window is invalid", time.Now()))); err != nil {
@@ -81,14 +81,14 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 // uncordoned; without the flag its cycle is unknown to rebootwatch and the
 // node gate refuses it, writing nothing.
 func TestUncordonCoordinatorsRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs := tc.Client(t)
 	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
 		t.Fatal(err)
 	}
-	ns := tc.Namespace(t, "system-upgrade")
+	ns := sucNamespace(t, tc)
 	node, _, err := suctest.Wedge(ctx, cs, tc.Dynamic(t), ns, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -111,4 +111,23 @@ func TestUncordonCoordinatorsRealCluster(t *testing.T) {
 	if n, _ := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); n.Spec.Unschedulable {
 		t.Fatal("still cordoned after uncordon --coordinators")
 	}
+}
+
+// sucNamespace creates a namespace for a test's Plans and Jobs and deletes
+// them when the test ends: --coordinators reads the Plans of every
+// namespace, and a plan another test left would block this one's.
+func sucNamespace(t *testing.T, tc *testcluster.Cluster) string {
+	t.Helper()
+	ns := tc.Namespace(t, "system-upgrade")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tc.Dynamic(t).Resource(suctest.PlanGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("clean-up: delete Plans: %v", err)
+		}
+		if err := tc.Client(t).BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("clean-up: delete Jobs: %v", err)
+		}
+	})
+	return ns
 }

@@ -17,6 +17,7 @@ import (
 // coordinator left cordoned is uncordoned through the confirm dialog (its
 // gates passed), after which the node list no longer says cordoned.
 func TestCoordinatorDemosTmux(t *testing.T) {
+	t.Parallel() // its own binary and tmux servers, on the demos
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // TestDrainBoundRealCluster is issue 23 §4 on a real apiserver: a drain
@@ -18,7 +16,7 @@ import (
 // stall yet); it stalls after the bound, which is kured's own
 // --drain-timeout (read from its DaemonSet) when set, else --drain-bound.
 func TestDrainBoundRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	blkNode(t, cs, "w-1", true) // draining: cordoned, holding kured's lock for 3m

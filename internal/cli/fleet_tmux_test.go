@@ -18,6 +18,7 @@ import (
 // server refuses: the dashboard opens and names it), q back to the fleet.
 // FLEET_SCREENSHOT=path.ans keeps the screen with its styling.
 func TestFleetDashboardTmux(t *testing.T) {
+	t.Parallel() // its own binary, tmux server and fake Prometheus
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}

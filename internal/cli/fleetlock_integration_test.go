@@ -50,9 +50,50 @@ func fleetlockOrphan(t *testing.T, tc *testcluster.Cluster, cs kubernetes.Interf
 	if _, err := coordfixture.FleetlockLock(ctx, fc, "default", "default", "978a225b3d7b40e9acd7ce9b62f68444", ""); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // managedFields times have second precision
+	// The holder comes back Ready after the lock was taken: after the
+	// second the Lease's managedFields date it to (they have second
+	// precision), a wait that is the scenario's own timing.
+	time.Sleep(time.Until(leaseWritten(t, cs).Add(time.Second)))
 	mk("holder", "1c09ca98649c4c7abc779cd04c96812e", "boot-h2", true, time.Now())
 	return "holder"
+}
+
+// leaseWritten is the latest managedFields time of the fleetlock Lease:
+// when it was last written, to the second.
+func leaseWritten(t *testing.T, cs kubernetes.Interface) time.Time {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases("default").Get(context.Background(), "fleetlock-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	for _, m := range l.ManagedFields {
+		if m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	if at.IsZero() {
+		t.Fatalf("the fleetlock Lease has no managedFields time: %+v", l.ManagedFields)
+	}
+	return at
+}
+
+// untilSteady returns once node has been Ready for grace by its stored
+// Ready condition (second precision), which is when a fresh read judges
+// its lock orphaned: the grace passing is the scenario's own timing.
+func untilSteady(t *testing.T, cs kubernetes.Interface, node string, grace time.Duration) {
+	t.Helper()
+	n, err := cs.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			time.Sleep(time.Until(c.LastTransitionTime.Add(grace)))
+			return
+		}
+	}
+	t.Fatalf("%s has no Ready condition", node)
 }
 
 func kubeconfigCopy(t *testing.T, tc *testcluster.Cluster) string {
@@ -72,11 +113,11 @@ func kubeconfigCopy(t *testing.T, tc *testcluster.Cluster) string {
 // lock being taken) says orphaned once the grace passed; release --yes frees
 // the Lease and uncordons the holder, each write with its Event.
 func TestFleetlockOrphanSnapshotAndReleaseRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	holder := fleetlockOrphan(t, tc, cs)
-	time.Sleep(2 * time.Second) // past the 1s grace below
+	untilSteady(t, cs, holder, time.Second) // the --orphan-grace below
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--orphan-grace", "1s", "--request-timeout", "5s", "--sync-timeout", "30s"}
 
 	env, out, errb := multiEnv()
@@ -119,11 +160,11 @@ func TestFleetlockOrphanSnapshotAndReleaseRealCluster(t *testing.T) {
 // --keep-cordoned releases only; the holder is then done · still cordoned, and
 // `uncordon --node` finishes the job.
 func TestFleetlockKeepCordonedThenUncordonRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	holder := fleetlockOrphan(t, tc, cs)
-	time.Sleep(2 * time.Second)
+	untilSteady(t, cs, holder, time.Second) // the --orphan-grace below
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--orphan-grace", "1s", "--request-timeout", "5s", "--sync-timeout", "30s"}
 
 	env, out, errb := multiEnv()

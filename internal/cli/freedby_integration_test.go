@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -19,7 +18,7 @@ import (
 // kured_reboot_required comes from a real Prometheus, so that --until-done
 // can tell the window is done (without it, it never is).
 func TestWatchSaysWhoReapedRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:
   - name: test
     rules:

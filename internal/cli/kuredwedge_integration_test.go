@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -119,7 +118,7 @@ func TestKuredWedgeRealCluster(t *testing.T) {
 			name = "missing"
 		}
 		t.Run(name, func(t *testing.T) {
-			cl := testcluster.Start(t)
+			cl := cliCluster(t)
 			cs := cl.Client(t)
 			ctx := context.Background()
 			wedgeWorld(t, cs, tc.pod)
@@ -187,7 +186,7 @@ func TestKuredWedgeRealCluster(t *testing.T) {
 // grace not passed. An uncordon that writes false (a server-side apply)
 // is dated.
 func TestSteadySinceAfterManualUncordonRealCluster(t *testing.T) {
-	cl := testcluster.Start(t)
+	cl := cliCluster(t)
 	cs := cl.Client(t)
 	ctx := context.Background()
 	wedgeWorld(t, cs, "crashloop")
@@ -241,7 +240,7 @@ func TestSteadySinceAfterManualUncordonRealCluster(t *testing.T) {
 // (reboot + 90 s first tick + 0 delay + the grace) passed, names the stall
 // and exits 2.
 func TestKuredWedgeWatchRealCluster(t *testing.T) {
-	cl := testcluster.Start(t)
+	cl := cliCluster(t)
 	cs := cl.Client(t)
 	wedgeWorldAt(t, cs, "crashloop", 85*time.Second)
 	env, out, errb := multiEnv()
@@ -265,7 +264,7 @@ func TestKuredWedgeWatchRealCluster(t *testing.T) {
 // be orphaned; counted from kured's own steps it is held, release refused,
 // and the evidence says which step it was counted from.
 func TestKuredReleaseDelayFromKuredsStepsRealCluster(t *testing.T) {
-	cl := testcluster.Start(t)
+	cl := cliCluster(t)
 	cs := cl.Client(t)
 	ctx := context.Background()
 	wedgeWorldAt(t, cs, "", 5*time.Minute)

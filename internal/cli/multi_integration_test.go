@@ -15,26 +15,27 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// twoClusters starts two real apiservers, writes one kubeconfig with the
-// contexts "alpha" and "beta", and stops beta: alpha is reachable, beta
-// refuses connections.
+// twoClusters writes one kubeconfig with the contexts "alpha" and "beta":
+// alpha is the package's shared apiserver (cliCluster), reachable; beta
+// names a loopback port nothing listens on, so it refuses connections.
 func twoClusters(t *testing.T) string {
 	t.Helper()
-	a := testcluster.Start(t)
-	b := testcluster.Start(t)
+	a := cliCluster(t)
+	port, err := testcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := []struct{ name, url, token string }{
+		{"alpha", a.URL, a.Admin.BearerToken},
+		{"beta", fmt.Sprintf("https://127.0.0.1:%d", port), "beta-token"},
+	}
 	cfg := "apiVersion: v1\nkind: Config\nclusters:\n"
-	for _, x := range []struct {
-		name string
-		c    *testcluster.Cluster
-	}{{"alpha", a}, {"beta", b}} {
-		cfg += fmt.Sprintf("- name: %s\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\n", x.name, x.c.URL)
+	for _, x := range servers {
+		cfg += fmt.Sprintf("- name: %s\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\n", x.name, x.url)
 	}
 	cfg += "users:\n"
-	for _, x := range []struct {
-		name string
-		c    *testcluster.Cluster
-	}{{"alpha", a}, {"beta", b}} {
-		cfg += fmt.Sprintf("- name: %s\n  user:\n    token: %s\n", x.name, x.c.Admin.BearerToken)
+	for _, x := range servers {
+		cfg += fmt.Sprintf("- name: %s\n  user:\n    token: %s\n", x.name, x.token)
 	}
 	cfg += "contexts:\n"
 	for _, n := range []string{"alpha", "beta"} {
@@ -45,7 +46,6 @@ func twoClusters(t *testing.T) string {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b.Stop()
 	return path
 }
 

@@ -47,6 +47,7 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 // SIGTERM exits 130 (so `watch --until-done && next-step` stops), and a
 // watch whose output cannot be written (a full disk) exits 1 with why.
 func TestWatchSignalsAndFullDiskBinary(t *testing.T) {
+	t.Parallel() // its own processes, on the demo
 	bin := builtBinary(t)
 	for _, tc := range []struct {
 		args []string

@@ -26,6 +26,9 @@ import (
 // draining after (a new cycle, ETA of days) — and watch logs no phase or
 // lock line from stale data.
 func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
+	// An apiserver of its own (it freezes and restarts it), so the test
+	// runs alongside the package's other parallel tests.
+	t.Parallel()
 	tc := testcluster.Start(t)
 	cs := tc.Client(t)
 	ctx := context.Background()

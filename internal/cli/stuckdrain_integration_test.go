@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/live"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -19,7 +18,7 @@ import (
 // of each (what the model derives at Synced) names the drain with the
 // budget and the pod, and every source is ok.
 func TestLiveSessionSeesStuckDrainAtStart(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	blkNode(t, cs, "worker-1", true)

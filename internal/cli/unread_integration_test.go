@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -29,6 +28,20 @@ func grantRules(t *testing.T, cs kubernetes.Interface, user string, rules []rbac
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { ungrant(t, cs, name) })
+}
+
+// ungrant deletes the ClusterRole and ClusterRoleBinding name: the shared
+// cluster's token users go back to no grants.
+func ungrant(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("clean-up: %v", err)
+	}
+	if err := cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("clean-up: %v", err)
 	}
 }
 
@@ -53,7 +66,7 @@ func unreadSnapshot(t *testing.T, flags []string) (code int, snap model.Snapshot
 // the final stderr line, reap and watch --until-done; and so does
 // --kured-daemonset naming nothing.
 func TestUnreadLocksAreNeverNoneRealCluster(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	cs := tc.Client(t)
 	mkNode(t, cs, "n1", "boot-1", time.Now().Add(-time.Hour))
 	blkKured(t, cs, "", time.Time{})

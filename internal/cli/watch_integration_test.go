@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -24,7 +23,7 @@ import (
 // kured_reboot_required comes from a real Prometheus: without it whether
 // n2 needs a reboot is unknown, and --until-done is never done on a guess.
 func TestWatchRealClusterUntilDone(t *testing.T) {
-	tc := testcluster.Start(t)
+	tc := cliCluster(t)
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:
   - name: test
     rules:

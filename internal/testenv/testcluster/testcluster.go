@@ -207,10 +207,11 @@ var shared struct {
 }
 
 // Main runs the tests of a package that uses Shared and stops the shared
-// cluster after them. A package's TestMain calls it:
+// cluster after them, then runs after (the package's own clean-ups, such
+// as removing a binary its tests built). A package's TestMain calls it:
 //
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
@@ -224,6 +225,9 @@ func Main(m *testing.M) {
 	}
 	shared.stopped = true
 	shared.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 	os.Exit(code)
 }
 
@@ -264,7 +268,10 @@ func Shared(t testing.TB) *Cluster {
 // cluster-wide (every node, or DaemonSets, pods, PodDisruptionBudgets and
 // fleetlock's Leases of every namespace) and so runs alone: it must not call t.Parallel, and runs
 // before the parallel tests of its package. It deletes those objects now
-// (what an earlier test or -count round left) and when the test ends.
+// (what an earlier test or -count round left) and when the test ends. What
+// else the test makes cluster-wide (roles, Events, a CRD it installs since
+// it runs alone) it deletes itself, or leaves only where no other test of
+// its package reads it.
 func SharedAlone(t testing.TB) *Cluster {
 	t.Helper()
 	c := Shared(t)

@@ -141,7 +141,18 @@ func TestLonghornCRDColumns(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { Main(m) }
+func TestMain(m *testing.M) { Main(m, afterMain) }
+
+// afterMain is the package's clean-up given to Main: in the child of
+// TestSharedStoppedByMain it says whether the shared cluster's directory
+// was already gone when it ran.
+func afterMain() {
+	if os.Getenv(envSharedChild) == "" || shared.c == nil {
+		return
+	}
+	_, err := os.Stat(shared.c.dir)
+	fmt.Printf("\nafter-main stopped=%v\n", errors.Is(err, os.ErrNotExist))
+}
 
 // envSharedChild makes TestSharedChild run: it is the child process of
 // TestSharedStoppedByMain.
@@ -149,7 +160,8 @@ const envSharedChild = "TESTCLUSTER_SHARED_CHILD"
 
 // TestSharedStoppedByMain: every Shared call of a test binary returns the
 // same running cluster, and Main stops it (etcd and the apiserver exit, its
-// directory is gone) when the tests end, pass or fail.
+// directory is gone) when the tests end, pass or fail, then runs the
+// package's clean-up.
 func TestSharedStoppedByMain(t *testing.T) {
 	Require(t, "etcd", "kube-apiserver")
 	for _, fail := range []bool{false, true} {
@@ -173,6 +185,9 @@ func TestSharedStoppedByMain(t *testing.T) {
 			if v, ok := strings.CutPrefix(line, "shared-dir "); ok {
 				dir = v
 			}
+		}
+		if !strings.Contains(string(out), "\nafter-main stopped=true\n") {
+			t.Errorf("Main did not run the clean-up after stopping the cluster (fail=%v):\n%s", fail, out)
 		}
 		if len(pids) != 2 || dir == "" {
 			t.Fatalf("child output lacks the pids and dir:\n%s", out)

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+)
+
+// cliCluster returns the package's shared apiserver (TestMain runs
+// testcluster.Main) for one real-cluster test. The commands read every
+// node, kured's DaemonSet, fleetlock's Lease and the budgets and pods of
+// every namespace, at fixed names, so the test has the cluster to itself
+// (testcluster.SharedAlone: no t.Parallel, and those objects deleted
+// before and after it). It also starts without the Events earlier tests
+// left, since tests read the Events a release or reap records. What else
+// a test creates cluster-wide (roles, CRDs' objects) it deletes itself.
+func cliCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.SharedAlone(t)
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range nss.Items {
+		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatalf("delete Events in %s: %v", ns.Name, err)
+		}
+	}
+	return c
+}
