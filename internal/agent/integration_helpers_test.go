@@ -260,7 +260,6 @@ func mintToken(t *testing.T, cs kubernetes.Interface) string {
 	return tr.Status.Token
 }
 
-// writeKubeconfig writes a kubeconfig for server with the token.
 // heldLeaseCluster seeds the cluster most agent tests start from: nodes n1
 // (testMachineID, the fleetlock holder's machine) and n2, both up for 3h, a
 // fleetlock Lease held by n1's Zincati for 2h, and kured's DaemonSet without
@@ -284,6 +283,7 @@ func heldLeaseOn(t *testing.T, c *testcluster.Cluster) (admin kubernetes.Interfa
 	return admin, bin, writeKubeconfig(t, c.URL, token), token
 }
 
+// writeKubeconfig writes a kubeconfig for server with the token.
 func writeKubeconfig(t *testing.T, server, token string) string {
 	t.Helper()
 	return writeKubeconfigUser(t, server, fmt.Sprintf("{token: %q}", token))
