@@ -4,7 +4,10 @@
 // are visible, the node annotations and labels it needs, the RBAC rules it
 // reads with, the blockers it can name and the actions it allows), its slots
 // (the nodes it lets through now, with or without one lock object), each
-// node's place in its cycle, and its blockers.
+// node's place in its cycle, and its blockers. For kinds whose slots are
+// one lock object it also declares the lock-object driver contract the lock
+// engine judges and writes through (lockobject.go: LockDriver, Parsed,
+// Entry, Write, Applied and their errors; holder.go: Index, Mapping).
 //
 // Each coordinator lives in its own package under internal/coord (suc:
 // Rancher's system-upgrade-controller; flatcar: the Flatcar Linux Update

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -271,17 +272,7 @@ func holderText(s model.LockStatus) string {
 }
 
 // precondition compares the live object with the judged one.
-func precondition(w Write, uid, rv string) error {
-	switch {
-	case uid != w.UID:
-		return &PreconditionError{fmt.Sprintf(
-			"conflict: %s was replaced since it was judged (uid %s → %s); nothing changed — judge it again", w.Object, w.UID, uid)}
-	case rv != w.ResourceVersion:
-		return &PreconditionError{fmt.Sprintf(
-			"conflict: %s changed since it was judged (resourceVersion %s → %s); nothing changed — judge it again", w.Object, w.ResourceVersion, rv)}
-	}
-	return nil
-}
+func precondition(w Write, uid, rv string) error { return coord.CheckPrecondition(w, uid, rv) }
 
 // apiErr classifies an API error.
 func (a *Actor) apiErr(w Write, verb, resource string, err error) Result {

@@ -31,7 +31,7 @@ func TestUnregisteredKindIsAnError(t *testing.T) {
 	if err != nil || s.Verdict != model.VerdictUnknown || !strings.Contains(s.Reason, `unknown lock kind "nosuch"`) {
 		t.Fatalf("status %+v %v", s, err)
 	}
-	if m := NewIndex(nil, nil).Resolve("nosuch", "n1"); m.Kind != MatchInconclusive {
+	if m := resolve(NewIndex(nil, nil), "nosuch", "n1"); m.Kind != MatchInconclusive {
 		t.Fatalf("resolve: %+v", m)
 	}
 	p, err := e.Plan(c, ref, "", model.ActionReap, now)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -86,10 +87,10 @@ func (fleetlockDriver) Parse(obj *model.LockObject) (Parsed, error) {
 }
 
 func (fleetlockDriver) Resolve(ix *Index, holder string) Mapping {
-	if m, ok := ix.byName(holder); ok {
+	if m, ok := ix.ByName(holder); ok {
 		return m
 	}
-	return ix.byZincati(holder)
+	return byZincati(ix, holder)
 }
 
 // OpClearHolder sets a Lease's spec.holderIdentity to "".
@@ -118,7 +119,7 @@ func (fleetlockDriver) Apply(ctx context.Context, c kubernetes.Interface, w Writ
 		return Applied{}, err
 	}
 	if h := holderOf(l); h != w.Holder {
-		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: the lease holder is %q, not the judged %q; nothing changed", h, w.Holder)}
+		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: the lease holder is %q, not the judged %q; nothing changed", h, w.Holder)}
 	}
 	l = l.DeepCopy()
 	empty := ""
@@ -133,16 +134,16 @@ func (fleetlockDriver) Apply(ctx context.Context, c kubernetes.Interface, w Writ
 	// wrote since, the Lease must be free.
 	got, err := lc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether fleetlock reads the Lease as freed is unknown",
+		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether fleetlock reads the Lease as freed is unknown",
 			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
 	}
 	h := holderOf(got)
 	switch {
 	case h == w.Holder:
-		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again (resourceVersion %s), fleetlock reads holder %q: the lock is not freed",
+		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again (resourceVersion %s), fleetlock reads holder %q: the lock is not freed",
 			w.ResourceVersion, up.ResourceVersion, got.ResourceVersion, clip(h))}
 	case got.ResourceVersion == up.ResourceVersion && h != "":
-		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again, fleetlock reads holder %q, not a free Lease",
+		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again, fleetlock reads holder %q, not a free Lease",
 			w.ResourceVersion, up.ResourceVersion, clip(h))}
 	}
 	return ap, nil
@@ -157,6 +158,14 @@ func holderOf(l *coordinationv1.Lease) string {
 
 // zincatiAppID is Zincati's systemd application id (DESIGN §3).
 var zincatiAppID = mustHex("de35106b6ec24688b63afddaa156679b")
+
+func isHex32(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
 
 func mustHex(s string) []byte {
 	b, err := hex.DecodeString(s)
@@ -199,17 +208,17 @@ func ZincatiNodeID(machineID string) (string, error) {
 // byZincati maps a fleetlock holder that is a Zincati id (or a raw machine
 // id) to nodes. A node whose machine id cannot give a Zincati id makes a
 // non-match inconclusive, never a ghost.
-func (ix *Index) byZincati(holder string) Mapping {
+func byZincati(ix *Index, holder string) Mapping {
 	h := strings.ToLower(strings.TrimSpace(holder))
 	if !isHex32(h) {
 		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", clip(holder))}
 	}
 	var byApp, byMachine, unusable []string
-	for _, n := range ix.nodes {
+	for _, n := range ix.Nodes() {
 		if n == nil {
 			continue
 		}
-		id, ok := ix.cache.get(n.MachineID)
+		id, ok := ix.Cached(n.MachineID, ZincatiNodeID)
 		if !ok {
 			unusable = append(unusable, n.Name)
 			continue
@@ -222,9 +231,9 @@ func (ix *Index) byZincati(holder string) Mapping {
 	}
 	switch {
 	case len(byApp) > 0:
-		return several(byApp, "holder is the Zincati id of the node's machine id")
+		return coord.Several(byApp, "holder is the Zincati id of the node's machine id")
 	case len(byMachine) > 0:
-		return several(byMachine, "holder is the node's raw machine id")
+		return coord.Several(byMachine, "holder is the node's raw machine id")
 	case len(unusable) > 0:
 		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), model.FirstFew(unusable, 3))}
 	}

@@ -94,7 +94,7 @@ func FuzzHolderMapping(f *testing.F) {
 		if fleetlock {
 			kind = model.LockFleetlock
 		}
-		m := NewIndex(nodes, nil).Resolve(kind, holder)
+		m := resolve(NewIndex(nodes, nil), kind, holder)
 		if m.How == "" {
 			t.Fatal("mapping without explanation")
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -198,7 +199,7 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 			delete(e.marked, name)
 		}
 	}
-	ix := newIndex(nodes, func(n string) bool { _, ok := c.Node(n); return ok }, e.appIDs)
+	ix := coord.NewIndexFunc(nodes, func(n string) bool { _, ok := c.Node(n); return ok }, e.appIDs)
 
 	var js []judged
 	seenKeys := map[string]bool{}
@@ -337,7 +338,7 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		return
 	}
 
-	j.mapping = ix.Resolve(s.Kind, s.Holder)
+	j.mapping = resolve(ix, s.Kind, s.Holder)
 	m := j.mapping
 	ev("holder mapping", m.How)
 	switch m.Kind {

@@ -629,10 +629,10 @@ func kuredReadsSays(value string, conc int, known bool) string {
 }
 
 func (kuredDriver) Resolve(ix *Index, holder string) Mapping {
-	if holder == ManualHolder && !ix.exists(holder) {
+	if holder == ManualHolder && !ix.Exists(holder) {
 		return Mapping{Kind: MatchManual, How: `nodeID "manual" is kured's manual lock`}
 	}
-	if m, ok := ix.byName(holder); ok {
+	if m, ok := ix.ByName(holder); ok {
 		return m
 	}
 	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node is named %q", clip(holder))}
@@ -703,7 +703,7 @@ func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (
 	}
 	cur, ok := ds.Annotations[w.Key]
 	if !ok || cur != w.OldValue {
-		return Applied{}, &PreconditionError{"conflict: the annotation differs from what was judged at the same resourceVersion; nothing changed"}
+		return Applied{}, &PreconditionError{Msg: "conflict: the annotation differs from what was judged at the same resourceVersion; nothing changed"}
 	}
 	ds = ds.DeepCopy()
 	switch w.Op {
@@ -712,7 +712,7 @@ func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (
 	case OpSetAnnotation:
 		nv, last, err := RemoveKuredEntry(cur, w.Entry, w.Holder)
 		if err != nil || last || nv != w.NewValue {
-			return Applied{}, &PreconditionError{fmt.Sprintf("conflict: cannot remove %s from the current annotation; nothing changed", w.Holder)}
+			return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: cannot remove %s from the current annotation; nothing changed", w.Holder)}
 		}
 		ds.Annotations[w.Key] = nv
 	default:
@@ -725,7 +725,7 @@ func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (
 	ap := Applied{APIVersion: "apps/v1", Kind: "DaemonSet", UID: up.UID, ResourceVersion: up.ResourceVersion}
 	got, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return ap, &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether kured reads the lock as freed is unknown",
+		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether kured reads the lock as freed is unknown",
 			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
 	}
 	return ap, verifyKured(w, up.ResourceVersion, got)
@@ -768,17 +768,10 @@ func verifyKured(w Write, writtenRV string, got *appsv1.DaemonSet) error {
 	if ok {
 		return nil
 	}
-	return &VerifyError{fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again%s, %s%s", w.ResourceVersion, writtenRV, since, after, still)}
+	return &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again%s, %s%s", w.ResourceVersion, writtenRV, since, after, still)}
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
-	}
-	return s
-}
 
 // KuredContainer picks kured's container of a pod template: the one named
 // kured, else the first whose image names kured, else the first. nil when

@@ -25,41 +25,6 @@ type Gate struct {
 	Reason string
 }
 
-// FieldManager is the field manager of every write rebootwatch makes.
-const FieldManager = "rebootwatch"
-
-// Write is the exact write an action makes: one Update of one object
-// carrying the judged UID and resourceVersion as preconditions. What the op
-// means belongs to the lock kind's driver (or to the node uncordon write).
-type Write struct {
-	Ref model.LockRef
-	// Object is the API object, e.g. "DaemonSet kube-system/kured".
-	Object string
-	// UID and ResourceVersion are the preconditions (what was judged).
-	UID             string
-	ResourceVersion string
-	// Op names the change; "" means there is nothing to write.
-	Op string
-	// Field is the field written; Key is the annotation key when the field
-	// is an annotation.
-	Field string
-	Key   string
-	// Holder is the holder whose lock goes away; Entry is its entry's
-	// position in the lock.
-	Holder string
-	Entry  int
-	// OldValue and NewValue are the field's value before and after
-	// (NewValue is "" when the field is removed or cleared).
-	OldValue string
-	NewValue string
-	// Summary says in words what changes.
-	Summary string
-	// Node and BootID: for the uncordon write, the node and the boot id
-	// judged (the node must still run that boot).
-	Node   string
-	BootID string
-}
-
 // SameDecision reports whether two plans put the same decision before an
 // operator: verdict, every gate's outcome and the exact write. A plan
 // confirmed by a person is acted on only while this holds for a fresh plan.
@@ -73,21 +38,6 @@ func (p Plan) SameDecision(q Plan) bool {
 		}
 	}
 	return true
-}
-
-// String describes the write in one line.
-func (w Write) String() string {
-	if w.Op == "" {
-		return "no write"
-	}
-	pre := fmt.Sprintf("update %s (precondition uid %s, resourceVersion %s): ", w.Object, w.UID, w.ResourceVersion)
-	if w.Op == OpUncordon {
-		pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still cordoned): ", w.Object, w.UID, model.ShortID(w.BootID))
-	}
-	if w.Summary != "" {
-		return pre + w.Summary
-	}
-	return pre + w.Op
 }
 
 // Plan is what an action would do to one lock and whether it may.

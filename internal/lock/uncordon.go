@@ -9,11 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // OpUncordon sets a Node's spec.unschedulable to false.
-const OpUncordon = "uncordon"
+const OpUncordon = coord.OpUncordon
 
 // uncordonWrite is the write that uncordons n, tied to the lock it goes
 // with. A Node's resourceVersion moves with every status update, so the
@@ -36,11 +37,11 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 	}
 	switch {
 	case string(n.UID) != w.UID:
-		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s was replaced since it was judged (uid %s → %s); not uncordoned", w.Node, w.UID, n.UID)}
+		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s was replaced since it was judged (uid %s → %s); not uncordoned", w.Node, w.UID, n.UID)}
 	case n.Status.NodeInfo.BootID != w.BootID:
-		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, model.ShortID(w.BootID), model.ShortID(n.Status.NodeInfo.BootID))}
+		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, model.ShortID(w.BootID), model.ShortID(n.Status.NodeInfo.BootID))}
 	case !n.Spec.Unschedulable:
-		return Applied{}, &PreconditionError{fmt.Sprintf("conflict: node %s is no longer cordoned; nothing changed", w.Node)}
+		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s is no longer cordoned; nothing changed", w.Node)}
 	}
 	n = n.DeepCopy()
 	n.Spec.Unschedulable = false
@@ -52,10 +53,10 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 	// Read it again as the scheduler does: spec.unschedulable.
 	got, err := nc.Get(ctx, w.Node, metav1.GetOptions{})
 	if err != nil {
-		return ap, &VerifyError{fmt.Sprintf("the uncordon was written (resourceVersion %s), but reading node %s again failed (%v): whether it is schedulable is unknown", up.ResourceVersion, w.Node, err)}
+		return ap, &VerifyError{Msg: fmt.Sprintf("the uncordon was written (resourceVersion %s), but reading node %s again failed (%v): whether it is schedulable is unknown", up.ResourceVersion, w.Node, err)}
 	}
 	if got.Spec.Unschedulable {
-		return ap, &VerifyError{fmt.Sprintf("the uncordon was written (resourceVersion %s), but read again (resourceVersion %s), node %s is still cordoned (spec.unschedulable true)", up.ResourceVersion, got.ResourceVersion, w.Node)}
+		return ap, &VerifyError{Msg: fmt.Sprintf("the uncordon was written (resourceVersion %s), but read again (resourceVersion %s), node %s is still cordoned (spec.unschedulable true)", up.ResourceVersion, got.ResourceVersion, w.Node)}
 	}
 	return ap, nil
 }

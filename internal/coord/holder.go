@@ -1,7 +1,6 @@
-package lock
+package coord
 
 import (
-	"encoding/hex"
 	"sort"
 	"strings"
 
@@ -36,34 +35,18 @@ type Mapping struct {
 }
 
 // Index maps holder ids to nodes for one judgement. It scans the node list
-// on demand (locks are few, nodes many), so building it costs nothing; the
-// Zincati ids come from a cache keyed by machine id.
+// on demand (locks are few, nodes many), so building it costs nothing; ids
+// a kind derives from a node (fleetlock's Zincati id of its machine id)
+// come from a cache that lives across judgements (Cached).
 type Index struct {
 	nodes  []*model.Node
 	exists func(name string) bool
-	cache  appIDCache
+	cache  map[string]string
 }
 
-// appIDCache caches Zincati ids by machine id ("" = unusable machine id).
-type appIDCache map[string]string
-
-func (c appIDCache) get(machineID string) (string, bool) {
-	if id, ok := c[machineID]; ok {
-		return id, id != ""
-	}
-	id, err := ZincatiNodeID(machineID)
-	if err != nil {
-		id = ""
-	}
-	if len(c) > 200000 {
-		clear(c)
-	}
-	c[machineID] = id
-	return id, id != ""
-}
-
-// NewIndex builds the holder index of a set of nodes. cache (machine id ->
-// Zincati id) may be nil; the engine passes one that lives across judgements.
+// NewIndex builds the holder index of a set of nodes. cache (key -> derived
+// id, see Cached) may be nil; the engine passes one that lives across
+// judgements.
 func NewIndex(nodes []*model.Node, cache map[string]string) *Index {
 	names := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
@@ -74,26 +57,46 @@ func NewIndex(nodes []*model.Node, cache map[string]string) *Index {
 	return newIndex(nodes, func(n string) bool { return names[n] }, cache)
 }
 
+// NewIndexFunc is NewIndex with the node-name test given (the engine's
+// live node set, which may hold more names than nodes).
+func NewIndexFunc(nodes []*model.Node, exists func(string) bool, cache map[string]string) *Index {
+	return newIndex(nodes, exists, cache)
+}
+
 func newIndex(nodes []*model.Node, exists func(string) bool, cache map[string]string) *Index {
 	if cache == nil {
 		cache = map[string]string{}
 	}
-	return &Index{nodes: nodes, exists: exists, cache: appIDCache(cache)}
+	return &Index{nodes: nodes, exists: exists, cache: cache}
 }
 
-// Resolve maps a holder id of a lock kind to nodes, through the kind's
-// driver; an unregistered kind is inconclusive.
-func (ix *Index) Resolve(kind model.LockKind, holder string) Mapping {
-	d, err := DriverFor(kind)
-	if err != nil {
-		return Mapping{Kind: MatchInconclusive, How: err.Error()}
+// Exists reports whether a node of that exact name exists.
+func (ix *Index) Exists(name string) bool { return ix.exists(name) }
+
+// Nodes are the nodes the index maps to.
+func (ix *Index) Nodes() []*model.Node { return ix.nodes }
+
+// Cached returns the id derive gives key (a node's machine id), computed
+// once per key for as long as the cache lives; ok is false when derive
+// fails for it (an unusable key, remembered as such).
+func (ix *Index) Cached(key string, derive func(string) (string, error)) (id string, ok bool) {
+	if id, ok := ix.cache[key]; ok {
+		return id, id != ""
 	}
-	return d.Resolve(ix, holder)
+	id, err := derive(key)
+	if err != nil {
+		id = ""
+	}
+	if len(ix.cache) > 200000 {
+		clear(ix.cache)
+	}
+	ix.cache[key] = id
+	return id, id != ""
 }
 
-// byName maps a holder that is a node name (exactly, else
+// ByName maps a holder that is a node name (exactly, else
 // case-insensitively); ok is false when no node has that name.
-func (ix *Index) byName(holder string) (Mapping, bool) {
+func (ix *Index) ByName(holder string) (Mapping, bool) {
 	if ix.exists(holder) {
 		return Mapping{Kind: MatchOne, Nodes: []string{holder}, How: "holder is the node name"}, true
 	}
@@ -105,24 +108,18 @@ func (ix *Index) byName(holder string) (Mapping, bool) {
 		}
 	}
 	if len(byName) > 0 {
-		return several(byName, "holder matches the node name case-insensitively"), true
+		return Several(byName, "holder matches the node name case-insensitively"), true
 	}
 	return Mapping{}, false
 }
 
-func several(ns []string, how string) Mapping {
+// Several is the mapping to nodes ns (MatchOne for one, else MatchSeveral,
+// sorted); how says how they matched.
+func Several(ns []string, how string) Mapping {
 	if len(ns) == 1 {
 		return Mapping{Kind: MatchOne, Nodes: []string{ns[0]}, How: how}
 	}
 	out := append([]string(nil), ns...)
 	sort.Strings(out)
 	return Mapping{Kind: MatchSeveral, Nodes: out, How: how}
-}
-
-func isHex32(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil
 }
