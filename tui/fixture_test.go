@@ -8,6 +8,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -123,11 +126,11 @@ func (f *fakeActions) Plan(c *model.Cluster, ref model.LockRef, holder string, _
 			p.Gates = append(p.Gates, gt)
 		}
 		p.Write = lock.Write{Ref: ref, Object: "DaemonSet " + ref.Namespace + "/" + ref.Name, UID: s.UID, ResourceVersion: s.ResourceVersion,
-			Op: lock.OpRemoveAnnotation, Field: "metadata.annotations", Holder: s.Holder,
-			Summary: "remove annotation " + lock.KuredAnnotation + " (lock held by " + s.Holder + ")"}
+			Op: kured.OpRemoveAnnotation, Field: "metadata.annotations", Holder: s.Holder,
+			Summary: "remove annotation " + kured.Annotation + " (lock held by " + s.Holder + ")"}
 		if ref.Kind == model.LockFleetlock {
 			p.Write.Object = "Lease " + ref.Namespace + "/" + ref.Name
-			p.Write.Op = lock.OpClearHolder
+			p.Write.Op = fleetlock.OpClearHolder
 			p.Write.Summary = fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at 0)", s.Holder)
 		}
 		return p, nil

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -48,7 +49,7 @@ func TestRealClusterFrozenAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, ok := got.Annotations[lock.KuredAnnotation]
+		v, ok := got.Annotations[kured.Annotation]
 		return v, ok
 	}
 

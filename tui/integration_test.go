@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -86,7 +87,7 @@ func TestRealClusterReapGhost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := got.Annotations[lock.KuredAnnotation]; ok {
+	if _, ok := got.Annotations[kured.Annotation]; ok {
 		t.Fatalf("the lock annotation is still there: %v", got.Annotations)
 	}
 	pump("the lock to be free", func(string) bool {

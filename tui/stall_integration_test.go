@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -66,7 +67,7 @@ func TestRealClusterStalledWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds.Annotations[lock.KuredAnnotation] = strings.Replace(value, `"n1"`, `"n2"`, 1)
+	ds.Annotations[kured.Annotation] = strings.Replace(value, `"n1"`, `"n2"`, 1)
 	if _, err := cs.AppsV1().DaemonSets("kube-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestRealClusterStalledWatch(t *testing.T) {
 	pump("kured ok again, n2 holding", func(sc string) bool {
 		header, _, _ := strings.Cut(sc, "\n")
 		l, ok := m.c.Lock(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"})
-		spec, isKured := l.Spec.(*lock.KuredSpec)
+		spec, isKured := l.Spec.(*kured.Spec)
 		return source(model.SourceKured) == model.StatusOK && strings.Contains(header, "kured ✓") &&
 			ok && isKured && strings.Contains(spec.Value, `"n2"`)
 	})

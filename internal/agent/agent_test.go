@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -127,7 +129,7 @@ func fleetlockWorld(now time.Time) []model.Event {
 		model.NodeUpserted{Node: readyNode("n1", testMachineID, now.Add(-3*time.Hour))},
 		model.NodeUpserted{Node: readyNode("n2", "22222222222222222222222222222222", now.Add(-time.Hour))},
 		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-			UID: "lease-uid", ResourceVersion: "5", Spec: &lock.FleetlockSpec{Holder: testZincatiID, AcquireTime: now.Add(-2 * time.Hour)}}},
+			UID: "lease-uid", ResourceVersion: "5", Spec: &fleetlock.Spec{Holder: testZincatiID, AcquireTime: now.Add(-2 * time.Hour)}}},
 	}
 }
 
@@ -154,7 +156,7 @@ func worldFresh(world []model.Event) lock.FreshReaders {
 			return out, nil
 		},
 		Volumes: func(context.Context) ([]model.Volume, bool, error) { return nil, false, nil },
-		Alerts:  func(context.Context, *lock.KuredConfig) ([]string, bool, error) { return nil, false, nil },
+		Alerts:  func(context.Context, *kured.Config) ([]string, bool, error) { return nil, false, nil },
 	}
 }
 
@@ -449,7 +451,7 @@ func TestAgentOrphanedPolicy(t *testing.T) {
 				return n
 			}()},
 			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-				UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
+				UID: "ds-uid", ResourceVersion: "7", Spec: &kured.Spec{Present: true,
 					Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}}},
 		}
 	}
@@ -478,7 +480,7 @@ func TestAgentMetrics(t *testing.T) {
 	h.waitFor(t, "reaped", func(hb heartbeat) bool { return lockWith(hb, model.VerdictGhost, model.OutcomeDone) })
 	// The informer would deliver the written Lease.
 	h.sink(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-		UID: "lease-uid", ResourceVersion: "6", Spec: &lock.FleetlockSpec{}}})
+		UID: "lease-uid", ResourceVersion: "6", Spec: &fleetlock.Spec{}}})
 	h.waitFor(t, "free after reap", func(hb heartbeat) bool { return lockWith(hb, model.VerdictFree, "") })
 	code, body := serve(h.agent.Metrics.Handler())
 	if code != 200 {
@@ -509,7 +511,7 @@ func TestAgentPolicies(t *testing.T) {
 			model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}},
 			model.NodeUpserted{Node: readyNode("n1", "11111111111111111111111111111111", now.Add(-3*time.Hour))},
 			model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-				UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
+				UID: "ds-uid", ResourceVersion: "7", Spec: &kured.Spec{Present: true,
 					Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":3600000000000}`}}},
 		}
 	}
@@ -636,7 +638,7 @@ func TestAgentLogBoundsAndEscapesHostileValues(t *testing.T) {
 	world := fleetlockWorld(now)
 	for i, ev := range world {
 		if e, ok := ev.(model.LockUpserted); ok {
-			e.Lock.Spec = &lock.FleetlockSpec{Holder: holder, AcquireTime: now.Add(-2 * time.Hour)}
+			e.Lock.Spec = &fleetlock.Spec{Holder: holder, AcquireTime: now.Add(-2 * time.Hour)}
 			world[i] = e
 		}
 	}

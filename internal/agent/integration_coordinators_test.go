@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -111,7 +111,7 @@ func TestIntegrationChartKuredOnly(t *testing.T) {
 	bin := buildAgent(t)
 	admin := c.Client(t)
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))
-	createKured(t, admin, coordfixture.KuredSingle("gone-node", time.Now().Add(-time.Hour), 0, false))
+	createKured(t, admin, kuredtest.Single("gone-node", time.Now().Add(-time.Hour), 0, false))
 
 	a := chartAgent(t, c, bin, "fleetlock.enabled=false")
 	a.waitHeartbeat(t, "the kured ghost reaped, fleetlock disabled", func(hb heartbeat) bool {

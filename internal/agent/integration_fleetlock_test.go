@@ -10,8 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock/fleetlocktest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -26,12 +27,12 @@ func TestIntegrationFleetlockOrphanReleasedAndUncordoned(t *testing.T) {
 	admin := c.Client(t)
 	ctx := context.Background()
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))
-	createKured(t, admin, coordfixture.KuredSingle("gone-node", time.Now().Add(-time.Hour), 0, false))
-	fc, err := coordfixture.FleetlockClient(c.Admin)
+	createKured(t, admin, kuredtest.Single("gone-node", time.Now().Add(-time.Hour), 0, false))
+	fc, err := fleetlocktest.Client(c.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := coordfixture.FleetlockLock(ctx, fc, "default", "default", testZincatiID, ""); err != nil {
+	if _, err := fleetlocktest.Lock(ctx, fc, "default", "default", testZincatiID, ""); err != nil {
 		t.Fatal(err)
 	}
 	// The holder comes back Ready after the lock was taken: after the

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -100,7 +101,7 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 	for i := 2; i <= 5; i++ {
 		name := fmt.Sprintf("n%d", i+1)
 		machineID := fmt.Sprintf("%032x", 0xabc000+i)
-		holder, err := lock.ZincatiNodeID(machineID)
+		holder, err := fleetlock.ZincatiNodeID(machineID)
 		if err != nil {
 			t.Fatal(err)
 		}

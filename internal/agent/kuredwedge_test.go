@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -27,7 +27,7 @@ func TestAgentReleasesStalledKuredHolder(t *testing.T) {
 			Phase: model.PodRunning, OwnerKind: "DaemonSet", OwnerName: "kured",
 			Containers: model.ContainerState{Reported: true, Waiting: "CrashLoopBackOff", Restarts: 9}}}},
 		model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-			UID: "ds-uid", ResourceVersion: "7", Spec: &lock.KuredSpec{Present: true,
+			UID: "ds-uid", ResourceVersion: "7", Spec: &kured.Spec{Present: true,
 				Value: `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"` + created + `","TTL":0}`}}},
 	}
 	cfg := testConfig()

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock/fleetlocktest"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -40,14 +40,14 @@ func fleetlockOrphan(t *testing.T, tc *testcluster.Cluster, cs kubernetes.Interf
 		}
 	}
 	mk("other", "2c09ca98649c4c7abc779cd04c96812e", "boot-o", false, time.Now().Add(-time.Hour))
-	fc, err := coordfixture.FleetlockClient(tc.Admin)
+	fc, err := fleetlocktest.Client(tc.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Zincati on the holder asks for the lock: fleetlock writes the holder
 	// (and drains: the node is cordoned); the node reboots and comes back
 	// Ready a moment later.
-	if _, err := coordfixture.FleetlockLock(ctx, fc, "default", "default", "978a225b3d7b40e9acd7ce9b62f68444", ""); err != nil {
+	if _, err := fleetlocktest.Lock(ctx, fc, "default", "default", "978a225b3d7b40e9acd7ce9b62f68444", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The holder comes back Ready after the lock was taken: after the

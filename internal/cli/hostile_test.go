@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize/sanitizetest"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -23,7 +24,7 @@ func hostilePlan(s string) lock.Plan {
 		Action: model.ActionReap,
 		Gates:  []lock.Gate{{Name: lock.GateVerdict, Passed: true, Reason: "ghost " + s}},
 		Write: lock.Write{Ref: ref, Object: "Lease default/fleetlock-default", UID: "u", ResourceVersion: "7",
-			Op: lock.OpClearHolder, Field: "spec.holderIdentity", Holder: s},
+			Op: fleetlock.OpClearHolder, Field: "spec.holderIdentity", Holder: s},
 		Allowed: true,
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -38,7 +38,7 @@ func scaleEvents(b *testing.B, nodes, volumes int) ([]model.Event, time.Time) {
 	acquired := metav1.NewMicroTime(now.Add(-10 * time.Minute))
 	objs = append(objs,
 		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: scalefixture.KuredName, Namespace: scalefixture.KuredNamespace, UID: "kured-uid",
-			Annotations: map[string]string{"weave.works/kured-node-lock": coordfixture.KuredSingle(scalefixture.NodeName(1), now.Add(-20*time.Minute), 0, false)}},
+			Annotations: map[string]string{"weave.works/kured-node-lock": kuredtest.Single(scalefixture.NodeName(1), now.Add(-20*time.Minute), 0, false)}},
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured",
 				Image: "ghcr.io/kubereboot/kured:1.17.1", Args: []string{"--ds-namespace=" + scalefixture.KuredNamespace, "--ds-name=" + scalefixture.KuredName}}}}}}},
 		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "fleetlock-default", Namespace: scalefixture.FleetlockNS, UID: "lease-uid"},

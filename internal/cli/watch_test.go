@@ -14,7 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/multi"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/sim"
@@ -219,7 +219,7 @@ func (r *watchRun) caughtUp(cs []*model.Cluster) bool {
 			r.t.Fatal(err)
 		}
 		lk, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: sim.KuredNamespace, Name: sim.KuredName})
-		if !ok || lk.Spec.(*lock.KuredSpec).Value != ds.Annotations[sim.KuredLockKey] {
+		if !ok || lk.Spec.(*kured.Spec).Value != ds.Annotations[sim.KuredLockKey] {
 			return false
 		}
 		lease, err := s.Client.CoordinationV1().Leases(sim.FleetlockNamespace).Get(ctx, sim.FleetlockLease, metav1.GetOptions{})

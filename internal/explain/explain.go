@@ -7,7 +7,7 @@
 // It reads a cluster whose phases and verdicts are already derived, and the
 // time it is given. It must not write, read a source, judge a lock or start
 // goroutines: it only explains what the model and the lock engine already
-// concluded. It imports the lock engine only for the kind shapes it reads
+// concluded. It imports kured's coordinator package only for the shapes it reads
 // (kured's configuration and reboot window).
 package explain
 
@@ -19,7 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/timewindow"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -133,10 +135,10 @@ type explainer struct {
 	now  time.Time
 	opts Options
 
-	kured     *lock.KuredConfig // kured's configuration, nil when not read
-	hasKured  bool              // a kured lock object is in the cluster
+	kured     *kured.Config // kured's configuration, nil when not read
+	hasKured  bool          // a kured lock object is in the cluster
 	kuredRef  model.LockRef
-	window    *lock.RebootWindow
+	window    *timewindow.Window
 	windowErr error
 	locks     []lockHolders // locks with holders, in the model's order
 
@@ -189,7 +191,7 @@ func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
 		if l.Kind == model.LockKured {
 			x.hasKured = true
 		}
-		if s, ok := l.Spec.(*lock.KuredSpec); ok && s != nil && s.Config != nil && x.kured == nil {
+		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil && x.kured == nil {
 			x.kured, x.kuredRef = s.Config, l.LockRef
 			x.window, x.windowErr = s.Config.RebootWindow()
 		}
@@ -467,7 +469,7 @@ func pendingClears(p *model.PendingAction) string {
 // lockStalls says whether a holder stops the fleet rather than working
 // through its cycle: any verdict but held, or kured's manual lock.
 func lockStalls(s model.LockStatus) bool {
-	return s.Verdict != model.VerdictHeld || (s.Kind == model.LockKured && s.Holder == lock.ManualHolder)
+	return s.Verdict != model.VerdictHeld || (s.Kind == model.LockKured && s.Holder == kured.ManualHolder)
 }
 
 func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int) (model.Blocker, func(string) string) {
@@ -499,7 +501,7 @@ func (x *explainer) lockBlocker(l lockHolders, s model.LockStatus, capacity int)
 	switch {
 	case b.Action != "":
 		b.Clears = string(b.Action) + " it"
-	case s.Kind == model.LockKured && s.Holder == lock.ManualHolder:
+	case s.Kind == model.LockKured && s.Holder == kured.ManualHolder:
 		verdict = "a manual lock"
 		b.Clears = "remove the manual lock to resume kured's reboots"
 	case s.Verdict == model.VerdictHeld:

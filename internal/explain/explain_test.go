@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/lockfixture"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -19,7 +20,7 @@ func explained(opts Options, steps ...lockfixture.Step) *model.Cluster {
 // kuredWith is a kured lock object (annotation value, "" for free) with
 // kured's configuration from its args.
 func kuredWith(value string, args ...string) model.LockObject {
-	cfg := lock.ParseKuredConfig(args, nil, nil)
+	cfg := kured.ParseConfig(args, nil, nil)
 	l := lockfixture.KuredLock(value)
 	if value == "" {
 		l = lockfixture.KuredAbsent()
@@ -87,7 +88,7 @@ func TestBlockerKinds(t *testing.T) {
 			words: []string{"held by w1 for 2m (draining), held"}},
 		{name: "manual kured lock",
 			steps: []lockfixture.Step{{At: now, Ev: []model.Event{lockfixture.NodesOK(), prom, needReboot("w3"), lockfixture.Up(lockfixture.Node("w3")),
-				lockfixture.LockEv(kuredWith(lockfixture.Single(lockfixture.Ent(lock.ManualHolder, now.Add(-time.Hour), 0))))}}},
+				lockfixture.LockEv(kuredWith(lockfixture.Single(lockfixture.Ent(kured.ManualHolder, now.Add(-time.Hour), 0))))}}},
 			node: "w3", kind: model.BlockerLock, stalls: true,
 			words: []string{"held by manual for 1h, a manual lock"}},
 		{name: "outside kured's reboot window",

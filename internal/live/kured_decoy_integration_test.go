@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -61,7 +61,7 @@ func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 	defer cancel()
 	ghost := `{"nodeID":"gone","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`
 	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, kuredDS("kube-system", "kured",
-		map[string]string{lock.KuredAnnotation: ghost}, "--prometheus-url="+prom.URL, "--alert-filter-regexp=^Watchdog$"), metav1.CreateOptions{}); err != nil {
+		map[string]string{kured.Annotation: ghost}, "--prometheus-url="+prom.URL, "--alert-filter-regexp=^Watchdog$"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tenant := tc.Namespace(t, "tenant")
@@ -133,7 +133,7 @@ func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.Spec.Template.Spec.Containers[0].Args = []string{"--lock-annotation=Not A Key!"}
-		delete(d.Annotations, lock.KuredAnnotation)
+		delete(d.Annotations, kured.Annotation)
 		if _, err := cs.AppsV1().DaemonSets("kube-system").Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

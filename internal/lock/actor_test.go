@@ -17,12 +17,13 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 func ds(annotation string, rv string) *appsv1.DaemonSet {
 	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: rv,
-		Annotations: map[string]string{KuredAnnotation: annotation, "keep": "me"}}}
+		Annotations: map[string]string{kured.Annotation: annotation, "keep": "me"}}}
 }
 
 func lease(holder string, rv string) *coordinationv1.Lease {
@@ -63,7 +64,7 @@ func TestActorReapKuredSingle(t *testing.T) {
 		t.Fatalf("outcome %s: %s", r.Outcome, r.Message)
 	}
 	got, _ := cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})
-	if _, ok := got.Annotations[KuredAnnotation]; ok || got.Annotations["keep"] != "me" {
+	if _, ok := got.Annotations[kured.Annotation]; ok || got.Annotations["keep"] != "me" {
 		t.Fatalf("annotations after reap: %v", got.Annotations)
 	}
 	evs, _ := cs.CoreV1().Events("kube-system").List(context.Background(), metav1.ListOptions{})

@@ -15,9 +15,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock/fleetlocktest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -56,7 +58,7 @@ func BenchmarkConfirmToDone(b *testing.B) {
 	// gate, and a refused plan is never acted on.
 	scalefixture.Robustness = []string{"healthy", "healthy", "unknown"}
 	fx := &scalefixture.Fixture{Client: c.Client(b), Dynamic: c.Dynamic(b), Config: c.Admin}
-	fc, err := coordfixture.FleetlockClient(c.Admin)
+	fc, err := fleetlocktest.Client(c.Admin)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func BenchmarkConfirmToDone(b *testing.B) {
 			ref := model.LockRef{Kind: model.LockFleetlock, Namespace: scalefixture.FleetlockNS, Name: "fleetlock-default"}
 			var took, plans, does []float64
 			for run := 0; run < runs; run++ {
-				l, err := coordfixture.FleetlockLock(ctx, fc, scalefixture.FleetlockNS, "default", ghostID, "")
+				l, err := fleetlocktest.Lock(ctx, fc, scalefixture.FleetlockNS, "default", ghostID, "")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -185,7 +187,7 @@ func ghostKured(b *testing.B, ctx context.Context, fx *scalefixture.Fixture) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds.Annotations[lock.KuredAnnotation] = coordfixture.KuredSingle("gone-node", time.Now().Add(-time.Hour), 0, false)
+	ds.Annotations[kured.Annotation] = kuredtest.Single("gone-node", time.Now().Add(-time.Hour), 0, false)
 	if _, err := dsc.Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		b.Fatal(err)
 	}

@@ -23,9 +23,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock/fleetlocktest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -68,14 +71,14 @@ type kindFixture struct {
 const zincatiMachine = "1c09ca98649c4c7abc779cd04c96812e"
 
 // fleetlockManagedFields is what the apiserver records for fleetlock's
-// writes (see coordfixture): one Update entry of manager "fleetlock" owning
+// writes (see fleetlocktest): one Update entry of manager "fleetlock" owning
 // exactly the two spec fields fleetlock writes. The real-apiserver case and
 // the fake clientset both check these bytes.
 func fleetlockManagedFields(at time.Time) []metav1.ManagedFieldsEntry {
 	t := metav1.NewTime(at.UTC().Truncate(time.Second))
-	return []metav1.ManagedFieldsEntry{{Manager: coordfixture.FleetlockManager, Operation: metav1.ManagedFieldsOperationUpdate,
+	return []metav1.ManagedFieldsEntry{{Manager: fleetlocktest.Manager, Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "coordination.k8s.io/v1", Time: &t, FieldsType: "FieldsV1",
-		FieldsV1: metav1.NewFieldsV1(coordfixture.FleetlockFieldsV1)}}
+		FieldsV1: metav1.NewFieldsV1(fleetlocktest.FieldsV1)}}
 }
 
 func fixtures() map[model.LockKind]kindFixture {
@@ -102,7 +105,7 @@ func fixtures() map[model.LockKind]kindFixture {
 				if err != nil {
 					w.t.Fatal(err)
 				}
-				got.Annotations = map[string]string{lock.KuredAnnotation: coordfixture.KuredSingle(holder, time.Now().Add(-40*time.Minute), 0, false)}
+				got.Annotations = map[string]string{kured.Annotation: kuredtest.Single(holder, time.Now().Add(-40*time.Minute), 0, false)}
 				if !w.real {
 					got.ResourceVersion = "2"
 				}
@@ -116,8 +119,8 @@ func fixtures() map[model.LockKind]kindFixture {
 				if err != nil {
 					w.t.Fatal(err)
 				}
-				tr, _ := kube.TransformDaemonSet(ds)
-				return kube.DaemonSetToLock(tr.(*appsv1.DaemonSet))
+				tr, _ := kured.Transform(ds)
+				return kured.LockOf(tr.(*appsv1.DaemonSet))
 			},
 			holderID: func(n *corev1.Node) string { return n.Name },
 		},
@@ -127,12 +130,12 @@ func fixtures() map[model.LockKind]kindFixture {
 			ghost:     "978a225b3d7b40e9acd7ce9b62f68444", // zincatiMachine's id; no node has that machine id
 			uncordons: true,
 			take: func(w *world, name, holder string) model.LockRef {
-				fc := w.coordinator(coordfixture.FleetlockUserAgent)
+				fc := w.coordinator(fleetlocktest.UserAgent)
 				fm := ""
 				if !w.real {
 					// The fake clientset does not name managers from the
 					// user agent as the apiserver does: tell it the name.
-					fm = coordfixture.FleetlockManager
+					fm = fleetlocktest.Manager
 					zero := int32(0)
 					free := ""
 					if _, err := fc.CoordinationV1().Leases(w.ns).Create(w.ctx, &coordinationv1.Lease{ObjectMeta: w.meta(name),
@@ -140,7 +143,7 @@ func fixtures() map[model.LockKind]kindFixture {
 						w.t.Fatal(err)
 					}
 				}
-				if _, err := coordfixture.FleetlockLock(w.ctx, fc, w.ns, strings.TrimPrefix(name, "fleetlock-"), holder, fm); err != nil {
+				if _, err := fleetlocktest.Lock(w.ctx, fc, w.ns, strings.TrimPrefix(name, "fleetlock-"), holder, fm); err != nil {
 					w.t.Fatal(err)
 				}
 				return model.LockRef{Kind: model.LockFleetlock, Namespace: w.ns, Name: name}
@@ -150,11 +153,11 @@ func fixtures() map[model.LockKind]kindFixture {
 				if err != nil {
 					w.t.Fatal(err)
 				}
-				tr, _ := kube.TransformLease(l)
-				return kube.LeaseToLock(tr.(*coordinationv1.Lease))
+				tr, _ := fleetlock.Transform(l)
+				return fleetlock.LockOf(tr.(*coordinationv1.Lease))
 			},
 			holderID: func(n *corev1.Node) string {
-				id, err := lock.ZincatiNodeID(n.Status.NodeInfo.MachineID)
+				id, err := fleetlock.ZincatiNodeID(n.Status.NodeInfo.MachineID)
 				if err != nil {
 					panic(err)
 				}
@@ -423,8 +426,8 @@ func checkFleetlockFields(t *testing.T, w *world) {
 	if l.Spec.AcquireTime != nil || l.Spec.RenewTime != nil || l.Spec.LeaseDurationSeconds != nil {
 		t.Fatalf("fleetlock writes no times: %+v", l.Spec)
 	}
-	obj := kube.LeaseToLock(l)
-	if fs := obj.Spec.(*lock.FleetlockSpec); fs.HolderSetBy != "fleetlock" || fs.HolderSet.IsZero() ||
+	obj := fleetlock.LockOf(l)
+	if fs := obj.Spec.(*fleetlock.Spec); fs.HolderSetBy != "fleetlock" || fs.HolderSet.IsZero() ||
 		!slices.Contains([]string{"fleetlock"}, fs.HolderSetBy) {
 		t.Fatalf("lock time from managedFields: %+v", fs)
 	}
@@ -440,13 +443,13 @@ func kuredDuplicates(t *testing.T, w *world) {
 	now := time.Now()
 	w.node(w.label+"-n1", "2c09ca98649c4c7abc779cd04c96812e", "boot-1", now.Add(-5*time.Hour), false)
 	n1 := w.label + "-n1"
-	first := coordfixture.KuredValue{NodeID: n1, Created: now.Add(-3 * time.Hour), TTL: time.Hour}
-	ghost := coordfixture.KuredValue{NodeID: "gone-node", Created: now.Add(-2 * time.Hour), TTL: time.Hour * 24}
-	second := coordfixture.KuredValue{NodeID: n1, Created: now.Add(-90 * time.Minute), TTL: time.Hour}
-	value := coordfixture.KuredMulti(3, first, ghost, second)
+	first := kuredtest.Value{NodeID: n1, Created: now.Add(-3 * time.Hour), TTL: time.Hour}
+	ghost := kuredtest.Value{NodeID: "gone-node", Created: now.Add(-2 * time.Hour), TTL: time.Hour * 24}
+	second := kuredtest.Value{NodeID: n1, Created: now.Add(-90 * time.Minute), TTL: time.Hour}
+	value := kuredtest.Multi(3, first, ghost, second)
 	meta := w.meta("kured")
 	labels := map[string]string{"app.kubernetes.io/name": "kured"}
-	meta.Labels, meta.Annotations = labels, map[string]string{lock.KuredAnnotation: value, "other": "kept"}
+	meta.Labels, meta.Annotations = labels, map[string]string{kured.Annotation: value, "other": "kept"}
 	ds := &appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.23.0",
@@ -486,15 +489,15 @@ func kuredDuplicates(t *testing.T, w *world) {
 		if err != nil || d.Annotations["other"] != "kept" {
 			t.Fatalf("daemonset %v %v", d.Annotations, err)
 		}
-		v, ok := d.Annotations[lock.KuredAnnotation]
+		v, ok := d.Annotations[kured.Annotation]
 		return v, ok
 	}
 	do(n1, 2)
-	if v, _ := annotation(); v != coordfixture.KuredMulti(3, first, ghost) {
+	if v, _ := annotation(); v != kuredtest.Multi(3, first, ghost) {
 		t.Fatalf("after removing entry 2: %s", v)
 	}
 	do(n1, 0)
-	if v, _ := annotation(); v != coordfixture.KuredMulti(3, ghost) {
+	if v, _ := annotation(); v != kuredtest.Multi(3, ghost) {
 		t.Fatalf("after removing entry 0: %s", v)
 	}
 	do("gone-node", 0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -39,7 +40,7 @@ func TestUnregisteredKindIsAnError(t *testing.T) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 	// A write naming an unregistered kind is never applied to any object.
-	p.Write = Write{Ref: ref, Op: OpClearHolder, UID: "u", ResourceVersion: "1"}
+	p.Write = Write{Ref: ref, Op: fleetlock.OpClearHolder, UID: "u", ResourceVersion: "1"}
 	p.Allowed = true
 	cs := newFakeClientset()
 	r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{})

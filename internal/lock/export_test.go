@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -28,7 +29,7 @@ func asJudged(p Plan) FreshReaders {
 			}
 			return out, len(out) > 0, nil
 		},
-		Alerts: func(context.Context, *KuredConfig) ([]string, bool, error) {
+		Alerts: func(context.Context, *kured.Config) ([]string, bool, error) {
 			return p.Judged.Alerts, p.Judged.AlertFilter, nil
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -64,7 +65,7 @@ type FreshReaders struct {
 	// settings the alert gate uses (the operator's, else those of kured,
 	// whose judged configuration is kured; nil when none was read). filter
 	// is false when no blocking-alert filter is configured (nothing asked).
-	Alerts func(ctx context.Context, kured *KuredConfig) (names []string, filter bool, err error)
+	Alerts func(ctx context.Context, cfg *kured.Config) (names []string, filter bool, err error)
 	// LeftCordoned reads the coordinator kinds of internal/coord now: the
 	// nodes they say they left cordoned (node -> why). An uncordon whose
 	// node gate rested on their reading (Plan.LeftBy) is refused without it.
@@ -104,9 +105,9 @@ func judgedInputs(c *model.Cluster) Judged {
 
 // kuredConfig is the judged kured configuration the gates used: the first
 // kured lock object's with one (as the blockers step picks it).
-func (j Judged) kuredConfig() *KuredConfig {
+func (j Judged) kuredConfig() *kured.Config {
 	for _, l := range j.Locks {
-		if s, ok := l.Spec.(*KuredSpec); ok && s != nil && s.Config != nil {
+		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil {
 			return s.Config
 		}
 	}
@@ -391,8 +392,8 @@ func diffLocks(judged, now []model.LockObject, written model.LockRef) []string {
 // written is its driver's to compare).
 func specDiff(was, is model.LockSpec, settingsOnly bool) []string {
 	if settingsOnly {
-		ws, _ := was.(*KuredSpec)
-		is, _ := is.(*KuredSpec)
+		ws, _ := was.(*kured.Spec)
+		is, _ := is.(*kured.Spec)
 		if ws == nil || is == nil {
 			return nil
 		}

@@ -18,9 +18,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 	"github.com/rebootwatch/rebootwatch/internal/live"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -97,7 +98,7 @@ func TestFreshReadRefusesChangedGateInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, held := ds.Annotations[lock.KuredAnnotation]; !held {
+		if _, held := ds.Annotations[kured.Annotation]; !held {
 			t.Fatal("the lock was reaped after a refusal")
 		}
 	}
@@ -207,7 +208,7 @@ func kuredDS(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns stri
 	labels := map[string]string{"name": "kured"}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: ns, Annotations: map[string]string{
-			lock.KuredAnnotation: coordfixture.KuredSingle("gone-node", time.Now().Add(-time.Hour), 0, false)}},
+			kured.Annotation: kuredtest.Single("gone-node", time.Now().Add(-time.Hour), 0, false)}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -92,7 +94,7 @@ func TestActorRefusesWhenFreshNodeListDiffers(t *testing.T) {
 				t.Fatalf("%d writes after a refusal: %v", n, cs.Actions())
 			}
 			got, _ := cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})
-			if got.Annotations[KuredAnnotation] != ann {
+			if got.Annotations[kured.Annotation] != ann {
 				t.Fatal("the lock changed")
 			}
 		})
@@ -117,7 +119,7 @@ func TestActorRefusesWhenNodeListCannotBeReadFresh(t *testing.T) {
 	}
 	var ds *appsv1.DaemonSet
 	ds, _ = cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})
-	if ds.Annotations[KuredAnnotation] != ann {
+	if ds.Annotations[kured.Annotation] != ann {
 		t.Fatal("the lock changed")
 	}
 }
@@ -131,7 +133,7 @@ func freshWorld(t *testing.T) (Plan, []runtime.Object) {
 	e := New(Options{})
 	ann := single(ent("n9", at(0), 0))
 	k := kuredLock(ann)
-	cfg := ParseKuredConfig([]string{"/usr/bin/kured", "--reboot-days=mo,tu", "--prometheus-url=http://user:secret@prom:9090"}, nil, nil)
+	cfg := kured.ParseConfig([]string{"/usr/bin/kured", "--reboot-days=mo,tu", "--prometheus-url=http://user:secret@prom:9090"}, nil, nil)
 	kspec(&k).Config = &cfg
 	c := build(e, step{now, []model.Event{nodesOK(), up(node("n1")), lockEv(k), lockEv(fleet("")),
 		model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "pvc-db", Robustness: model.RobustnessHealthy}},
@@ -155,12 +157,12 @@ func TestActorRefusesWhenAGateInputChangedSinceJudged(t *testing.T) {
 			for i, l := range p.Judged.Locks {
 				ls[i] = l
 				switch s := l.Spec.(type) {
-				case *KuredSpec:
+				case *kured.Spec:
 					c := *s
 					cfg := *s.Config
 					c.Config = &cfg
 					ls[i].Spec = &c
-				case *FleetlockSpec:
+				case *fleetlock.Spec:
 					c := *s
 					ls[i].Spec = &c
 				}
@@ -169,9 +171,9 @@ func TestActorRefusesWhenAGateInputChangedSinceJudged(t *testing.T) {
 			return ls, nil
 		}
 	}
-	kured := func(ls []model.LockObject) *KuredSpec {
+	kspecOf := func(ls []model.LockObject) *kured.Spec {
 		for _, l := range ls {
-			if s, ok := l.Spec.(*KuredSpec); ok {
+			if s, ok := l.Spec.(*kured.Spec); ok {
 				return s
 			}
 		}
@@ -195,24 +197,24 @@ func TestActorRefusesWhenAGateInputChangedSinceJudged(t *testing.T) {
 			}
 		}, []string{"Longhorn volume data/pvc-new is faulted now (it was not judged)"}},
 		{"a blocking alert fires", func(f *FreshReaders) {
-			f.Alerts = func(context.Context, *KuredConfig) ([]string, bool, error) { return []string{"EtcdDown"}, true, nil }
+			f.Alerts = func(context.Context, *kured.Config) ([]string, bool, error) { return []string{"EtcdDown"}, true, nil }
 		}, []string{"blocking alerts fire now: EtcdDown (not firing when judged)"}},
 		{"kured's reboot window changed", func(f *FreshReaders) {
-			f.Locks = changedLocks(func(ls []model.LockObject) { kured(ls).Config.RebootDays = []string{"su"} })
+			f.Locks = changedLocks(func(ls []model.LockObject) { kspecOf(ls).Config.RebootDays = []string{"su"} })
 		}, []string{"lock kured:kube-system/kured changed: Config.RebootDays [mo tu] → [su]"}},
 		{"kured's alert settings changed", func(f *FreshReaders) {
 			f.Locks = changedLocks(func(ls []model.LockObject) {
-				kured(ls).Config.AlertFilterRegexp = "^Etcd"
-				kured(ls).Config.PrometheusURL = "http://other:9090"
+				kspecOf(ls).Config.AlertFilterRegexp = "^Etcd"
+				kspecOf(ls).Config.PrometheusURL = "http://other:9090"
 			})
 		}, []string{`Config.AlertFilterRegexp "" → "^Etcd"`, "Config.PrometheusURL changed"}},
 		{"kured's release delay changed", func(f *FreshReaders) {
-			f.Locks = changedLocks(func(ls []model.LockObject) { kured(ls).Config.LockReleaseDelay = time.Hour })
+			f.Locks = changedLocks(func(ls []model.LockObject) { kspecOf(ls).Config.LockReleaseDelay = time.Hour })
 		}, []string{"Config.LockReleaseDelay 0s → 1h0m0s"}},
 		{"another lock was taken", func(f *FreshReaders) {
 			f.Locks = changedLocks(func(ls []model.LockObject) {
 				for _, l := range ls {
-					if s, ok := l.Spec.(*FleetlockSpec); ok {
+					if s, ok := l.Spec.(*fleetlock.Spec); ok {
 						s.Holder = "n1"
 					}
 				}
@@ -234,7 +236,7 @@ func TestActorRefusesWhenAGateInputChangedSinceJudged(t *testing.T) {
 			}
 		}, []string{"could not list Longhorn's volumes fresh for the action (connection refused)"}},
 		{"Prometheus cannot be asked", func(f *FreshReaders) {
-			f.Alerts = func(context.Context, *KuredConfig) ([]string, bool, error) {
+			f.Alerts = func(context.Context, *kured.Config) ([]string, bool, error) {
 				return nil, false, errors.New("dial tcp: refused")
 			}
 		}, []string{"could not ask Prometheus which blocking alerts fire fresh for the action (dial tcp: refused)"}},
@@ -281,7 +283,7 @@ func TestActorReadsGateInputsConcurrently(t *testing.T) {
 	locks, vols, alerts := fr.Locks, fr.Volumes, fr.Alerts
 	fr.Locks = func(ctx context.Context) ([]model.LockObject, error) { gate(); return locks(ctx) }
 	fr.Volumes = func(ctx context.Context) ([]model.Volume, bool, error) { gate(); return vols(ctx) }
-	fr.Alerts = func(ctx context.Context, k *KuredConfig) ([]string, bool, error) { gate(); return alerts(ctx, k) }
+	fr.Alerts = func(ctx context.Context, k *kured.Config) ([]string, bool, error) { gate(); return alerts(ctx, k) }
 	fr.Nodes = func(ctx context.Context, sel string) ([]model.Node, error) { gate(); return p.Nodes, nil }
 	cs := newFakeClientset(objs...)
 	if r := (&Actor{Client: cs, Who: "alice", Fresh: fr}).Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {

@@ -3,75 +3,10 @@ package lock
 import (
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-// FuzzParseKured: the kured annotation parser never panics, and whatever it
-// accepts is well-formed: every entry has a non-empty nodeID, no entry is
-// listed twice, TTLs are not negative, and removing an entry from an
-// accepted multi-lock leaves a value that parses to the other entries.
-func FuzzParseKured(f *testing.F) {
-	for _, s := range []string{
-		`{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-11-29T12:00:00Z","TTL":0}`,
-		`{"nodeID":"n1"}`,
-		`{"nodeID":"manual"}`,
-		`{"maxOwners":2,"locks":[{"nodeID":"n1","created":"2026-11-29T12:00:00Z","TTL":3600000000000},{"nodeID":"n2"}]}`,
-		`{"maxOwners":2,"locks":[]}`,
-		`{"maxOwners":2,"locks":null}`,
-		`{"nodeID":`, `null`, `[]`, `""`, `{"nodeID":1}`, `{"nodeID":"n1","TTL":"1h"}`, `{"nodeID":"n1","TTL":-5}`,
-		`{"nodeID":"n1","created":"yesterday"}`, `{"locks":[{"nodeID":"a"},{"nodeID":"a"}]}`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		l, err := ParseKured(v)
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatal("empty error")
-			}
-			return
-		}
-		for _, e := range l.Entries {
-			if strings.TrimSpace(e.NodeID) == "" {
-				t.Fatalf("accepted entry without nodeID from %q", v)
-			}
-			if e.TTL < 0 {
-				t.Fatalf("negative TTL from %q", v)
-			}
-			_ = e.Expired(time.Now())
-		}
-		if !l.Multi && len(l.Entries) != 1 {
-			t.Fatalf("single lock with %d entries from %q", len(l.Entries), v)
-		}
-		if l.Multi && len(l.Entries) > 0 {
-			victim := l.Entries[0].NodeID
-			nv, last, err := RemoveKuredEntry(v, 0, victim)
-			if err != nil {
-				t.Fatalf("cannot remove %q from accepted %q: %v", victim, v, err)
-			}
-			if last != (len(l.Entries) == 1) {
-				t.Fatalf("removal of the only entry of %q: last %v", v, last)
-			}
-			if last {
-				return
-			}
-			after, err := ParseKured(nv)
-			if err != nil {
-				t.Fatalf("removal gave unparsable %q: %v", nv, err)
-			}
-			if len(after.Entries) != len(l.Entries)-1 || after.MaxOwners != l.MaxOwners {
-				t.Fatalf("removal of %q from %q gave %q", victim, v, nv)
-			}
-			for i, e := range after.Entries {
-				if e != l.Entries[i+1] {
-					t.Fatalf("removal changed entry %d: %+v vs %+v", i, e, l.Entries[i+1])
-				}
-			}
-		}
-	})
-}
 
 // FuzzHolderMapping: mapping a holder never panics; every node it returns
 // is a real node; a holder equal to a node's name maps to that node alone;
@@ -85,13 +20,13 @@ func FuzzHolderMapping(f *testing.F) {
 	f.Add("manual", "n1", mid1, "manual", mid2, false)
 	f.Add("N1", "n1", "", "n2", "", false)
 	f.Add("978A225B3D7B40E9ACD7CE9B62F68444", "a", mid1, "b", "zz", true)
-	f.Fuzz(func(t *testing.T, holder, name1, mach1, name2, mach2 string, fleetlock bool) {
+	f.Fuzz(func(t *testing.T, holder, name1, mach1, name2, mach2 string, isFleet bool) {
 		if name1 == "" || name2 == "" || name1 == name2 {
 			return
 		}
 		nodes := []*model.Node{{Name: name1, MachineID: mach1}, {Name: name2, MachineID: mach2}}
 		kind := model.LockKured
-		if fleetlock {
+		if isFleet {
 			kind = model.LockFleetlock
 		}
 		m := resolve(NewIndex(nodes, nil), kind, holder)
@@ -122,16 +57,16 @@ func FuzzHolderMapping(f *testing.F) {
 				t.Fatalf("holder %q equal to a node name mapped to %+v", holder, m)
 			}
 		}
-		if fleetlock && m.Kind == MatchNone {
+		if isFleet && m.Kind == MatchNone {
 			for _, n := range nodes {
-				if _, err := ZincatiNodeID(n.MachineID); err != nil {
+				if _, err := fleetlock.ZincatiNodeID(n.MachineID); err != nil {
 					t.Fatalf("MatchNone although node %s has no usable machine id", n.Name)
 				}
 			}
 		}
-		if fleetlock && holder != name1 && holder != name2 && !strings.EqualFold(strings.TrimSpace(holder), name1) && !strings.EqualFold(strings.TrimSpace(holder), name2) {
+		if isFleet && holder != name1 && holder != name2 && !strings.EqualFold(strings.TrimSpace(holder), name1) && !strings.EqualFold(strings.TrimSpace(holder), name2) {
 			for _, n := range nodes {
-				id, err := ZincatiNodeID(n.MachineID)
+				id, err := fleetlock.ZincatiNodeID(n.MachineID)
 				if err == nil && id == strings.ToLower(strings.TrimSpace(holder)) {
 					found := false
 					for _, x := range m.Nodes {

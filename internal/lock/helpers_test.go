@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/fakekube"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -26,7 +28,7 @@ const (
 )
 
 func zid(_ testing.TB, mid string) string {
-	id, err := ZincatiNodeID(mid)
+	id, err := fleetlock.ZincatiNodeID(mid)
 	if err != nil {
 		panic(err)
 	}
@@ -109,18 +111,18 @@ var (
 )
 
 func kuredLock(annotation string) model.LockObject {
-	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{Value: annotation, Present: true}}
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &kured.Spec{Value: annotation, Present: true}}
 }
 func kuredAbsent() model.LockObject {
-	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{}}
+	return model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &kured.Spec{}}
 }
 func fleet(holder string) model.LockObject {
-	return model.LockObject{LockRef: fleetRef, UID: "uid-lease", ResourceVersion: "200", Spec: &FleetlockSpec{Holder: holder, LeaseTransitions: 3}}
+	return model.LockObject{LockRef: fleetRef, UID: "uid-lease", ResourceVersion: "200", Spec: &fleetlock.Spec{Holder: holder, LeaseTransitions: 3}}
 }
 
 // kspec and fspec are a lock object's kind shapes.
-func kspec(o *model.LockObject) *KuredSpec     { return o.Spec.(*KuredSpec) }
-func fspec(o *model.LockObject) *FleetlockSpec { return o.Spec.(*FleetlockSpec) }
+func kspec(o *model.LockObject) *kured.Spec     { return o.Spec.(*kured.Spec) }
+func fspec(o *model.LockObject) *fleetlock.Spec { return o.Spec.(*fleetlock.Spec) }
 
 // entry is one kured lock entry for building annotations.
 type entry struct {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -106,7 +108,7 @@ func TestIntegrationActions(t *testing.T) {
 		if r := dry.Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeDryRun || r.Write != p.Write {
 			t.Fatalf("dry run %+v", r)
 		}
-		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann || got.ResourceVersion != p.Write.ResourceVersion {
+		if got := it.getDS("kured"); got.Annotations[kured.Annotation] != ann || got.ResourceVersion != p.Write.ResourceVersion {
 			t.Fatal("dry run changed the DaemonSet")
 		}
 		r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{})
@@ -114,7 +116,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		got := it.getDS("kured")
-		if _, ok := got.Annotations[KuredAnnotation]; ok || got.Annotations["other"] != "kept" {
+		if _, ok := got.Annotations[kured.Annotation]; ok || got.Annotations["other"] != "kept" {
 			t.Fatalf("annotations after release: %v", got.Annotations)
 		}
 		it.wantEvent("DaemonSet", "kured", ReasonReleased, string(got.UID), "orphaned")
@@ -136,12 +138,12 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		got := it.getDS("kured")
-		kl, err := ParseKured(got.Annotations[KuredAnnotation])
+		kl, err := kured.Parse(got.Annotations[kured.Annotation])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !kl.Multi || kl.MaxOwners != 3 || len(kl.Entries) != 1 || kl.Entries[0].NodeID != "gone-2" || !kl.Entries[0].Created.Equal(created) {
-			t.Fatalf("multi-lock after removing gone-1: %s", got.Annotations[KuredAnnotation])
+			t.Fatalf("multi-lock after removing gone-1: %s", got.Annotations[kured.Annotation])
 		}
 		it.wantEvent("DaemonSet", "kured", ReasonReaped, string(got.UID), "gone-1")
 	})
@@ -160,7 +162,7 @@ func TestIntegrationActions(t *testing.T) {
 		// kured on a real node takes over the lock after the judgement.
 		ds := it.getDS("kured")
 		newAnn := single(ent("conflict-a", time.Now().UTC().Truncate(time.Second), 0))
-		ds.Annotations[KuredAnnotation] = newAnn
+		ds.Annotations[kured.Annotation] = newAnn
 		if _, err := admin.AppsV1().DaemonSets(it.ns).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +172,7 @@ func TestIntegrationActions(t *testing.T) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
 		after := it.getDS("kured")
-		if after.ResourceVersion != before.ResourceVersion || after.Annotations[KuredAnnotation] != newAnn {
+		if after.ResourceVersion != before.ResourceVersion || after.Annotations[kured.Annotation] != newAnn {
 			t.Fatalf("conflict changed the DaemonSet: %v", after.Annotations)
 		}
 		if evs := it.events("kured"); len(evs) != 0 {
@@ -225,7 +227,7 @@ func TestIntegrationActions(t *testing.T) {
 		if r.Outcome != model.OutcomeForbidden || !strings.Contains(r.Message, "bob may not update daemonsets.apps in namespace "+it.ns) {
 			t.Fatalf("%s: %s", r.Outcome, r.Message)
 		}
-		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
+		if got := it.getDS("kured"); got.Annotations[kured.Annotation] != ann {
 			t.Fatal("forbidden action changed the DaemonSet")
 		}
 		// alice may list nodes but not even read the DaemonSet: forbidden
@@ -242,7 +244,7 @@ func TestIntegrationActions(t *testing.T) {
 			!strings.Contains(r.Message, "fresh-data") || !strings.Contains(r.Message, "carol may not list nodes") {
 			t.Fatalf("carol: %s: %s", r.Outcome, r.Message)
 		}
-		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
+		if got := it.getDS("kured"); got.Annotations[kured.Annotation] != ann {
 			t.Fatal("forbidden action changed the DaemonSet")
 		}
 	})
@@ -295,7 +297,7 @@ func (it *itest) daemonSetArgs(name, annotation string, args ...string) {
 	it.t.Helper()
 	labels := map[string]string{"app": name}
 	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: it.ns, Annotations: map[string]string{KuredAnnotation: annotation, "other": "kept"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: it.ns, Annotations: map[string]string{kured.Annotation: annotation, "other": "kept"}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -368,9 +370,9 @@ func (it *itest) judgeWith(e *Engine, now time.Time) *model.Cluster {
 		it.t.Fatal(err)
 	}
 	for _, ds := range dss.Items {
-		v, ok := ds.Annotations[KuredAnnotation]
+		v, ok := ds.Annotations[kured.Annotation]
 		c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: ds.Namespace, Name: ds.Name},
-			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Spec: &KuredSpec{Value: v, Present: ok, Config: KuredConfigOf(&ds.Spec.Template.Spec)}}}, now)
+			UID: string(ds.UID), ResourceVersion: ds.ResourceVersion, Spec: &kured.Spec{Value: v, Present: ok, Config: kured.ConfigOf(&ds.Spec.Template.Spec)}}}, now)
 	}
 	ls, err := it.admin.CoordinationV1().Leases(it.ns).List(it.ctx, metav1.ListOptions{})
 	if err != nil {
@@ -378,7 +380,7 @@ func (it *itest) judgeWith(e *Engine, now time.Time) *model.Cluster {
 	}
 	for _, l := range ls.Items {
 		lo := model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: l.Namespace, Name: l.Name},
-			UID: string(l.UID), ResourceVersion: l.ResourceVersion, Spec: &FleetlockSpec{}}
+			UID: string(l.UID), ResourceVersion: l.ResourceVersion, Spec: &fleetlock.Spec{}}
 		if l.Spec.HolderIdentity != nil {
 			fspec(&lo).Holder = *l.Spec.HolderIdentity
 		}

@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,53 +9,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
-
-// kured's flags come from args (--flag=value or --flag value; bool flags take
-// no value) and KURED_* environment variables, which win (kured main:
-// flag.Parse, then LoadFromEnv; LoadFromEnv has no case for stringArray).
-func TestParseKuredConfig(t *testing.T) {
-	c := ParseKuredConfig(
-		[]string{"/usr/bin/kured", "--ds-name=kured-ds", "--ds-namespace", "ops", "--lock-annotation=example.com/reboot-lock",
-			"--lock-ttl=2h", "--lock-release-delay", "15m", "--concurrency=3", "--annotate-nodes", "--alert-firing-only",
-			"--reboot-days=mo,tu", "--reboot-days=we", "--blocking-pod-selector=app=db", "--blocking-pod-selector", "app=mq",
-			"--prometheus-url=http://prom:9090", "--alert-filter-regexp=^Watchdog$", "--drain-timeout=10m", "--unknown=x"},
-		map[string]string{"KURED_PERIOD": "5m", "KURED_CONCURRENCY": "2", "KURED_START_TIME": "22:00", "KURED_BLOCKING_POD_SELECTOR": "app=x"},
-		[]string{"KURED_END_TIME"})
-	if c.DSName != "kured-ds" || c.DSNamespace != "ops" || c.LockAnnotation != "example.com/reboot-lock" || c.LockTTL != 2*time.Hour ||
-		c.LockReleaseDelay != 15*time.Minute || c.Concurrency != 2 || c.Period != 5*time.Minute || !c.AnnotateNodes || !c.AlertFiringOnly ||
-		!slices.Equal(c.RebootDays, []string{"mo", "tu", "we"}) || !slices.Equal(c.BlockingPodSelectors, []string{"app=db", "app=mq"}) ||
-		c.PrometheusURL != "http://prom:9090" || c.AlertFilterRegexp != "^Watchdog$" || c.DrainTimeout != 10*time.Minute ||
-		c.StartTime != "22:00" || c.EndTime != "23:59:59" || c.TimeZone != "UTC" {
-		t.Fatalf("config %+v", c)
-	}
-	if c.From["concurrency"] != "env KURED_CONCURRENCY" || c.From["lock-ttl"] != "arg" {
-		t.Fatalf("from %v", c.From)
-	}
-	probs := strings.Join(c.Problems, "; ")
-	if !strings.Contains(probs, "KURED_BLOCKING_POD_SELECTOR is ignored") || !strings.Contains(probs, "KURED_END_TIME comes from") {
-		t.Fatalf("problems %q", probs)
-	}
-	bad := ParseKuredConfig([]string{"--lock-ttl=soon", "--concurrency=two"}, nil, nil)
-	if bad.LockTTL != 0 || bad.Concurrency != 1 || len(bad.Problems) != 2 {
-		t.Fatalf("bad values: %+v", bad)
-	}
-	d := DefaultKuredConfig()
-	if d.DSName != "kured" || d.DSNamespace != "kube-system" || d.LockAnnotation != KuredAnnotation || d.Period != time.Hour {
-		t.Fatalf("defaults %+v", d)
-	}
-	set := (&c).Settings()
-	if len(set) < 17 || set[0].Key != "kured --ds-name" || !strings.Contains(set[0].Value, "(arg)") {
-		t.Fatalf("settings %+v", set)
-	}
-}
 
 // A holder is never orphaned (and never released by the agent) before
 // kured's own --lock-release-delay has passed since its reboot.
 func TestKuredReleaseDelay(t *testing.T) {
 	now := at(time.Hour)
-	cfg := ParseKuredConfig([]string{"--lock-release-delay=30m"}, nil, nil)
+	cfg := kured.ParseConfig([]string{"--lock-release-delay=30m"}, nil, nil)
 	l := kuredLock(single(ent("n1", now.Add(-40*time.Minute), 0)))
 	kspec(&l).Config = &cfg
 	for _, tc := range []struct {
@@ -89,9 +50,9 @@ func TestKuredReleaseDelay(t *testing.T) {
 func TestKuredCustomAnnotation(t *testing.T) {
 	now := at(time.Hour)
 	const key = "example.com/reboot-lock"
-	cfg := ParseKuredConfig([]string{"--lock-annotation=" + key}, nil, nil)
+	cfg := kured.ParseConfig([]string{"--lock-annotation=" + key}, nil, nil)
 	v := single(ent("gone", now.Add(-time.Hour), 0))
-	obj := model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &KuredSpec{Annotation: key, Value: v, Present: true, Config: &cfg}}
+	obj := model.LockObject{LockRef: kuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &kured.Spec{Annotation: key, Value: v, Present: true, Config: &cfg}}
 	e := New(Options{})
 	c := build(e, step{now, []model.Event{nodesOK(), up(node("n1")), lockEv(obj)}})
 	p, err := e.Plan(c, kuredRef, "gone", model.ActionReap, now)
@@ -99,12 +60,12 @@ func TestKuredCustomAnnotation(t *testing.T) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 	cs := newFakeClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kured", Namespace: "kube-system", UID: "uid-ds", ResourceVersion: "100",
-		Annotations: map[string]string{key: v, KuredAnnotation: "untouched", "other": "kept"}}})...)
+		Annotations: map[string]string{key: v, kured.Annotation: "untouched", "other": "kept"}}})...)
 	if r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(context.Background(), p, DoOptions{}); r.Outcome != model.OutcomeDone {
 		t.Fatalf("do %+v", r)
 	}
 	ds, _ := cs.AppsV1().DaemonSets("kube-system").Get(context.Background(), "kured", metav1.GetOptions{})
-	if _, ok := ds.Annotations[key]; ok || ds.Annotations[KuredAnnotation] != "untouched" || ds.Annotations["other"] != "kept" {
+	if _, ok := ds.Annotations[key]; ok || ds.Annotations[kured.Annotation] != "untouched" || ds.Annotations["other"] != "kept" {
 		t.Fatalf("annotations after reap %v", ds.Annotations)
 	}
 }
@@ -118,7 +79,7 @@ func TestKuredLastEntryRemovesAnnotation(t *testing.T) {
 	e := New(Options{})
 	c := build(e, step{now, []model.Event{nodesOK(), up(node("n1")), lockEv(kuredLock(multi(2, ent("gone", now.Add(-time.Hour), 0))))}})
 	p, err := e.Plan(c, kuredRef, "gone", model.ActionReap, now)
-	if err != nil || !p.Allowed || p.Write.Op != OpRemoveAnnotation || !strings.Contains(p.Write.Summary, "last entry") {
+	if err != nil || !p.Allowed || p.Write.Op != kured.OpRemoveAnnotation || !strings.Contains(p.Write.Summary, "last entry") {
 		t.Fatalf("plan %+v %v", p.Write, err)
 	}
 	// Written as kured writes it (maxOwners first), with a duplicate.
@@ -126,12 +87,12 @@ func TestKuredLastEntryRemovesAnnotation(t *testing.T) {
 	n1b := `{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-11-29T13:05:00.5Z","TTL":3600000000000}`
 	gone := `{"nodeID":"gone","metadata":{"unschedulable":true},"created":"2026-11-29T12:30:00Z","TTL":0}`
 	two := `{"maxOwners":3,"locks":[` + n1a + `,` + gone + `,` + n1b + `]}`
-	nv, last, err := RemoveKuredEntry(two, 2, "n1")
+	nv, last, err := kured.RemoveEntry(two, 2, "n1")
 	want := `{"maxOwners":3,"locks":[` + n1a + `,` + gone + `]}`
 	if err != nil || last || nv != want {
 		t.Fatalf("remove one of two: %q %v %v, want %q", nv, last, err, want)
 	}
-	if _, _, err := RemoveKuredEntry(two, 0, "gone"); err == nil {
+	if _, _, err := kured.RemoveEntry(two, 0, "gone"); err == nil {
 		t.Fatal("removed entry 0 as gone's although it is n1's")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -75,7 +76,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 		if r := it.actor(admin, "admin", p).Do(ctx, p, DoOptions{}); r.Outcome != model.OutcomeRefused {
 			t.Fatalf("without --allow-unsafe: %s: %s", r.Outcome, r.Message)
 		}
-		if got := it.getDS("kured"); got.Annotations[KuredAnnotation] != ann {
+		if got := it.getDS("kured"); got.Annotations[kured.Annotation] != ann {
 			t.Fatal("refused reap changed the DaemonSet")
 		}
 		// The operator's override clears the whole value: kured then reads
@@ -84,7 +85,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 		if r.Outcome != model.OutcomeDone {
 			t.Fatalf("with --allow-unsafe: %s: %s", r.Outcome, r.Message)
 		}
-		if _, ok := it.getDS("kured").Annotations[KuredAnnotation]; ok {
+		if _, ok := it.getDS("kured").Annotations[kured.Annotation]; ok {
 			t.Fatal("annotation still there")
 		}
 	})
@@ -109,7 +110,7 @@ func TestIntegrationKuredReading(t *testing.T) {
 				return
 			}
 			ds := it.getDS("kured")
-			ds.Annotations[KuredAnnotation] = ann
+			ds.Annotations[kured.Annotation] = ann
 			if _, err := admin.AppsV1().DaemonSets(it.ns).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 				t.Error(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -15,7 +16,7 @@ import (
 // own evidence (its pod's start, the uncordon), it is not.
 func TestKuredReleaseDelayCountsFromKuredsOwnSteps(t *testing.T) {
 	reboot := at(0)
-	cfg := ParseKuredConfig([]string{"--lock-release-delay=1m"}, nil, nil)
+	cfg := kured.ParseConfig([]string{"--lock-release-delay=1m"}, nil, nil)
 	l := kuredLock(single(ent("n1", reboot.Add(-10*time.Minute), 0)))
 	kspec(&l).Config = &cfg
 	started := reboot.Add(3 * time.Minute)      // kured's pod came back late

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -50,7 +52,7 @@ func TestPlanReapGhostKured(t *testing.T) {
 		t.Fatalf("reap of a ghost refused: %s", p.Refusal)
 	}
 	w := p.Write
-	if w.Op != OpRemoveAnnotation || w.UID != "uid-ds" || w.ResourceVersion != "100" || w.Holder != "n9" || w.Object != "DaemonSet kube-system/kured" {
+	if w.Op != kured.OpRemoveAnnotation || w.UID != "uid-ds" || w.ResourceVersion != "100" || w.Holder != "n9" || w.Object != "DaemonSet kube-system/kured" {
 		t.Fatalf("write %+v", w)
 	}
 	if s := w.String(); !strings.Contains(s, "resourceVersion 100") || !strings.Contains(s, "remove annotation") {
@@ -116,7 +118,7 @@ func TestPlanMultiLockEntry(t *testing.T) {
 	if p.Allowed || gate(p, GateOtherNodes).Passed || !strings.Contains(gate(p, GateOtherNodes).Reason, "n1") {
 		t.Fatalf("reap with another node mid-cycle: %+v", p.Gates)
 	}
-	if p.Write.Op != OpSetAnnotation {
+	if p.Write.Op != kured.OpSetAnnotation {
 		t.Fatalf("write %+v", p.Write)
 	}
 	var got struct {
@@ -189,7 +191,7 @@ func TestPlanFleetlockByNodeNameAndFree(t *testing.T) {
 		step{at(3 * time.Minute), []model.Event{up(node("n1", machine(mid1), boot("b2"), readySince(at(4*time.Minute))))}},
 		step{now, nil})
 	p := mustPlan(t, e, c, fleetRef, "n1", model.ActionRelease)
-	if !p.Allowed || p.Write.Op != OpClearHolder || p.Write.Holder != zid1 || !strings.Contains(p.Write.Summary, "leaseTransitions kept at 3") || p.Write.ResourceVersion != "200" {
+	if !p.Allowed || p.Write.Op != fleetlock.OpClearHolder || p.Write.Holder != zid1 || !strings.Contains(p.Write.Summary, "leaseTransitions kept at 3") || p.Write.ResourceVersion != "200" {
 		t.Fatalf("plan %+v", p)
 	}
 	if _, err := e.Plan(c, model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "nope"}, "", model.ActionReap, now); err == nil {
@@ -308,7 +310,7 @@ func TestFleetlockHolderStaysCordoned(t *testing.T) {
 func TestSameDecision(t *testing.T) {
 	base := Plan{Allowed: true, Status: model.LockStatus{Verdict: model.VerdictGhost},
 		Gates: []Gate{{Name: GateVerdict, Passed: true, Reason: "a"}, {Name: GateOtherNodes, Passed: true, Reason: "b"}},
-		Write: Write{Object: "Lease default/fleetlock-default", ResourceVersion: "7", Op: OpClearHolder}}
+		Write: Write{Object: "Lease default/fleetlock-default", ResourceVersion: "7", Op: fleetlock.OpClearHolder}}
 	same := base
 	same.Gates = []Gate{{Name: GateVerdict, Passed: true, Reason: "a, reworded"}, {Name: GateOtherNodes, Passed: true, Reason: "b"}}
 	if !base.SameDecision(same) {

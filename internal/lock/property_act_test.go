@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -52,7 +53,7 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 		resource = "daemonsets"
 		ann := map[string]string{"unrelated": "kept"}
 		if kspec(obj).Present {
-			ann[KuredAnnotation] = kspec(obj).Value
+			ann[kured.Annotation] = kspec(obj).Value
 		}
 		cs = newFakeClientset(withNodes(p, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace,
 			UID: typesUID(uid), ResourceVersion: rv, Annotations: ann}})...)
@@ -107,13 +108,13 @@ func actUnderFault(t *testing.T, seed uint64, c *model.Cluster, p Plan, fault in
 		if ds.Annotations["unrelated"] != "kept" {
 			t.Fatalf("seed %d: unrelated annotation lost", seed)
 		}
-		v, ok := ds.Annotations[KuredAnnotation]
+		v, ok := ds.Annotations[kured.Annotation]
 		switch p.Write.Op {
-		case OpRemoveAnnotation:
+		case kured.OpRemoveAnnotation:
 			if ok {
 				t.Fatalf("seed %d: annotation still there: %s", seed, v)
 			}
-		case OpSetAnnotation:
+		case kured.OpSetAnnotation:
 			if !ok || v != p.Write.NewValue {
 				t.Fatalf("seed %d: annotation %q, want %q", seed, v, p.Write.NewValue)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -54,7 +55,7 @@ func genWorld(r *rand.Rand) world {
 		case 0:
 			return "ghost-" + fmt.Sprint(r.IntN(2))
 		case 1:
-			return ManualHolder
+			return kured.ManualHolder
 		case 2:
 			return strings.ToUpper("n" + fmt.Sprint(r.IntN(5)))
 		default:
@@ -249,7 +250,7 @@ func checkAllowed(t *testing.T, seed uint64, c *model.Cluster, e *Engine, p Plan
 	if s.Verdict == model.VerdictAmbiguous || s.Verdict == model.VerdictUnknown || s.Verdict == model.VerdictFree {
 		fail("the verdict never allows an action")
 	}
-	if s.Holder == ManualHolder && len(s.HolderNodes) == 0 {
+	if s.Holder == kured.ManualHolder && len(s.HolderNodes) == 0 {
 		fail("a manual lock is an operator's")
 	}
 	// Rule 3: no node other than the holder is NotReady, of unknown
@@ -319,15 +320,15 @@ func checkAllowed(t *testing.T, seed uint64, c *model.Cluster, e *Engine, p Plan
 		fail("the write %+v lacks the judged preconditions", p.Write)
 	}
 	// The write frees exactly this holder: a multi-lock keeps every other entry.
-	if p.Write.Op == OpSetAnnotation {
-		before, err1 := ParseKured(kspec(obj).Value)
-		after, err2 := ParseKured(p.Write.NewValue)
+	if p.Write.Op == kured.OpSetAnnotation {
+		before, err1 := kured.Parse(kspec(obj).Value)
+		after, err2 := kured.Parse(p.Write.NewValue)
 		if err1 != nil || err2 != nil || len(after.Entries) != len(before.Entries)-1 || after.MaxOwners != before.MaxOwners {
 			fail("multi-lock write %q from %q", p.Write.NewValue, kspec(obj).Value)
 		}
 		// Exactly the judged entry goes: the others stay in order, byte
 		// for byte (a duplicated holder keeps its other entries).
-		kept := append(append([]KuredEntry{}, before.Entries[:s.Entry]...), before.Entries[s.Entry+1:]...)
+		kept := append(append([]kured.Entry{}, before.Entries[:s.Entry]...), before.Entries[s.Entry+1:]...)
 		if !slices.Equal(after.Entries, kept) || before.Entries[s.Entry].NodeID != s.Holder {
 			fail("multi-lock write removed another entry than %d", s.Entry)
 		}

@@ -1,5 +1,10 @@
 package lock
 
+import (
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
+)
+
 // registry is every lock kind rebootwatch knows, one line each. Adding a
 // kind means: its driver file here (<kind>.go: its model.LockKind and
 // model.SourceName, its shape as a model.LockSpec, and the Driver), its
@@ -8,6 +13,6 @@ package lock
 // and the chart's templates/rbac.yaml). The conformance test then asks for
 // the kind's fixture (conformance_test.go), and the RBAC test for its grants.
 var registry = []Driver{
-	kuredDriver{},
-	fleetlockDriver{},
+	kured.Driver{},
+	fleetlock.Driver{},
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -124,7 +125,7 @@ func TestFleetlockReleaseUncordons(t *testing.T) {
 		step{at(30 * time.Minute), nil})
 	now := at(30 * time.Minute)
 	p, err := e.Plan(c, fleetRef, "", model.ActionRelease, now)
-	if err != nil || !p.Allowed || p.Write.Op != OpClearHolder || p.Uncordon.Op != OpUncordon || p.Uncordon.Node != "n1" {
+	if err != nil || !p.Allowed || p.Write.Op != fleetlock.OpClearHolder || p.Uncordon.Op != OpUncordon || p.Uncordon.Node != "n1" {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 	if k := p.KeepCordoned(); k.Uncordon.Op != "" || k.Write != p.Write {

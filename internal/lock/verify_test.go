@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -28,7 +29,7 @@ func TestWriteVerifiedAsTheCoordinatorReadsIt(t *testing.T) {
 		cs := newFakeClientset(withNodes(p, ds(ann, "100"))...)
 		cs.PrependReactor("update", "daemonsets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 			d := a.(k8stesting.UpdateAction).GetObject().(*appsv1.DaemonSet)
-			d.Annotations[KuredAnnotation] = ann
+			d.Annotations[kured.Annotation] = ann
 			return false, nil, nil
 		})
 		r := (&Actor{Client: cs, Fresh: asJudged(p)}).Do(ctx, p, DoOptions{})

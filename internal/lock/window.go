@@ -13,8 +13,3 @@ type RebootWindow = timewindow.Window
 func ParseRebootWindow(days []string, start, end, zone string) (*RebootWindow, error) {
 	return timewindow.Parse(days, start, end, zone)
 }
-
-// RebootWindow returns kured's reboot window from its configuration.
-func (c *KuredConfig) RebootWindow() (*RebootWindow, error) {
-	return ParseRebootWindow(c.RebootDays, c.StartTime, c.EndTime, c.TimeZone)
-}

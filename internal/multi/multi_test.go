@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/internal/live"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -72,7 +72,7 @@ func TestOpenAndCollectWithOneFailing(t *testing.T) {
 	// Each demo cluster is its own fleet (seed offset by position).
 	l0, _ := rs[0].Cluster.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"})
 	l2, _ := rs[2].Cluster.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"})
-	if l0 == nil || l2 == nil || l0.Spec.(*lock.FleetlockSpec).Holder == l2.Spec.(*lock.FleetlockSpec).Holder {
+	if l0 == nil || l2 == nil || l0.Spec.(*fleetlock.Spec).Holder == l2.Spec.(*fleetlock.Spec).Holder {
 		t.Fatalf("the two demo clusters share a ghost holder: %v %v", l0, l2)
 	}
 }

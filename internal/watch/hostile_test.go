@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize/sanitizetest"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -23,8 +24,8 @@ func hostileLines(t *testing.T, s string) []string {
 	f.step(0)
 	lines := append([]Line(nil), f.lines...)
 	f.step(time.Minute,
-		model.LockUpserted{Lock: model.LockObject{LockRef: leaseRef, UID: "l1", ResourceVersion: "2", Spec: &lock.FleetlockSpec{Holder: s}}},
-		model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "3", Spec: &lock.KuredSpec{Present: true, Value: s}}},
+		model.LockUpserted{Lock: model.LockObject{LockRef: leaseRef, UID: "l1", ResourceVersion: "2", Spec: &fleetlock.Spec{Holder: s}}},
+		model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "3", Spec: &kured.Spec{Present: true, Value: s}}},
 		f.node("n2", func(n *model.Node) { n.OSImage = s }),
 		model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError, Message: s, LastSync: t0}})
 	f.step(time.Minute)

@@ -3,6 +3,8 @@ package watch
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	goldenfile "github.com/rebootwatch/rebootwatch/internal/testenv/golden"
 	"path/filepath"
 	"strings"
@@ -51,7 +53,7 @@ func newFleet(t *testing.T, o Options, names ...string) *fleet {
 		req[n] = true
 	}
 	f.c.Apply(model.RebootRequiredSet{Values: req}, t0)
-	f.c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "1", Spec: &lock.KuredSpec{}}}, t0)
+	f.c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "1", Spec: &kured.Spec{}}}, t0)
 	return f
 }
 
@@ -78,11 +80,11 @@ func (f *fleet) node(name string, mut func(n *model.Node)) model.Event {
 
 func (f *fleet) take(name string) model.Event {
 	v := fmt.Sprintf(`{"nodeID":%q,"metadata":{"unschedulable":false},"created":%q,"TTL":0}`, name, f.now.Format(time.RFC3339))
-	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "2", Spec: &lock.KuredSpec{Present: true, Value: v}}}
+	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "2", Spec: &kured.Spec{Present: true, Value: v}}}
 }
 
 func (f *fleet) release() model.Event {
-	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "3", Spec: &lock.KuredSpec{}}}
+	return model.LockUpserted{Lock: model.LockObject{LockRef: kuredRef, UID: "u1", ResourceVersion: "3", Spec: &kured.Spec{}}}
 }
 
 func (f *fleet) ready(name string, ok bool) model.Event {
@@ -297,7 +299,7 @@ func TestStallWhenLockTurnsOrphaned(t *testing.T) {
 func TestGhostAtStartIsReportedNotStalled(t *testing.T) {
 	f := newFleet(t, Options{StallAfter: 5 * time.Minute}, "n1")
 	ghost := model.LockObject{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
-		UID: "u2", ResourceVersion: "9", Spec: &lock.FleetlockSpec{Holder: "0123456789abcdef0123456789abcdef", AcquireTime: t0.Add(-48 * time.Hour)}}
+		UID: "u2", ResourceVersion: "9", Spec: &fleetlock.Spec{Holder: "0123456789abcdef0123456789abcdef", AcquireTime: t0.Add(-48 * time.Hour)}}
 	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceFleetlock, Status: model.StatusOK, LastSync: t0}}, t0)
 	ls := f.step(0, model.LockUpserted{Lock: ghost})
 	if f.last.Stalled {

@@ -13,7 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -64,7 +65,7 @@ func kuredDaemonSet(ns, name, lock string) *appsv1.DaemonSet {
 		},
 	}
 	if lock != "" {
-		ds.Annotations = map[string]string{kube.KuredLockAnnotation: lock}
+		ds.Annotations = map[string]string{kured.Annotation: lock}
 	}
 	return ds
 }
@@ -181,7 +182,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	// kured switches to a multi-lock (concurrency 2), then releases.
 	ds, _ := admin.AppsV1().DaemonSets(kuredNS).Get(ctx, "kured", metav1.GetOptions{})
-	ds.Annotations[kube.KuredLockAnnotation] = multiLock
+	ds.Annotations[kured.Annotation] = multiLock
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		return ok && kspec(l).Value == multiLock && l.ResourceVersion != kl.ResourceVersion
 	})
 	ds, _ = admin.AppsV1().DaemonSets(kuredNS).Get(ctx, "kured", metav1.GetOptions{})
-	delete(ds.Annotations, kube.KuredLockAnnotation)
+	delete(ds.Annotations, kured.Annotation)
 	if _, err := admin.AppsV1().DaemonSets(kuredNS).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -317,5 +318,5 @@ func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules 
 	}
 }
 
-func kspec(l *model.LockObject) *lock.KuredSpec     { return l.Spec.(*lock.KuredSpec) }
-func fspec(l *model.LockObject) *lock.FleetlockSpec { return l.Spec.(*lock.FleetlockSpec) }
+func kspec(l *model.LockObject) *kured.Spec     { return l.Spec.(*kured.Spec) }
+func fspec(l *model.LockObject) *fleetlock.Spec { return l.Spec.(*fleetlock.Spec) }

@@ -50,13 +50,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // DefaultFleetlockNamespace is where fleetlock keeps its Leases by default.
-const DefaultFleetlockNamespace = "default"
+const DefaultFleetlockNamespace = fleetlock.DefaultNamespace
 
 // Options configure the Kubernetes source.
 type Options struct {
@@ -131,13 +133,13 @@ type Source struct {
 	parts []*part
 
 	kuredNS, kuredName string
-	kured              map[string]model.LockRef // uid -> ref of the DaemonSet reported as kured (the selected one)
-	kuredCands         map[string]*kuredCand    // uid -> DaemonSets that may be kured's, as judged (kured.go)
-	kuredCfg           *lock.KuredConfig        // kured's settings, from the selected kured DaemonSet only
-	kuredCfgOf         string                   // that DaemonSet, namespace/name
-	fleet              map[string]bool          // namespace/name of fleetlock Leases reported
-	pods               *podSource               // pods of cordoned nodes and kured's blocking pods (pods.go)
-	ctx                context.Context          // Start's: the pod watches started later run under it
+	kured              map[string]model.LockRef    // uid -> ref of the DaemonSet reported as kured (the selected one)
+	kuredCands         map[string]*kured.Candidate // uid -> DaemonSets that may be kured's, as judged (kured.go)
+	kuredCfg           *kured.Config               // kured's settings, from the selected kured DaemonSet only
+	kuredCfgOf         string                      // that DaemonSet, namespace/name
+	fleet              map[string]bool             // namespace/name of fleetlock Leases reported
+	pods               *podSource                  // pods of cordoned nodes and kured's blocking pods (pods.go)
+	ctx                context.Context             // Start's: the pod watches started later run under it
 
 	wg sync.WaitGroup // every goroutine Start started
 }
@@ -202,7 +204,7 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	if o.AuditInterval <= 0 {
 		o.AuditInterval = sources.DefaultAuditInterval
 	}
-	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, kuredCands: map[string]*kuredCand{}, fleet: map[string]bool{}, ctx: ctx}
+	s := &Source{opts: o, log: o.Logger, sink: sink, kured: map[string]model.LockRef{}, kuredCands: map[string]*kured.Candidate{}, fleet: map[string]bool{}, ctx: ctx}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -19,7 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
@@ -53,8 +54,8 @@ func node(name string, ready bool, labels map[string]string) *corev1.Node {
 	}
 }
 
-func kspec(l *model.LockObject) *lock.KuredSpec     { return l.Spec.(*lock.KuredSpec) }
-func fspec(l *model.LockObject) *lock.FleetlockSpec { return l.Spec.(*lock.FleetlockSpec) }
+func kspec(l *model.LockObject) *kured.Spec     { return l.Spec.(*kured.Spec) }
+func fspec(l *model.LockObject) *fleetlock.Spec { return l.Spec.(*fleetlock.Spec) }
 
 func start(t *testing.T, cs *fake.Clientset, o Options) (*sourcetest.Recorder, *Source) {
 	t.Helper()
@@ -162,12 +163,12 @@ func withKured(d *appsv1.DaemonSet, image string, args ...string) *appsv1.Daemon
 func TestKuredDiscovery(t *testing.T) {
 	const img = "ghcr.io/kubereboot/kured:1.23.0"
 	cs := fake.NewClientset(
-		withKured(ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), img,
+		withKured(ds("reboots", "cluster-reboots", map[string]string{kured.Annotation: single}, nil), img,
 			"--ds-namespace=reboots", "--ds-name=cluster-reboots", "--prometheus-url=http://prometheus.reboots:9090"), // kured's
 		ds("tools", "rel-kured", nil, nil), // a name
-		withKured(ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}), "busybox:1"),                           // a label
-		withKured(ds("tenant", "tenant-kured", map[string]string{KuredLockAnnotation: single}, nil), img, "--prometheus-url=http://evil"), // kured's image, but its lock is kube-system/kured's
-		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                                                                 // not kured
+		withKured(ds("tools", "other", nil, map[string]string{"app.kubernetes.io/name": "kured"}), "busybox:1"),                        // a label
+		withKured(ds("tenant", "tenant-kured", map[string]string{kured.Annotation: single}, nil), img, "--prometheus-url=http://evil"), // kured's image, but its lock is kube-system/kured's
+		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),                                                              // not kured
 	)
 	r, src := start(t, cs, Options{})
 	r.Eventually(t, "kured ok with reboots/cluster-reboots alone", func(c *model.Cluster) bool {
@@ -243,7 +244,7 @@ func TestKuredInvalidLockAnnotationFlagged(t *testing.T) {
 
 func TestKuredExplicit(t *testing.T) {
 	cs := fake.NewClientset(
-		ds("kube-system", "kured", map[string]string{KuredLockAnnotation: single}, nil),
+		ds("kube-system", "kured", map[string]string{kured.Annotation: single}, nil),
 		ds("ops", "my-kured", nil, nil),
 	)
 	r, _ := start(t, cs, Options{KuredDaemonSet: "ops/my-kured"})

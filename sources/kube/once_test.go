@@ -23,6 +23,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
@@ -32,7 +33,7 @@ func onceWorld() *fake.Clientset {
 	return fake.NewClientset(
 		node("cp-1", true, map[string]string{"node-role.kubernetes.io/control-plane": ""}),
 		node("w-1", false, map[string]string{"node-role.kubernetes.io/worker": ""}),
-		withKured(ds("kube-system", "kured", map[string]string{KuredLockAnnotation: `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`}, nil), "kured:test"),
+		withKured(ds("kube-system", "kured", map[string]string{kured.Annotation: `{"nodeID":"w-1","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`}, nil), "kured:test"),
 		lease("default", "fleetlock-default", "978a225b3d7b40e9acd7ce9b62f68444"),
 	)
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -44,7 +45,7 @@ func TestPodContainerState(t *testing.T) {
 // is released.
 func TestPodsWatchedOnKuredLockHolder(t *testing.T) {
 	lockOf := func(holder string) map[string]string {
-		return map[string]string{KuredLockAnnotation: `{"nodeID":"` + holder + `","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`}
+		return map[string]string{kured.Annotation: `{"nodeID":"` + holder + `","metadata":{"unschedulable":false},"created":"2026-11-29T10:00:00Z","TTL":0}`}
 	}
 	cs := fake.NewClientset(node("w-1", true, nil), node("w-2", true, nil), ds("kube-system", "kured", lockOf("w-1"), nil),
 		pod("kube-system", "kured-abc", "w-1", corev1.PodRunning, nil, "DaemonSet/kured"),

@@ -3,12 +3,12 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -68,44 +68,21 @@ func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fle
 				return nil, err
 			}
 		}
-		lo := metav1.ListOptions{}
-		if name != "" {
-			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		}
-		dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
+		ls, err := kured.ReadLocks(ctx, cs, ns, name)
 		if err != nil {
-			return nil, fmt.Errorf("list daemonsets.apps: %w", err)
+			return nil, err
 		}
-		var plausible []model.LockObject
-		for i := range dss.Items {
-			d := &dss.Items[i]
-			if name != "" {
-				if d.Namespace == ns && d.Name == name {
-					out = append(out, DaemonSetToLock(d))
-				}
-				continue
-			}
-			if c, ok := judgeKured(d); ok && c.plausible {
-				plausible = append(plausible, c.lock)
-			}
-		}
-		if len(plausible) == 1 {
-			out = append(out, plausible[0])
-		}
+		out = append(out, ls...)
 	}
 	if _, off := disabled[model.LockFleetlock]; !off {
 		if fleetlockNamespace == "" {
 			fleetlockNamespace = DefaultFleetlockNamespace
 		}
-		ls, err := cs.CoordinationV1().Leases(fleetlockNamespace).List(ctx, metav1.ListOptions{})
+		ls, err := fleetlock.ReadLocks(ctx, cs, fleetlockNamespace)
 		if err != nil {
-			return nil, fmt.Errorf("list leases.coordination.k8s.io: %w", err)
+			return nil, err
 		}
-		for i := range ls.Items {
-			if strings.HasPrefix(ls.Items[i].Name, FleetlockPrefix) {
-				out = append(out, LeaseToLock(&ls.Items[i]))
-			}
-		}
+		out = append(out, ls...)
 	}
 	return out, nil
 }

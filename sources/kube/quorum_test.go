@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -20,12 +21,12 @@ import (
 func TestReadLocksAndNodes(t *testing.T) {
 	const img = "ghcr.io/kubereboot/kured:1.23.0"
 	cs := fake.NewClientset(
-		withKured(ds("reboots", "cluster-reboots", map[string]string{KuredLockAnnotation: single}, nil), img,
+		withKured(ds("reboots", "cluster-reboots", map[string]string{kured.Annotation: single}, nil), img,
 			"--ds-namespace=reboots", "--ds-name=cluster-reboots"),
 		// Look-alikes: named, annotated and labelled as kured, but not
 		// running kured's image, or running it for a lock kept elsewhere.
-		ds("kube-system", "kured", map[string]string{KuredLockAnnotation: single}, map[string]string{"app": "kured"}),
-		withKured(ds("tenant", "tenant-kured", map[string]string{KuredLockAnnotation: single}, nil), img),
+		ds("kube-system", "kured", map[string]string{kured.Annotation: single}, map[string]string{"app": "kured"}),
+		withKured(ds("tenant", "tenant-kured", map[string]string{kured.Annotation: single}, nil), img),
 		ds("kube-system", "kube-proxy", map[string]string{"x": "y"}, nil),
 		lease("locks", "fleetlock-default", "978a225b3d7b40e9acd7ce9b62f68444"),
 		lease("locks", "some-controller", "pod-1"),

@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
@@ -72,13 +73,13 @@ func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds.Annotations = map[string]string{kube.KuredLockAnnotation: singleLock}
+			ds.Annotations = map[string]string{kured.Annotation: singleLock}
 			if _, err := admin.AppsV1().DaemonSets(kuredNS).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}, func(c *model.Cluster) bool {
 			l, ok := c.Lock(model.LockRef{Kind: model.LockKured, Namespace: kuredNS, Name: "kured"})
-			spec, isKured := l.Spec.(*lock.KuredSpec)
+			spec, isKured := l.Spec.(*kured.Spec)
 			return ok && isKured && spec.Present
 		}},
 		{"leases", model.SourceFleetlock, "Lease " + fleetNS + "/fleetlock-default", func(t *testing.T) {
@@ -92,7 +93,7 @@ func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
 			}
 		}, func(c *model.Cluster) bool {
 			l, ok := c.Lock(model.LockRef{Kind: model.LockFleetlock, Namespace: fleetNS, Name: "fleetlock-default"})
-			spec, isLease := l.Spec.(*lock.FleetlockSpec)
+			spec, isLease := l.Spec.(*fleetlock.Spec)
 			return ok && isLease && spec.Holder == ""
 		}},
 		{"poddisruptionbudgets", model.SourcePDBs, "PodDisruptionBudget " + shop + "/web2", func(t *testing.T) {

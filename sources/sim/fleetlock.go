@@ -8,7 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 )
 
 // The fleetlock scenario (the default demo): a Fedora CoreOS fleet whose
@@ -73,7 +73,7 @@ func (s *Sim) seedFleetlock() error {
 		n.bootID = s.uuid()
 		n.created = start.Add(-time.Duration(200+s.rng.Intn(100)) * 24 * time.Hour)
 		n.ready = true
-		id, err := lock.ZincatiNodeID(n.machineID)
+		id, err := fleetlock.ZincatiNodeID(n.machineID)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Sim) seedFleetlock() error {
 }
 
 // fleetlockFields is what the apiserver records for fleetlock's write of
-// the holder at t (see internal/testenv/coordfixture).
+// the holder at t (see internal/coord/fleetlock/fleetlocktest).
 func fleetlockFields(t time.Time) []metav1.ManagedFieldsEntry {
 	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
 	return []metav1.ManagedFieldsEntry{{Manager: "fleetlock", Operation: metav1.ManagedFieldsOperationUpdate,

@@ -3,6 +3,7 @@ package sourceset
 import (
 	"context"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -30,7 +31,7 @@ func FreshReaders(o Options) lock.FreshReaders {
 			return longhorn.ReadVolumes(ctx, longhorn.Options{Client: o.Dynamic, REST: o.LonghornREST,
 				RequestTimeout: o.RequestTimeout, Logger: o.Logger})
 		},
-		Alerts: func(ctx context.Context, kured *lock.KuredConfig) ([]string, bool, error) {
+		Alerts: func(ctx context.Context, kured *kured.Config) ([]string, bool, error) {
 			po := o.Prometheus
 			if po.RequestTimeout <= 0 {
 				po.RequestTimeout = o.RequestTimeout

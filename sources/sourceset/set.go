@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
@@ -150,7 +150,7 @@ type kuredPromKey struct {
 	matchOnly, firingOnly bool
 }
 
-func kuredPromKeyOf(cfg *lock.KuredConfig, of string) kuredPromKey {
+func kuredPromKeyOf(cfg *kured.Config, of string) kuredPromKey {
 	if cfg == nil || cfg.PrometheusURL == "" {
 		return kuredPromKey{}
 	}

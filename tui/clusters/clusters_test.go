@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
@@ -35,7 +36,7 @@ func busy() *model.Cluster {
 	c.Apply(model.NodeUpserted{Node: model.Node{Name: "n3", BootID: "b3", OSImage: "os 1", Conditions: ready(t0.Add(-time.Hour))}}, t0)
 	c.Apply(model.RebootRequiredSet{Values: map[string]bool{"n1": false, "n2": true, "n3": true}}, t0)
 	c.Apply(model.LockUpserted{Lock: model.LockObject{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
-		UID: "u", ResourceVersion: "1", Spec: &lock.KuredSpec{Present: true,
+		UID: "u", ResourceVersion: "1", Spec: &kured.Spec{Present: true,
 			Value: `{"nodeID":"n2","metadata":{"unschedulable":false},"created":"2026-11-29T01:58:00Z","TTL":0}`}}}, t0)
 	c.Apply(model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "v1", Robustness: model.RobustnessHealthy}}, t0)
 	c.Apply(model.VolumeUpserted{Volume: model.Volume{Namespace: "longhorn-system", Name: "v2", Robustness: model.RobustnessDegraded}}, t0)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
@@ -91,7 +91,7 @@ func TestNodeDetailListsEveryBlocker(t *testing.T) {
 // watch and the agent use (issue 22 §6), never the secret.
 func TestLockDetailMasksKuredPrometheusURL(t *testing.T) {
 	ctx := pctx.New(themes.Dark(), false, false, false)
-	cfg := lock.ParseKuredConfig([]string{"/usr/bin/kured", "--prometheus-url=https://admin:hunter2@prom:9090/?token=s3cret"}, nil, nil)
+	cfg := kured.ParseConfig([]string{"/usr/bin/kured", "--prometheus-url=https://admin:hunter2@prom:9090/?token=s3cret"}, nil, nil)
 	st := model.LockStatus{LockRef: model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured"},
 		Verdict: model.VerdictFree, Reason: "free", Settings: cfg.Settings()}
 	all := ansi.Strip(strings.Join(LockLines(ctx, st, 200), "\n"))

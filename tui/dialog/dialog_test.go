@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/themes"
@@ -20,7 +23,7 @@ func plan(allowed bool) lock.Plan {
 	p := lock.Plan{Status: st, Action: model.ActionRelease, Allowed: allowed,
 		Gates: []lock.Gate{{Name: "volumes", Passed: allowed, Reason: "2 volumes degraded"}},
 		Write: lock.Write{Ref: st.LockRef, Object: "DaemonSet kube-system/kured", UID: "aa1278af0b70baa1-0000-4000-8000-000000000001",
-			ResourceVersion: "34", Op: lock.OpRemoveAnnotation, Holder: "worker-1"}}
+			ResourceVersion: "34", Op: kured.OpRemoveAnnotation, Holder: "worker-1"}}
 	if !allowed {
 		p.Refusal = "release refused: volumes: 2 volumes degraded"
 	}
@@ -116,7 +119,7 @@ func demoPlan() lock.Plan {
 		Reason: "held by worker-1, which rebooted (Ready since after the lock was taken) and has been Ready and still cordoned by its coordinator for 30m"}
 	p := lock.Plan{Status: st, Action: model.ActionRelease, Allowed: true,
 		Write: lock.Write{Ref: st.LockRef, Object: "Lease default/fleetlock-workers", UID: "6be075f6c04c85e2-0000-4000-8000-000000000001",
-			ResourceVersion: "9", Op: lock.OpClearHolder, Holder: st.Holder,
+			ResourceVersion: "9", Op: fleetlock.OpClearHolder, Holder: st.Holder,
 			Summary: `set spec.holderIdentity "0433d3b194bb44ebafcc990a900f972a" → "" (leaseTransitions kept at 9, as fleetlock's own unlock does)`},
 		Uncordon: lock.Write{Object: "Node worker-1", UID: "node-95041b1d49d4", Op: lock.OpUncordon, Node: "worker-1", BootID: "738dd7a9",
 			Summary: "set spec.unschedulable true → false (uncordon worker-1, as its coordinator does when the holder unlocks itself)"}}

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -34,7 +35,7 @@ const (
 
 // Zid is the Zincati app-specific id of a machine id (fleetlock's holder).
 func Zid(_ testing.TB, mid string) string {
-	id, err := lock.ZincatiNodeID(mid)
+	id, err := fleetlock.ZincatiNodeID(mid)
 	if err != nil {
 		panic(err)
 	}
@@ -138,24 +139,24 @@ var (
 
 // KuredLock is kured's DaemonSet with its lock annotation set to annotation.
 func KuredLock(annotation string) model.LockObject {
-	return model.LockObject{LockRef: KuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &lock.KuredSpec{Value: annotation, Present: true}}
+	return model.LockObject{LockRef: KuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &kured.Spec{Value: annotation, Present: true}}
 }
 
 // KuredAbsent is kured's DaemonSet without its lock annotation.
 func KuredAbsent() model.LockObject {
-	return model.LockObject{LockRef: KuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &lock.KuredSpec{}}
+	return model.LockObject{LockRef: KuredRef, UID: "uid-ds", ResourceVersion: "100", Spec: &kured.Spec{}}
 }
 
 // Fleet is fleetlock's Lease held by holder ("" for free).
 func Fleet(holder string) model.LockObject {
-	return model.LockObject{LockRef: FleetRef, UID: "uid-lease", ResourceVersion: "200", Spec: &lock.FleetlockSpec{Holder: holder, LeaseTransitions: 3}}
+	return model.LockObject{LockRef: FleetRef, UID: "uid-lease", ResourceVersion: "200", Spec: &fleetlock.Spec{Holder: holder, LeaseTransitions: 3}}
 }
 
 // KSpec is a kured lock object's kind shape.
-func KSpec(o *model.LockObject) *lock.KuredSpec { return o.Spec.(*lock.KuredSpec) }
+func KSpec(o *model.LockObject) *kured.Spec { return o.Spec.(*kured.Spec) }
 
 // FSpec is a fleetlock lock object's kind shape.
-func FSpec(o *model.LockObject) *lock.FleetlockSpec { return o.Spec.(*lock.FleetlockSpec) }
+func FSpec(o *model.LockObject) *fleetlock.Spec { return o.Spec.(*fleetlock.Spec) }
 
 // KEntry is one kured lock entry for building annotations, with kured's
 // JSON field names.

@@ -3,7 +3,7 @@
 // kubelet's full status (conditions, node info, addresses and an image list,
 // which is most of a real Node's bytes), Longhorn Volumes with spec and
 // status, kured's DaemonSet holding a lock and a held fleetlock Lease (both
-// written as the coordinators write them, via internal/testenv/coordfixture). It
+// written as the coordinators write them, via internal/coord/kured/kuredtest and internal/coord/fleetlock/fleetlocktest). It
 // also reads the apiserver's apiserver_request_total, so a benchmark can
 // count the requests a run made.
 //
@@ -34,7 +34,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/coordfixture"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock/fleetlocktest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
 )
 
 // Where the fixture puts things (the runbook reads them there).
@@ -145,7 +146,7 @@ func (f *Fixture) seedLocks(ctx context.Context) error {
 	labels := map[string]string{"name": "kured"}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: KuredName, Namespace: KuredNamespace, Annotations: map[string]string{
-			"weave.works/kured-node-lock": coordfixture.KuredSingle(NodeName(1), time.Now().Add(-20*time.Minute), 0, false)}},
+			"weave.works/kured-node-lock": kuredtest.Single(NodeName(1), time.Now().Add(-20*time.Minute), 0, false)}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -158,11 +159,11 @@ func (f *Fixture) seedLocks(ctx context.Context) error {
 	if _, err := f.Client.AppsV1().DaemonSets(KuredNamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	fc, err := coordfixture.FleetlockClient(f.Config)
+	fc, err := fleetlocktest.Client(f.Config)
 	if err != nil {
 		return err
 	}
-	_, err = coordfixture.FleetlockLock(ctx, fc, FleetlockNS, "default", "0123456789abcdef0123456789abcdef", "")
+	_, err = fleetlocktest.Lock(ctx, fc, FleetlockNS, "default", "0123456789abcdef0123456789abcdef", "")
 	return err
 }
 

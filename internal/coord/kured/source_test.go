@@ -1,4 +1,4 @@
-package kube
+package kured
 
 import (
 	"testing"
@@ -7,8 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 )
 
 // kured's settings are read from its DaemonSet's container (args and
@@ -27,7 +25,7 @@ func TestKuredDaemonSetConfig(t *testing.T) {
 					{Name: "KURED_CONCURRENCY", Value: "2"}, {Name: "SECRET", Value: "do-not-keep"}}},
 		}}}},
 	}
-	tr, err := TransformDaemonSet(ds)
+	tr, err := Transform(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +35,8 @@ func TestKuredDaemonSetConfig(t *testing.T) {
 		len(td.Annotations) != 1 {
 		t.Fatalf("transformed %+v annotations %v", cs, td.Annotations)
 	}
-	l := DaemonSetToLock(td)
-	spec := l.Spec.(*lock.KuredSpec)
+	l := LockOf(td)
+	spec := l.Spec.(*Spec)
 	if spec.Annotation != "example.com/lock" || !spec.Present || spec.Config == nil || spec.Config.Concurrency != 2 ||
 		spec.Config.LockReleaseDelay != 10*time.Minute {
 		t.Fatalf("lock %+v config %+v", spec, spec.Config)

@@ -1,4 +1,15 @@
-package lock
+// Package fleetlock is the fleetlock coordinator (poseidon/fleetlock, for
+// Fedora CoreOS Zincati): its lock (a fleetlock-<group> Lease), its holder
+// ids (Zincati's app-specific id of a node's machine id), the lock driver
+// the lock engine judges and writes through (coord.LockDriver), and what
+// fleetlock's source reads (source.go: the informer's transform, the lock
+// object, the one-shot read). Its fixtures are in fleetlocktest.
+//
+// It must not import the lock engine, a source or the TUI (they import
+// it), name a holder a ghost while a node's machine id cannot be read, or
+// start goroutines; its only I/O is the driver's Apply and the one-shot
+// read.
+package fleetlock
 
 import (
 	"context"
@@ -28,9 +39,9 @@ import (
 // holder's steady-state gets "reboot lease already unlocked" and the node
 // stays cordoned.
 
-// FleetlockSpec is the fleetlock kind's shape of a lock object: the parts of
+// Spec is the fleetlock kind's shape of a lock object: the parts of
 // a fleetlock-<group> Lease rebootwatch uses.
-type FleetlockSpec struct {
+type Spec struct {
 	// Holder is spec.holderIdentity ("" when free).
 	Holder string
 	// HolderSet is when the holder was last written: the time of the
@@ -47,31 +58,31 @@ type FleetlockSpec struct {
 }
 
 // LockKind implements model.LockSpec.
-func (*FleetlockSpec) LockKind() model.LockKind { return model.LockFleetlock }
+func (*Spec) LockKind() model.LockKind { return model.LockFleetlock }
 
-// fleetlockDriver is the fleetlock lock kind.
-type fleetlockDriver struct{}
+// Driver is the fleetlock lock kind.
+type Driver struct{}
 
-func (fleetlockDriver) Kind() model.LockKind     { return model.LockFleetlock }
-func (fleetlockDriver) Source() model.SourceName { return model.SourceFleetlock }
+func (Driver) Kind() model.LockKind     { return model.LockFleetlock }
+func (Driver) Source() model.SourceName { return model.SourceFleetlock }
 
-func fleetSpec(obj *model.LockObject) (*FleetlockSpec, error) {
-	s, ok := obj.Spec.(*FleetlockSpec)
+func fleetSpec(obj *model.LockObject) (*Spec, error) {
+	s, ok := obj.Spec.(*Spec)
 	if !ok || s == nil {
 		return nil, fmt.Errorf("fleetlock lock %s carries no Lease data", obj.LockRef)
 	}
 	return s, nil
 }
 
-func (fleetlockDriver) Parse(obj *model.LockObject) (Parsed, error) {
+func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	spec, err := fleetSpec(obj)
 	if err != nil {
-		return Parsed{}, err
+		return coord.Parsed{}, err
 	}
 	if spec.Holder == "" {
-		return Parsed{FreeReason: "lease has no holder: the lock is free"}, nil
+		return coord.Parsed{FreeReason: "lease has no holder: the lock is free"}, nil
 	}
-	e := Entry{Holder: spec.Holder, LeftCordoned: true, UncordonOnRelease: true,
+	e := coord.Entry{Holder: spec.Holder, LeftCordoned: true, UncordonOnRelease: true,
 		CordonNote: "fleetlock cordons the holder on lock and uncordons it only when the holder itself unlocks: a release from here also uncordons it"}
 	switch {
 	case !spec.HolderSet.IsZero():
@@ -83,10 +94,10 @@ func (fleetlockDriver) Parse(obj *model.LockObject) (Parsed, error) {
 	case !spec.AcquireTime.IsZero():
 		e.Since, e.SinceFrom = spec.AcquireTime, "spec.acquireTime"
 	}
-	return Parsed{Entries: []Entry{e}}, nil
+	return coord.Parsed{Entries: []coord.Entry{e}}, nil
 }
 
-func (fleetlockDriver) Resolve(ix *Index, holder string) Mapping {
+func (Driver) Resolve(ix *coord.Index, holder string) coord.Mapping {
 	if m, ok := ix.ByName(holder); ok {
 		return m
 	}
@@ -96,55 +107,55 @@ func (fleetlockDriver) Resolve(ix *Index, holder string) Mapping {
 // OpClearHolder sets a Lease's spec.holderIdentity to "".
 const OpClearHolder = "clear-holder"
 
-func (fleetlockDriver) Write(obj *model.LockObject, p Parsed, i int) Write {
+func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 	spec, err := fleetSpec(obj)
 	if err != nil || i < 0 || i >= len(p.Entries) || spec.Holder == "" {
-		return Write{}
+		return coord.Write{}
 	}
-	return Write{Ref: obj.LockRef, Object: "Lease " + obj.Namespace + "/" + obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion,
+	return coord.Write{Ref: obj.LockRef, Object: "Lease " + obj.Namespace + "/" + obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion,
 		Op: OpClearHolder, Field: "spec.holderIdentity", Holder: spec.Holder, OldValue: spec.Holder,
 		Summary: fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at %d, as fleetlock's own unlock does)", spec.Holder, spec.LeaseTransitions)}
 }
 
-func (fleetlockDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (Applied, error) {
+func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) (coord.Applied, error) {
 	if w.Op != OpClearHolder {
-		return Applied{}, fmt.Errorf("write op %q does not apply to a Lease", w.Op)
+		return coord.Applied{}, fmt.Errorf("write op %q does not apply to a Lease", w.Op)
 	}
 	lc := c.CoordinationV1().Leases(w.Ref.Namespace)
 	l, err := lc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return Applied{}, &APIError{Verb: "get", Resource: "leases.coordination.k8s.io", Err: err}
+		return coord.Applied{}, &coord.APIError{Verb: "get", Resource: "leases.coordination.k8s.io", Err: err}
 	}
-	if err := precondition(w, string(l.UID), l.ResourceVersion); err != nil {
-		return Applied{}, err
+	if err := coord.CheckPrecondition(w, string(l.UID), l.ResourceVersion); err != nil {
+		return coord.Applied{}, err
 	}
 	if h := holderOf(l); h != w.Holder {
-		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: the lease holder is %q, not the judged %q; nothing changed", h, w.Holder)}
+		return coord.Applied{}, &coord.PreconditionError{Msg: fmt.Sprintf("conflict: the lease holder is %q, not the judged %q; nothing changed", h, w.Holder)}
 	}
 	l = l.DeepCopy()
 	empty := ""
 	l.Spec.HolderIdentity = &empty
-	up, err := lc.Update(ctx, l, metav1.UpdateOptions{FieldManager: FieldManager})
+	up, err := lc.Update(ctx, l, metav1.UpdateOptions{FieldManager: coord.FieldManager})
 	if err != nil {
-		return Applied{}, &APIError{Verb: "update", Resource: "leases.coordination.k8s.io", Err: err}
+		return coord.Applied{}, &coord.APIError{Verb: "update", Resource: "leases.coordination.k8s.io", Err: err}
 	}
-	ap := Applied{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", UID: up.UID, ResourceVersion: up.ResourceVersion}
+	ap := coord.Applied{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", UID: up.UID, ResourceVersion: up.ResourceVersion}
 	// Read it again as fleetlock does (spec.holderIdentity, "" or unset
 	// when free): the judged holder must be gone, and when nothing else
 	// wrote since, the Lease must be free.
 	got, err := lc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether fleetlock reads the Lease as freed is unknown",
+		return ap, &coord.VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether fleetlock reads the Lease as freed is unknown",
 			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
 	}
 	h := holderOf(got)
 	switch {
 	case h == w.Holder:
-		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again (resourceVersion %s), fleetlock reads holder %q: the lock is not freed",
-			w.ResourceVersion, up.ResourceVersion, got.ResourceVersion, clip(h))}
+		return ap, &coord.VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again (resourceVersion %s), fleetlock reads holder %q: the lock is not freed",
+			w.ResourceVersion, up.ResourceVersion, got.ResourceVersion, coord.Clip(h))}
 	case got.ResourceVersion == up.ResourceVersion && h != "":
-		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again, fleetlock reads holder %q, not a free Lease",
-			w.ResourceVersion, up.ResourceVersion, clip(h))}
+		return ap, &coord.VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again, fleetlock reads holder %q, not a free Lease",
+			w.ResourceVersion, up.ResourceVersion, coord.Clip(h))}
 	}
 	return ap, nil
 }
@@ -180,11 +191,11 @@ func mustHex(s string) []byte {
 func normalMachineID(id string) ([]byte, error) {
 	s := strings.ToLower(strings.TrimSpace(strings.ReplaceAll(id, "-", "")))
 	if len(s) != 32 {
-		return nil, fmt.Errorf("machine id %q is not 32 hex digits", clip(id))
+		return nil, fmt.Errorf("machine id %q is not 32 hex digits", coord.Clip(id))
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("machine id %q is not hex", clip(id))
+		return nil, fmt.Errorf("machine id %q is not hex", coord.Clip(id))
 	}
 	return b, nil
 }
@@ -208,10 +219,10 @@ func ZincatiNodeID(machineID string) (string, error) {
 // byZincati maps a fleetlock holder that is a Zincati id (or a raw machine
 // id) to nodes. A node whose machine id cannot give a Zincati id makes a
 // non-match inconclusive, never a ghost.
-func byZincati(ix *Index, holder string) Mapping {
+func byZincati(ix *coord.Index, holder string) coord.Mapping {
 	h := strings.ToLower(strings.TrimSpace(holder))
 	if !isHex32(h) {
-		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", clip(holder))}
+		return coord.Mapping{Kind: coord.MatchInconclusive, How: fmt.Sprintf("holder %q is neither a Zincati node id nor a node name", coord.Clip(holder))}
 	}
 	var byApp, byMachine, unusable []string
 	for _, n := range ix.Nodes() {
@@ -235,7 +246,7 @@ func byZincati(ix *Index, holder string) Mapping {
 	case len(byMachine) > 0:
 		return coord.Several(byMachine, "holder is the node's raw machine id")
 	case len(unusable) > 0:
-		return Mapping{Kind: MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), model.FirstFew(unusable, 3))}
+		return coord.Mapping{Kind: coord.MatchInconclusive, How: fmt.Sprintf("no node has Zincati id %s, but %d node(s) report no usable machine id (%s)", h, len(unusable), model.FirstFew(unusable, 3))}
 	}
-	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
+	return coord.Mapping{Kind: coord.MatchNone, How: fmt.Sprintf("no current node's machine id gives Zincati id %s", h)}
 }

@@ -1,4 +1,16 @@
-package lock
+// Package kured is the kured coordinator (kubereboot/kured): its lock (an
+// annotation of kured's DaemonSet), parsed and read exactly as kured reads
+// it; kured's settings read from its DaemonSet's pod template; the lock
+// driver the lock engine judges and writes through (coord.LockDriver:
+// parse, resolve, the write that frees an entry, its apply and its
+// verification as kured reads the result); and what kured's source reads
+// (source.go: discovery, the informer's transform, the one-shot read).
+// Its fixtures are in kuredtest.
+//
+// It must not import the lock engine, a source or the TUI (they import
+// it), judge a lock from a value kured would read otherwise, or start
+// goroutines; its only I/O is the driver's Apply and the one-shot read.
+package kured
 
 import (
 	"bytes"
@@ -17,7 +29,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/internal/timewindow"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -28,15 +42,15 @@ import (
 // DaemonSet, change one annotation and Update it carrying the read
 // resourceVersion.
 
-// KuredAnnotation is the DaemonSet annotation that holds kured's lock by
+// Annotation is the DaemonSet annotation that holds kured's lock by
 // default (kured's --lock-annotation changes it).
-const KuredAnnotation = "weave.works/kured-node-lock"
+const Annotation = "weave.works/kured-node-lock"
 
-// KuredSpec is the kured kind's shape of a lock object: one annotation of
+// Spec is the kured kind's shape of a lock object: one annotation of
 // kured's DaemonSet.
-type KuredSpec struct {
+type Spec struct {
 	// Annotation is the annotation key kured uses (its --lock-annotation,
-	// default KuredAnnotation).
+	// default Annotation).
 	Annotation string
 	// Value is the annotation's raw value; Present says whether the key
 	// exists at all.
@@ -44,16 +58,16 @@ type KuredSpec struct {
 	Present bool
 	// Config is kured's configuration read from its DaemonSet; nil when the
 	// DaemonSet's pod template was not read.
-	Config *KuredConfig
+	Config *Config
 }
 
 // LockKind implements model.LockSpec.
-func (*KuredSpec) LockKind() model.LockKind { return model.LockKured }
+func (*Spec) LockKind() model.LockKind { return model.LockKured }
 
 // annotationKey is the annotation the lock lives in.
-func (s *KuredSpec) annotationKey() string {
+func (s *Spec) annotationKey() string {
 	if s == nil || s.Annotation == "" {
-		return KuredAnnotation
+		return Annotation
 	}
 	return s.Annotation
 }
@@ -62,8 +76,8 @@ func (s *KuredSpec) annotationKey() string {
 // operator sets by hand to pause all reboots.
 const ManualHolder = "manual"
 
-// KuredEntry is one holder of a kured lock.
-type KuredEntry struct {
+// Entry is one holder of a kured lock.
+type Entry struct {
 	NodeID string
 	// Created is when the lock was taken; zero when absent (old kured).
 	Created time.Time
@@ -78,12 +92,12 @@ type KuredEntry struct {
 
 // Expired reports whether the entry's TTL has passed at now. It follows
 // kured: a TTL > 0 expires once now-created >= TTL.
-func (e KuredEntry) Expired(now time.Time) bool {
+func (e Entry) Expired(now time.Time) bool {
 	return e.TTL > 0 && now.Sub(e.Created) >= e.TTL
 }
 
-// KuredLock is a parsed kured lock annotation.
-type KuredLock struct {
+// Lock is a parsed kured lock annotation.
+type Lock struct {
 	// Multi is true for the multi-lock form {"maxOwners":N,"locks":[...]}.
 	Multi     bool
 	MaxOwners int
@@ -91,7 +105,7 @@ type KuredLock struct {
 	// same node twice: with a TTL, a node whose own entry expired acquires
 	// again and canAcquireMultiple appends a second entry while the first
 	// is still there (there is room below maxOwners).
-	Entries []KuredEntry
+	Entries []Entry
 }
 
 // kuredNodeMeta, kuredValue and kuredMultiValue are kured's own structs
@@ -116,14 +130,14 @@ type kuredMultiValue struct {
 	LockAnnotations []kuredValue `json:"locks"`
 }
 
-func (v kuredValue) entry() KuredEntry {
-	return KuredEntry{NodeID: v.NodeID, Created: v.Created, TTL: v.TTL, Unschedulable: v.Metadata.Unschedulable, HasCreated: !v.Created.IsZero()}
+func (v kuredValue) entry() Entry {
+	return Entry{NodeID: v.NodeID, Created: v.Created, TTL: v.TTL, Unschedulable: v.Metadata.Unschedulable, HasCreated: !v.Created.IsZero()}
 }
 
-// KuredReading is what kured itself reads from its lock annotation: kured
+// Reading is what kured itself reads from its lock annotation: kured
 // with --concurrency 1 decodes it into its single-lock struct, with a
 // higher concurrency into its multi-lock struct, whatever the value's shape.
-type KuredReading struct {
+type Reading struct {
 	// Concurrency is the kured --concurrency the value was read with.
 	Concurrency int
 	// Absent: there is no annotation (both of kured's modes read it as free).
@@ -137,18 +151,18 @@ type KuredReading struct {
 	// Entries are the holders kured reads: the single lock's one entry
 	// (nodeID "" included: kured reads that as held by nobody it knows,
 	// until its TTL passes), or the multi-lock's entries in order.
-	Entries []KuredEntry
+	Entries []Entry
 	// unsure: kured's concurrency is a guess (the words say only the mode).
 	unsure bool
 }
 
 // Multi reports whether kured reads the value with its multi-lock struct.
-func (r KuredReading) Multi() bool { return r.Concurrency > 1 }
+func (r Reading) Multi() bool { return r.Concurrency > 1 }
 
-// KuredReads decodes an annotation value (present says whether the
+// Reads decodes an annotation value (present says whether the
 // annotation exists) as kured with the given --concurrency does.
-func KuredReads(value string, present bool, concurrency int) KuredReading {
-	r := KuredReading{Concurrency: concurrency, Absent: !present}
+func Reads(value string, present bool, concurrency int) Reading {
+	r := Reading{Concurrency: concurrency, Absent: !present}
 	if !present {
 		return r
 	}
@@ -169,12 +183,12 @@ func KuredReads(value string, present bool, concurrency int) KuredReading {
 		r.Err = err
 		return r
 	}
-	r.Entries = []KuredEntry{v.entry()}
+	r.Entries = []Entry{v.entry()}
 	return r
 }
 
 // count is how many of the entries kured reads equal e.
-func (r KuredReading) count(e KuredEntry) int {
+func (r Reading) count(e Entry) int {
 	n := 0
 	for _, x := range r.Entries {
 		if x.NodeID == e.NodeID && x.Created.Equal(e.Created) && x.TTL == e.TTL && x.Unschedulable == e.Unschedulable {
@@ -185,7 +199,7 @@ func (r KuredReading) count(e KuredEntry) int {
 }
 
 // equal reports whether two readings read the same holders.
-func (r KuredReading) equal(o KuredReading) bool {
+func (r Reading) equal(o Reading) bool {
 	if r.Absent != o.Absent || (r.Err == nil) != (o.Err == nil) || r.Multi() != o.Multi() || len(r.Entries) != len(o.Entries) {
 		return false
 	}
@@ -199,7 +213,7 @@ func (r KuredReading) equal(o KuredReading) bool {
 }
 
 // String says in words what kured reads, for reasons and errors.
-func (r KuredReading) String() string {
+func (r Reading) String() string {
 	mode := fmt.Sprintf("kured (--concurrency %d)", r.Concurrency)
 	switch {
 	case r.unsure && r.Multi():
@@ -211,7 +225,7 @@ func (r KuredReading) String() string {
 	case r.Absent:
 		return mode + " reads no annotation: free"
 	case r.Err != nil:
-		return fmt.Sprintf("%s cannot decode it (%s): its Acquire, Holding and Release fail on every node, so no node reboots until the value is fixed", mode, clip(r.Err.Error()))
+		return fmt.Sprintf("%s cannot decode it (%s): its Acquire, Holding and Release fail on every node, so no node reboots until the value is fixed", mode, coord.Clip(r.Err.Error()))
 	case !r.Multi():
 		e := r.Entries[0]
 		if e.NodeID == "" {
@@ -221,13 +235,13 @@ func (r KuredReading) String() string {
 			}
 			return mode + ` reads it as held by nodeID "", which is no node: no node can take the lock ` + w
 		}
-		return fmt.Sprintf("%s reads it as held by %q", mode, clip(e.NodeID))
+		return fmt.Sprintf("%s reads it as held by %q", mode, coord.Clip(e.NodeID))
 	case len(r.Entries) == 0:
 		return mode + " reads it as a multi-lock with no holders: free"
 	}
 	var hs []string
 	for _, e := range r.Entries {
-		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
+		hs = append(hs, fmt.Sprintf("%q", coord.Clip(e.NodeID)))
 	}
 	return fmt.Sprintf("%s reads it as held by %s", mode, model.FirstFew(hs, 5))
 }
@@ -237,7 +251,7 @@ type kuredForm struct{ what string }
 
 func (e *kuredForm) Error() string { return e.what }
 
-// ParseKured parses the value of weave.works/kured-node-lock in the forms
+// Parse parses the value of weave.works/kured-node-lock in the forms
 // kured writes (json.Marshal of its structs): the single form, the
 // multi-lock form, the legacy single form without created/TTL, and the
 // manual {"nodeID":"manual"}. The form is judged on the keys, never on
@@ -248,17 +262,17 @@ func (e *kuredForm) Error() string { return e.what }
 // duplicates), and no other key may appear; every value must have the type
 // kured's struct gives it, and no value may be null (kured never writes one,
 // except a multi-lock's locks). Whatever it accepts, kured's own reading
-// (KuredReads, with the concurrency of the value's shape) reads the same
+// (Reads, with the concurrency of the value's shape) reads the same
 // (FuzzKuredReadsAgree). It never panics; anything else is an error saying
 // what is odd.
-func ParseKured(value string) (KuredLock, error) {
+func Parse(value string) (Lock, error) {
 	v := strings.TrimSpace(value)
 	if v == "" {
-		return KuredLock{}, errors.New("annotation value is empty")
+		return Lock{}, errors.New("annotation value is empty")
 	}
 	keys, vals, err := strictObject([]byte(v), "")
 	if err != nil {
-		return KuredLock{}, err
+		return Lock{}, err
 	}
 	multi := false
 	for _, k := range keys {
@@ -271,9 +285,9 @@ func ParseKured(value string) (KuredLock, error) {
 	}
 	e, err := parseEntry(keys, vals, "")
 	if err != nil {
-		return KuredLock{}, err
+		return Lock{}, err
 	}
-	return KuredLock{Entries: []KuredEntry{e}}, nil
+	return Lock{Entries: []Entry{e}}, nil
 }
 
 // strictObject reads a JSON object's keys in order with each value's bytes,
@@ -303,7 +317,7 @@ func strictObject(raw []byte, where string) ([]string, map[string]json.RawMessag
 			return nil, nil, &kuredForm{fmt.Sprintf("%sis not valid JSON: %v", subject, err)}
 		}
 		if _, dup := vals[k]; dup {
-			return nil, nil, &kuredForm{fmt.Sprintf("%sduplicate key %q (kured reads the last one)", where, clip(k))}
+			return nil, nil, &kuredForm{fmt.Sprintf("%sduplicate key %q (kured reads the last one)", where, coord.Clip(k))}
 		}
 		keys, vals[k] = append(keys, k), rv
 	}
@@ -324,88 +338,88 @@ func onlyKeys(keys []string, where string, allowed ...string) error {
 		}
 		for _, a := range allowed {
 			if strings.EqualFold(k, a) {
-				return &kuredForm{fmt.Sprintf("%skey %q is not kured's %q (kured's reader matches it all the same)", where, clip(k), a)}
+				return &kuredForm{fmt.Sprintf("%skey %q is not kured's %q (kured's reader matches it all the same)", where, coord.Clip(k), a)}
 			}
 		}
-		return &kuredForm{fmt.Sprintf("%sextra key %q (kured writes only %s)", where, clip(k), strings.Join(allowed, ", "))}
+		return &kuredForm{fmt.Sprintf("%sextra key %q (kured writes only %s)", where, coord.Clip(k), strings.Join(allowed, ", "))}
 	}
 	return nil
 }
 
-func parseMulti(keys []string, vals map[string]json.RawMessage) (KuredLock, error) {
+func parseMulti(keys []string, vals map[string]json.RawMessage) (Lock, error) {
 	if err := onlyKeys(keys, "", "maxOwners", "locks"); err != nil {
-		return KuredLock{}, err
+		return Lock{}, err
 	}
-	l := KuredLock{Multi: true}
+	l := Lock{Multi: true}
 	raw, ok := vals["maxOwners"]
 	switch {
 	case !ok:
-		return KuredLock{}, &kuredForm{"multi-lock has no maxOwners (kured always writes it)"}
+		return Lock{}, &kuredForm{"multi-lock has no maxOwners (kured always writes it)"}
 	case isNull(raw):
-		return KuredLock{}, &kuredForm{"multi-lock maxOwners is null"}
+		return Lock{}, &kuredForm{"multi-lock maxOwners is null"}
 	}
 	if err := json.Unmarshal(raw, &l.MaxOwners); err != nil {
-		return KuredLock{}, fmt.Errorf("multi-lock maxOwners is not an integer: %s", clip(string(raw)))
+		return Lock{}, fmt.Errorf("multi-lock maxOwners is not an integer: %s", coord.Clip(string(raw)))
 	}
 	if l.MaxOwners < 0 {
-		return KuredLock{}, fmt.Errorf("multi-lock maxOwners is negative: %d", l.MaxOwners)
+		return Lock{}, fmt.Errorf("multi-lock maxOwners is negative: %d", l.MaxOwners)
 	}
 	raw, ok = vals["locks"]
 	if !ok {
-		return KuredLock{}, &kuredForm{"multi-lock has no locks list (kured always writes it)"}
+		return Lock{}, &kuredForm{"multi-lock has no locks list (kured always writes it)"}
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return KuredLock{}, fmt.Errorf("multi-lock locks is not a list: %s", clip(string(raw)))
+		return Lock{}, fmt.Errorf("multi-lock locks is not a list: %s", coord.Clip(string(raw)))
 	}
 	for i, raw := range entries {
 		where := fmt.Sprintf("multi-lock entry %d: ", i)
 		ks, vs, err := strictObject(raw, where)
 		if err != nil {
-			return KuredLock{}, err
+			return Lock{}, err
 		}
 		e, err := parseEntry(ks, vs, where)
 		if err != nil {
-			return KuredLock{}, err
+			return Lock{}, err
 		}
 		l.Entries = append(l.Entries, e)
 	}
 	return l, nil
 }
 
-func parseEntry(keys []string, vals map[string]json.RawMessage, where string) (KuredEntry, error) {
+func parseEntry(keys []string, vals map[string]json.RawMessage, where string) (Entry, error) {
 	if err := onlyKeys(keys, where, "nodeID", "metadata", "created", "TTL"); err != nil {
-		return KuredEntry{}, err
+		return Entry{}, err
 	}
 	for _, k := range keys {
 		if isNull(vals[k]) {
-			return KuredEntry{}, &kuredForm{fmt.Sprintf("%slock %s is null", where, k)}
+			return Entry{}, &kuredForm{fmt.Sprintf("%slock %s is null", where, k)}
 		}
 	}
 	raw, ok := vals["nodeID"]
 	if !ok {
-		return KuredEntry{}, fmt.Errorf("%slock has no nodeID", where)
+		return Entry{}, fmt.Errorf("%slock has no nodeID", where)
 	}
-	var e KuredEntry
+	var e Entry
 	if err := json.Unmarshal(raw, &e.NodeID); err != nil {
-		return KuredEntry{}, fmt.Errorf("%slock nodeID is not a string: %s", where, clip(string(raw)))
+		return Entry{}, fmt.Errorf("%slock nodeID is not a string: %s", where, coord.Clip(string(raw)))
 	}
 	if strings.TrimSpace(e.NodeID) == "" {
-		return KuredEntry{}, fmt.Errorf("%slock has an empty nodeID", where)
+		return Entry{}, fmt.Errorf("%slock has an empty nodeID", where)
 	}
 	if raw, ok := vals["created"]; ok {
 		if err := json.Unmarshal(raw, &e.Created); err != nil {
-			return KuredEntry{}, fmt.Errorf("%slock created is not an RFC3339 time: %s", where, clip(string(raw)))
+			return Entry{}, fmt.Errorf("%slock created is not an RFC3339 time: %s", where, coord.Clip(string(raw)))
 		}
 		e.HasCreated = !e.Created.IsZero()
 	}
 	if raw, ok := vals["TTL"]; ok {
 		var ns int64
 		if err := json.Unmarshal(raw, &ns); err != nil {
-			return KuredEntry{}, fmt.Errorf("%slock TTL is not an integer number of nanoseconds: %s", where, clip(string(raw)))
+			return Entry{}, fmt.Errorf("%slock TTL is not an integer number of nanoseconds: %s", where, coord.Clip(string(raw)))
 		}
 		if ns < 0 {
-			return KuredEntry{}, fmt.Errorf("%slock TTL is negative: %d", where, ns)
+			return Entry{}, fmt.Errorf("%slock TTL is negative: %d", where, ns)
 		}
 		e.TTL = time.Duration(ns)
 	}
@@ -413,31 +427,31 @@ func parseEntry(keys []string, vals map[string]json.RawMessage, where string) (K
 		mw := where + "metadata: "
 		ks, vs, err := strictObject(raw, mw)
 		if err != nil {
-			return KuredEntry{}, err
+			return Entry{}, err
 		}
 		if err := onlyKeys(ks, mw, "unschedulable"); err != nil {
-			return KuredEntry{}, err
+			return Entry{}, err
 		}
 		if raw, ok := vs["unschedulable"]; ok {
 			if isNull(raw) {
-				return KuredEntry{}, &kuredForm{mw + "unschedulable is null"}
+				return Entry{}, &kuredForm{mw + "unschedulable is null"}
 			}
 			if err := json.Unmarshal(raw, &e.Unschedulable); err != nil {
-				return KuredEntry{}, fmt.Errorf("%sunschedulable is not a boolean: %s", mw, clip(string(raw)))
+				return Entry{}, fmt.Errorf("%sunschedulable is not a boolean: %s", mw, coord.Clip(string(raw)))
 			}
 		}
 	}
 	return e, nil
 }
 
-// RemoveKuredEntry returns the multi-lock annotation value without entry
+// RemoveEntry returns the multi-lock annotation value without entry
 // index (which must name nodeID), keeping every other field and entry byte
 // for byte. last is true when no entry is left: the caller then removes the
 // annotation instead of writing {"maxOwners":N,"locks":[]} (which a kured
 // later switched to concurrency 1 would read as held by "" forever; both of
 // kured's modes read a missing annotation as free). It is an error when the
 // value is not a multi-lock or that entry is not nodeID's.
-func RemoveKuredEntry(value string, index int, nodeID string) (nv string, last bool, err error) {
+func RemoveEntry(value string, index int, nodeID string) (nv string, last bool, err error) {
 	keys, raws, err := orderedObject(value)
 	if err != nil {
 		return "", false, err
@@ -515,43 +529,43 @@ func orderedObject(value string) ([]string, []json.RawMessage, error) {
 	return keys, raws, nil
 }
 
-// kuredDriver is the kured lock kind.
-type kuredDriver struct{}
+// Driver is the kured lock kind.
+type Driver struct{}
 
-func (kuredDriver) Kind() model.LockKind     { return model.LockKured }
-func (kuredDriver) Source() model.SourceName { return model.SourceKured }
+func (Driver) Kind() model.LockKind     { return model.LockKured }
+func (Driver) Source() model.SourceName { return model.SourceKured }
 
-func kuredSpec(obj *model.LockObject) (*KuredSpec, error) {
-	s, ok := obj.Spec.(*KuredSpec)
+func kuredSpec(obj *model.LockObject) (*Spec, error) {
+	s, ok := obj.Spec.(*Spec)
 	if !ok || s == nil {
 		return nil, fmt.Errorf("kured lock %s carries no kured annotation data", obj.LockRef)
 	}
 	return s, nil
 }
 
-func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
+func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	spec, err := kuredSpec(obj)
 	if err != nil {
-		return Parsed{}, err
+		return coord.Parsed{}, err
 	}
 	notes, settings := spec.Config.evidence(), spec.Config.Settings()
 	key := spec.annotationKey()
-	fail := func(err error) (Parsed, error) { return Parsed{Notes: notes, Settings: settings}, err }
+	fail := func(err error) (coord.Parsed, error) { return coord.Parsed{Notes: notes, Settings: settings}, err }
 	if err := spec.Config.lockAnnotationError(); err != nil {
 		// kured's Update with that key fails every time: no node can take
 		// the lock, and where a lock would be is not a place to look.
 		return fail(err)
 	}
 	if !spec.Present {
-		return Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings}, nil
+		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings}, nil
 	}
 	conc, known := spec.Config.concurrency()
-	kl, err := ParseKured(spec.Value)
+	kl, err := Parse(spec.Value)
 	if err != nil {
 		return fail(fmt.Errorf("%v — %s", err, kuredReadsSays(spec.Value, conc, known)))
 	}
 	if known {
-		kr := KuredReads(spec.Value, true, conc)
+		kr := Reads(spec.Value, true, conc)
 		switch {
 		case kl.Multi && conc <= 1:
 			return fail(fmt.Errorf("the value is a multi-lock (%s) but kured runs with --concurrency %d%s, which reads it with its single-lock struct — %s (kured pods of the old and the new setting may both run during a rollout)",
@@ -560,7 +574,7 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 			return fail(fmt.Errorf("the value is a single lock (%s) but kured runs with --concurrency %d%s, which reads it with its multi-lock struct — %s: its next node takes the lock and drops this one (kured pods of the old and the new setting may both run during a rollout)",
 				holdersWord(kl), conc, spec.Config.fromWord("concurrency"), kr))
 		case !kr.equal(kl.reading(conc)):
-			// ParseKured's promise (FuzzKuredReadsAgree) is broken: trust
+			// Parse's promise (FuzzKuredReadsAgree) is broken: trust
 			// neither reading.
 			return fail(fmt.Errorf("rebootwatch reads %s, but %s", holdersWord(kl), kr))
 		}
@@ -569,13 +583,13 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 		}
 	}
 	if len(kl.Entries) == 0 {
-		return Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings}, nil
+		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings}, nil
 	}
 	count := map[string]int{}
 	for _, e := range kl.Entries {
 		count[e.NodeID]++
 	}
-	p := Parsed{Notes: notes, Settings: settings}
+	p := coord.Parsed{Notes: notes, Settings: settings}
 	if kl.Multi && kl.MaxOwners > 0 && len(kl.Entries) > kl.MaxOwners {
 		// kured never lists more holders than maxOwners: more nodes than
 		// allowed may be rebooting at once (a hand edit, or a concurrency
@@ -584,7 +598,7 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 		p.Notes = append(p.Notes, model.Evidence{Key: "over maxOwners", Value: fmt.Sprintf("%d holders, maxOwners %d", len(kl.Entries), kl.MaxOwners)})
 	}
 	for i, e := range kl.Entries {
-		en := Entry{Index: i, Holder: e.NodeID, TTL: e.TTL, Duplicate: count[e.NodeID] > 1}
+		en := coord.Entry{Index: i, Holder: e.NodeID, TTL: e.TTL, Duplicate: count[e.NodeID] > 1}
 		if e.HasCreated {
 			en.Since, en.SinceFrom = e.Created, "the lock's created field"
 		}
@@ -600,19 +614,19 @@ func (kuredDriver) Parse(obj *model.LockObject) (Parsed, error) {
 	return p, nil
 }
 
-// reading is l as a KuredReading at concurrency conc.
-func (l KuredLock) reading(conc int) KuredReading {
-	return KuredReading{Concurrency: conc, MaxOwners: l.MaxOwners, Entries: l.Entries}
+// reading is l as a Reading at concurrency conc.
+func (l Lock) reading(conc int) Reading {
+	return Reading{Concurrency: conc, MaxOwners: l.MaxOwners, Entries: l.Entries}
 }
 
 // holdersWord names a parsed lock's holders.
-func holdersWord(l KuredLock) string {
+func holdersWord(l Lock) string {
 	if len(l.Entries) == 0 {
 		return "no holders"
 	}
 	var hs []string
 	for _, e := range l.Entries {
-		hs = append(hs, fmt.Sprintf("%q", clip(e.NodeID)))
+		hs = append(hs, fmt.Sprintf("%q", coord.Clip(e.NodeID)))
 	}
 	return "held by " + model.FirstFew(hs, 5)
 }
@@ -621,24 +635,24 @@ func holdersWord(l KuredLock) string {
 // when known, else at both of its modes.
 func kuredReadsSays(value string, conc int, known bool) string {
 	if known {
-		return KuredReads(value, true, conc).String()
+		return Reads(value, true, conc).String()
 	}
-	one, more := KuredReads(value, true, 1), KuredReads(value, true, 2)
+	one, more := Reads(value, true, 1), Reads(value, true, 2)
 	one.unsure, more.unsure = true, true
 	return "kured's --concurrency is not known here: " + one.String() + "; " + more.String()
 }
 
-func (kuredDriver) Resolve(ix *Index, holder string) Mapping {
+func (Driver) Resolve(ix *coord.Index, holder string) coord.Mapping {
 	if holder == ManualHolder && !ix.Exists(holder) {
-		return Mapping{Kind: MatchManual, How: `nodeID "manual" is kured's manual lock`}
+		return coord.Mapping{Kind: coord.MatchManual, How: `nodeID "manual" is kured's manual lock`}
 	}
 	if m, ok := ix.ByName(holder); ok {
 		return m
 	}
-	return Mapping{Kind: MatchNone, How: fmt.Sprintf("no current node is named %q", clip(holder))}
+	return coord.Mapping{Kind: coord.MatchNone, How: fmt.Sprintf("no current node is named %q", coord.Clip(holder))}
 }
 
-// Write ops of the kured kind.
+// coord.Write ops of the kured kind.
 const (
 	// OpRemoveAnnotation removes kured's annotation (single lock, the last
 	// entry of a multi-lock, or a malformed value).
@@ -647,36 +661,36 @@ const (
 	OpSetAnnotation = "set-annotation"
 )
 
-func (kuredDriver) Write(obj *model.LockObject, p Parsed, i int) Write {
+func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 	spec, err := kuredSpec(obj)
 	if err != nil || !spec.Present {
-		return Write{}
+		return coord.Write{}
 	}
 	key := spec.annotationKey()
-	w := Write{Ref: obj.LockRef, Object: "DaemonSet " + obj.Namespace + "/" + obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion,
+	w := coord.Write{Ref: obj.LockRef, Object: "DaemonSet " + obj.Namespace + "/" + obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion,
 		Field: "metadata.annotations[" + key + "]", Key: key, OldValue: spec.Value}
 	if i < 0 {
 		w.Op = OpRemoveAnnotation
-		w.Summary = "remove annotation " + key + " (malformed value " + clip(spec.Value) + ")"
+		w.Summary = "remove annotation " + key + " (malformed value " + coord.Clip(spec.Value) + ")"
 		return w
 	}
 	if i >= len(p.Entries) {
-		return Write{}
+		return coord.Write{}
 	}
 	e := p.Entries[i]
 	w.Holder, w.Entry = e.Holder, e.Index
-	kl, err := ParseKured(spec.Value)
+	kl, err := Parse(spec.Value)
 	if err != nil {
-		return Write{}
+		return coord.Write{}
 	}
 	if !kl.Multi {
 		w.Op = OpRemoveAnnotation
 		w.Summary = "remove annotation " + key + " (lock held by " + e.Holder + ")"
 		return w
 	}
-	nv, last, err := RemoveKuredEntry(spec.Value, e.Index, e.Holder)
+	nv, last, err := RemoveEntry(spec.Value, e.Index, e.Holder)
 	if err != nil {
-		return Write{}
+		return coord.Write{}
 	}
 	which := e.Holder
 	if e.Duplicate {
@@ -692,40 +706,40 @@ func (kuredDriver) Write(obj *model.LockObject, p Parsed, i int) Write {
 	return w
 }
 
-func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (Applied, error) {
+func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) (coord.Applied, error) {
 	dsc := c.AppsV1().DaemonSets(w.Ref.Namespace)
 	ds, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return Applied{}, &APIError{Verb: "get", Resource: "daemonsets.apps", Err: err}
+		return coord.Applied{}, &coord.APIError{Verb: "get", Resource: "daemonsets.apps", Err: err}
 	}
-	if err := precondition(w, string(ds.UID), ds.ResourceVersion); err != nil {
-		return Applied{}, err
+	if err := coord.CheckPrecondition(w, string(ds.UID), ds.ResourceVersion); err != nil {
+		return coord.Applied{}, err
 	}
 	cur, ok := ds.Annotations[w.Key]
 	if !ok || cur != w.OldValue {
-		return Applied{}, &PreconditionError{Msg: "conflict: the annotation differs from what was judged at the same resourceVersion; nothing changed"}
+		return coord.Applied{}, &coord.PreconditionError{Msg: "conflict: the annotation differs from what was judged at the same resourceVersion; nothing changed"}
 	}
 	ds = ds.DeepCopy()
 	switch w.Op {
 	case OpRemoveAnnotation:
 		delete(ds.Annotations, w.Key)
 	case OpSetAnnotation:
-		nv, last, err := RemoveKuredEntry(cur, w.Entry, w.Holder)
+		nv, last, err := RemoveEntry(cur, w.Entry, w.Holder)
 		if err != nil || last || nv != w.NewValue {
-			return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: cannot remove %s from the current annotation; nothing changed", w.Holder)}
+			return coord.Applied{}, &coord.PreconditionError{Msg: fmt.Sprintf("conflict: cannot remove %s from the current annotation; nothing changed", w.Holder)}
 		}
 		ds.Annotations[w.Key] = nv
 	default:
-		return Applied{}, fmt.Errorf("write op %q does not apply to a DaemonSet", w.Op)
+		return coord.Applied{}, fmt.Errorf("write op %q does not apply to a DaemonSet", w.Op)
 	}
-	up, err := dsc.Update(ctx, ds, metav1.UpdateOptions{FieldManager: FieldManager})
+	up, err := dsc.Update(ctx, ds, metav1.UpdateOptions{FieldManager: coord.FieldManager})
 	if err != nil {
-		return Applied{}, &APIError{Verb: "update", Resource: "daemonsets.apps", Err: err}
+		return coord.Applied{}, &coord.APIError{Verb: "update", Resource: "daemonsets.apps", Err: err}
 	}
-	ap := Applied{APIVersion: "apps/v1", Kind: "DaemonSet", UID: up.UID, ResourceVersion: up.ResourceVersion}
+	ap := coord.Applied{APIVersion: "apps/v1", Kind: "DaemonSet", UID: up.UID, ResourceVersion: up.ResourceVersion}
 	got, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return ap, &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether kured reads the lock as freed is unknown",
+		return ap, &coord.VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but reading %s again failed (%v): whether kured reads the lock as freed is unknown",
 			w.ResourceVersion, up.ResourceVersion, w.Object, err)}
 	}
 	return ap, verifyKured(w, up.ResourceVersion, got)
@@ -736,25 +750,25 @@ func (kuredDriver) Apply(ctx context.Context, c kubernetes.Interface, w Write) (
 // entry written away must be one fewer in kured's reading, kured must be
 // able to decode the value, and when nothing else wrote since, kured must
 // read exactly what the write meant.
-func verifyKured(w Write, writtenRV string, got *appsv1.DaemonSet) error {
-	conc, known := KuredConfigOf(&got.Spec.Template.Spec).concurrency()
-	old, oldErr := ParseKured(w.OldValue)
+func verifyKured(w coord.Write, writtenRV string, got *appsv1.DaemonSet) error {
+	conc, known := ConfigOf(&got.Spec.Template.Spec).concurrency()
+	old, oldErr := Parse(w.OldValue)
 	if !known {
 		conc = 1
 		if oldErr == nil && old.Multi {
 			conc = 2
 		}
 	}
-	before := KuredReads(w.OldValue, true, conc)
+	before := Reads(w.OldValue, true, conc)
 	v, present := got.Annotations[w.Key]
-	after := KuredReads(v, present, conc)
-	intended := KuredReads(w.NewValue, w.Op == OpSetAnnotation, conc)
+	after := Reads(v, present, conc)
+	intended := Reads(w.NewValue, w.Op == OpSetAnnotation, conc)
 	ok := after.Err == nil
 	var still string
 	if oldErr == nil && w.Holder != "" && w.Entry < len(old.Entries) {
 		target := old.Entries[w.Entry]
 		if after.count(target) >= before.count(target) {
-			ok, still = false, fmt.Sprintf(": the entry of %q is still there for kured", clip(target.NodeID))
+			ok, still = false, fmt.Sprintf(": the entry of %q is still there for kured", coord.Clip(target.NodeID))
 		}
 	} else if after.equal(before) {
 		ok, still = false, ": kured reads what it read before the write"
@@ -768,15 +782,15 @@ func verifyKured(w Write, writtenRV string, got *appsv1.DaemonSet) error {
 	if ok {
 		return nil
 	}
-	return &VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again%s, %s%s", w.ResourceVersion, writtenRV, since, after, still)}
+	return &coord.VerifyError{Msg: fmt.Sprintf("the write was made (resourceVersion %s → %s), but read again%s, %s%s", w.ResourceVersion, writtenRV, since, after, still)}
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// KuredContainer picks kured's container of a pod template: the one named
+// Container picks kured's container of a pod template: the one named
 // kured, else the first whose image names kured, else the first. nil when
 // there is none.
-func KuredContainer(spec *corev1.PodSpec) *corev1.Container {
+func Container(spec *corev1.PodSpec) *corev1.Container {
 	for i := range spec.Containers {
 		if spec.Containers[i].Name == "kured" {
 			return &spec.Containers[i]
@@ -793,11 +807,11 @@ func KuredContainer(spec *corev1.PodSpec) *corev1.Container {
 	return nil
 }
 
-// KuredConfigOf reads kured's configuration from a DaemonSet's pod
+// ConfigOf reads kured's configuration from a DaemonSet's pod
 // template (its kured container's command, args and KURED_* environment);
 // nil when it has no container.
-func KuredConfigOf(spec *corev1.PodSpec) *KuredConfig {
-	c := KuredContainer(spec)
+func ConfigOf(spec *corev1.PodSpec) *Config {
+	c := Container(spec)
 	if c == nil {
 		return nil
 	}
@@ -814,16 +828,16 @@ func KuredConfigOf(spec *corev1.PodSpec) *KuredConfig {
 		}
 		env[e.Name] = e.Value
 	}
-	cfg := ParseKuredConfig(argv, env, from)
+	cfg := ParseConfig(argv, env, from)
 	return &cfg
 }
 
-// KuredConfig is kured's configuration as its DaemonSet gives it: the
+// Config is kured's configuration as its DaemonSet gives it: the
 // container's args (--flag=value or --flag value) and KURED_* environment
 // variables, which kured binds to the same flags and which win over args
 // (kured cmd/kured/main.go: flag.Parse, then LoadFromEnv). Defaults are
 // kured's own (same file, the flag definitions in main).
-type KuredConfig struct {
+type Config struct {
 	DSName, DSNamespace  string
 	LockAnnotation       string
 	LockTTL              time.Duration
@@ -853,10 +867,10 @@ type KuredConfig struct {
 
 // Known reports whether a flag's value is known here (false for a value
 // that does not parse, or one from a Secret, ConfigMap or field reference).
-func (c *KuredConfig) Known(flag string) bool { return c != nil && !c.unread[flag] }
+func (c *Config) Known(flag string) bool { return c != nil && !c.unread[flag] }
 
 // concurrency is kured's --concurrency, and whether it is known.
-func (c *KuredConfig) concurrency() (int, bool) {
+func (c *Config) concurrency() (int, bool) {
 	if c == nil || c.unread["concurrency"] {
 		return 0, false
 	}
@@ -865,7 +879,7 @@ func (c *KuredConfig) concurrency() (int, bool) {
 
 // fromWord says where a flag's value came from, for messages: " (arg)",
 // " (env KURED_X)" or " (default)".
-func (c *KuredConfig) fromWord(flag string) string {
+func (c *Config) fromWord(flag string) string {
 	if c == nil {
 		return ""
 	}
@@ -879,7 +893,7 @@ func (c *KuredConfig) fromWord(flag string) string {
 // a name the API server refuses as an annotation key (kured's every Update
 // with it fails, so no node can take the lock), or a name not read here.
 // nil for a usable name, or when the configuration was not read.
-func (c *KuredConfig) lockAnnotationError() error {
+func (c *Config) lockAnnotationError() error {
 	if c == nil {
 		return nil
 	}
@@ -888,14 +902,14 @@ func (c *KuredConfig) lockAnnotationError() error {
 	}
 	if errs := validation.IsQualifiedName(strings.ToLower(c.LockAnnotation)); len(errs) > 0 {
 		return fmt.Errorf("kured's --lock-annotation %q%s is not a valid annotation key (%s): the API server refuses every lock kured writes under it, so whether a lock is held cannot be read",
-			clip(c.LockAnnotation), c.fromWord("lock-annotation"), clip(strings.Join(errs, "; ")))
+			coord.Clip(c.LockAnnotation), c.fromWord("lock-annotation"), coord.Clip(strings.Join(errs, "; ")))
 	}
 	return nil
 }
 
 // LockAnnotationProblem is lockAnnotationError's message ("" when the name
 // is usable), for the kured source's health.
-func (c *KuredConfig) LockAnnotationProblem() string {
+func (c *Config) LockAnnotationProblem() string {
 	if err := c.lockAnnotationError(); err != nil {
 		return err.Error()
 	}
@@ -911,19 +925,19 @@ var kuredFlags = []string{"ds-name", "ds-namespace", "lock-annotation", "lock-tt
 var kuredBoolFlags = map[string]bool{"alert-firing-only": true, "annotate-nodes": true, "alert-filter-match-only": true,
 	"force-reboot": true}
 
-// DefaultKuredConfig is kured's configuration when nothing is set.
-func DefaultKuredConfig() KuredConfig {
-	return KuredConfig{DSName: "kured", DSNamespace: "kube-system", LockAnnotation: KuredAnnotation, Concurrency: 1,
+// DefaultConfig is kured's configuration when nothing is set.
+func DefaultConfig() Config {
+	return Config{DSName: "kured", DSNamespace: "kube-system", LockAnnotation: Annotation, Concurrency: 1,
 		Period: time.Hour, RebootDays: []string{"su", "mo", "tu", "we", "th", "fr", "sa"}, StartTime: "0:00",
 		EndTime: "23:59:59", TimeZone: "UTC", From: map[string]string{}, unread: map[string]bool{}}
 }
 
-// ParseKuredConfig reads kured's configuration from its container's command
+// ParseConfig reads kured's configuration from its container's command
 // line (command and args together) and environment. env maps a variable's
 // name to its literal value; names in envFrom are variables whose value comes
 // from elsewhere (valueFrom) and cannot be read here.
-func ParseKuredConfig(argv []string, env map[string]string, envFrom []string) KuredConfig {
-	c := DefaultKuredConfig()
+func ParseConfig(argv []string, env map[string]string, envFrom []string) Config {
+	c := DefaultConfig()
 	known := map[string]bool{}
 	for _, f := range kuredFlags {
 		known[f] = true
@@ -996,7 +1010,7 @@ func ParseKuredConfig(argv []string, env map[string]string, envFrom []string) Ku
 	return c
 }
 
-func (c *KuredConfig) setOne(name, v string) error {
+func (c *Config) setOne(name, v string) error {
 	dur := func(p *time.Duration) error {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -1059,7 +1073,7 @@ func (c *KuredConfig) setOne(name, v string) error {
 
 // Settings renders the configuration for the lock's detail, one flag per
 // line in kuredFlags order, with where each value came from.
-func (c *KuredConfig) Settings() []model.Evidence {
+func (c *Config) Settings() []model.Evidence {
 	if c == nil {
 		return nil
 	}
@@ -1095,7 +1109,7 @@ func (c *KuredConfig) Settings() []model.Evidence {
 
 // evidence is what every entry's verdict says about kured's configuration:
 // only what bears on the verdict (the full list is Settings).
-func (c *KuredConfig) evidence() []model.Evidence {
+func (c *Config) evidence() []model.Evidence {
 	if c == nil {
 		return nil
 	}
@@ -1107,4 +1121,11 @@ func (c *KuredConfig) evidence() []model.Evidence {
 		out = append(out, model.Evidence{Key: "kured lock ttl", Value: c.LockTTL.String() + " (--lock-ttl)"})
 	}
 	return out
+}
+
+// RebootWindow returns kured's reboot window from its configuration
+// (internal/timewindow: kured's pkg/timewindow semantics). An error is what
+// kured itself fails on at start (it then does not run at all).
+func (c *Config) RebootWindow() (*timewindow.Window, error) {
+	return timewindow.Parse(c.RebootDays, c.StartTime, c.EndTime, c.TimeZone)
 }
