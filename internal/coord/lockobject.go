@@ -43,6 +43,14 @@ type LockDriver interface {
 	Apply(ctx context.Context, c kubernetes.Interface, w Write) (Applied, error)
 }
 
+// LockReader is a lock-object kind's one-shot read: its lock objects as
+// its source reports them, read once with the clients and the names the
+// user gave (c.Names: "kured-daemonset" ns/name, "fleetlock-namespace").
+// The engine judges them; the kind judges nothing itself.
+type LockReader interface {
+	ReadLocks(ctx context.Context, c Clients) ([]model.LockObject, error)
+}
+
 // Parsed is a lock object as its driver reads it.
 type Parsed struct {
 	Entries []Entry

@@ -2,8 +2,10 @@
 // and changes reboot locks (kured's DaemonSet annotation and fleetlock's
 // Lease), shared by the TUI, the CLI and the agent.
 //
-// It parses lock objects the sources put in the model, maps holders to nodes
-// (kured nodeID = Node name; fleetlock holder = Zincati app-specific id of the
+// It parses lock objects the sources put in the model and maps holders to
+// nodes through each kind's driver (coord.LockDriver, in the kind's package
+// under internal/coord, found through the registry internal/coord/kinds:
+// kured nodeID = Node name; fleetlock holder = Zincati app-specific id of the
 // node's machine id), judges every lock (DESIGN §5), evaluates the safety
 // gates before any release or reap (DESIGN §6 rule 3), and performs the one write
 // an action needs with a resourceVersion + UID precondition, recording a

@@ -1,18 +1,11 @@
 package lock
 
-import (
-	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
-	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
-)
+import coordkinds "github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 
-// registry is every lock kind rebootwatch knows, one line each. Adding a
-// kind means: its driver file here (<kind>.go: its model.LockKind and
-// model.SourceName, its shape as a model.LockSpec, and the Driver), its
-// source file in sources/kube (<kind>.go, adding itself to lockSources),
-// one line below, and the agent's RBAC rule for its objects (deploy/rbac.yaml
-// and the chart's templates/rbac.yaml). The conformance test then asks for
-// the kind's fixture (conformance_test.go), and the RBAC test for its grants.
-var registry = []Driver{
-	kured.Driver{},
-	fleetlock.Driver{},
-}
+// registry is every lock kind rebootwatch judges: the kinds of the one
+// registry of coordinators (internal/coord/kinds) whose slots are one lock
+// object (coord.LockDriver). Adding a kind is its package under
+// internal/coord and its line there; the conformance tests
+// (internal/coord/kinds, and conformance_test.go here) then ask for its
+// fixture, and the RBAC tests for its grants.
+var registry = coordkinds.LockDrivers()

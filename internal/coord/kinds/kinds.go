@@ -1,9 +1,12 @@
 // Package kinds is the registry of the coordinator packages under
-// internal/coord: one line per kind. Adding a kind is its package, its line
-// below, and the RBAC renders (testdata/rbac.yaml, the chart's
-// files/coordinators-rbac.yaml and deploy/components/coordinators/rbac.yaml,
-// regenerated with `go test ./internal/coord/kinds -update`);
-// TestRegistered fails when a registered kind lacks one of its pieces.
+// internal/coord: one line per kind. The lock engine takes its drivers from
+// here (LockDrivers: the kinds whose slots are one lock object, kured and
+// fleetlock); the other kinds are observed once (ReadAll). Adding a kind is
+// its package, its line below, and the RBAC renders (testdata/rbac.yaml, the
+// chart's files/coordinators-rbac.yaml and
+// deploy/components/coordinators/rbac.yaml, regenerated with
+// `go test ./internal/coord/kinds -update`); TestRegistered fails when a
+// registered kind lacks one of its pieces.
 //
 // It must not do I/O or hold state: it only lists drivers and renders what
 // they declare.
@@ -17,17 +20,33 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
+	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 var registry = []coord.Driver{
+	kured.Driver{},
+	fleetlock.Driver{},
 	suc.Driver{},
 	flatcar.Driver{},
 }
 
 // All returns every registered coordinator driver, in registry order.
 func All() []coord.Driver { return append([]coord.Driver(nil), registry...) }
+
+// LockDrivers returns the registered kinds whose slots are one lock object
+// (coord.LockDriver), in registry order: the lock engine's drivers.
+func LockDrivers() []coord.LockDriver {
+	var out []coord.LockDriver
+	for _, d := range registry {
+		if l, ok := d.(coord.LockDriver); ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // For returns the driver of a kind.
 func For(k model.LockKind) (coord.Driver, bool) {

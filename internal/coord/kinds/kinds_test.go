@@ -46,7 +46,8 @@ func TestRBACRender(t *testing.T) {
 // TestRegistered fails when a registered kind lacks one of its pieces:
 // its capabilities, read-only RBAC, blockers, actions the engine knows,
 // its row in docs/coordinators-suc-fluo.md and in README's "What the
-// coordinators really do".
+// coordinators really do"; a lock-object kind also the lock driver the
+// engine judges it through and its one-shot read.
 func TestRegistered(t *testing.T) {
 	doc, err := os.ReadFile("../../../docs/coordinators-suc-fluo.md")
 	if err != nil {
@@ -92,11 +93,20 @@ func TestRegistered(t *testing.T) {
 					t.Errorf("action %q", a)
 				}
 			}
-			if _, ok := d.(coord.Observer); !ok {
-				t.Error("no one-shot read (coord.Observer)")
+			_, observes := d.(coord.Observer)
+			ld, isLock := d.(coord.LockDriver)
+			_, reads := d.(coord.LockReader)
+			switch {
+			case isLock && (!reads || c.Slots != coord.SlotsLockObject || ld.Kind() != c.Kind || ld.Source() != c.Source):
+				t.Errorf("a lock driver needs a one-shot read (coord.LockReader: %v), slots %q and its own kind and source (%s, %s)", reads, c.Slots, ld.Kind(), ld.Source())
+			case !isLock && !observes:
+				t.Error("no one-shot read (coord.Observer) and no lock driver (coord.LockDriver)")
 			}
 			demo(t, d)
-			if len(c.NodeAnnotations) == 0 && len(c.NodeLabels) == 0 {
+			// A lock-object kind may map its holders through a node field
+			// alone (fleetlock: the machine id); every other kind reads
+			// node keys.
+			if len(c.NodeAnnotations) == 0 && len(c.NodeLabels) == 0 && !isLock {
 				t.Error("declares no node key")
 			}
 			if !strings.Contains(string(doc), "| `"+string(c.Kind)+"` |") {

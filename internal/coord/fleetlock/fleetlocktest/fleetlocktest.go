@@ -71,3 +71,19 @@ func Lock(ctx context.Context, c kubernetes.Interface, ns, group, holder, fieldM
 	l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &h, LeaseTransitions: &tr}
 	return c.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{FieldManager: fieldManager})
 }
+
+// GhostMachineID is a machine id no node of Wedge's cluster has (DESIGN
+// §3's test vector); Ghost is Zincati's id for it, the holder Wedge writes.
+const (
+	GhostMachineID = "1c09ca98649c4c7abc779cd04c96812e"
+	Ghost          = "978a225b3d7b40e9acd7ce9b62f68444"
+)
+
+// Wedge writes fleetlock's headline wedge into ns: the Lease of group
+// "default" taken (Lock) by Ghost, the Zincati id of a node that no longer
+// exists. fleetlock frees a Lease only when its holder unlocks. c should
+// identify itself as fleetlock (Client); fieldManager as for Lock.
+func Wedge(ctx context.Context, c kubernetes.Interface, ns, fieldManager string) error {
+	_, err := Lock(ctx, c, ns, "default", Ghost, fieldManager)
+	return err
+}

@@ -12,8 +12,14 @@
 package kuredtest
 
 import (
+	"context"
 	"encoding/json"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Value mirrors kured's LockAnnotationValue as json.Marshal writes it:
@@ -61,3 +67,42 @@ func marshal(v any) string {
 	}
 	return string(b)
 }
+
+// Ghost is the holder of Wedge's lock: a node that no longer exists.
+const Ghost = "gone-node"
+
+// DaemonSet is kured's DaemonSet as its manifest installs it in ns, named
+// name, whose kured keeps its lock on itself (--ds-namespace, --ds-name):
+// discovery takes it as kured's.
+func DaemonSet(ns, name string) *appsv1.DaemonSet {
+	labels := map[string]string{"app.kubernetes.io/name": "kured"}
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.23.0",
+					Command: []string{"/usr/bin/kured"}, Args: []string{"--ds-namespace=" + ns, "--ds-name=" + name}}}}}}}
+}
+
+// Wedge writes kured's headline wedge into ns: its DaemonSet, whose lock
+// was taken (DaemonSetSingleLock.Acquire: Get, set the annotation, Update
+// carrying the read resourceVersion) 40 minutes before now by Ghost, a
+// node that no longer exists. kured itself never frees it: only the
+// holder's own kured releases its lock.
+func Wedge(ctx context.Context, c kubernetes.Interface, ns string, now time.Time) error {
+	if _, err := c.AppsV1().DaemonSets(ns).Create(ctx, DaemonSet(ns, "kured"), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	ds, err := c.AppsV1().DaemonSets(ns).Get(ctx, "kured", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if ds.Annotations == nil {
+		ds.Annotations = map[string]string{}
+	}
+	ds.Annotations[lockAnnotation] = Single(Ghost, now.Add(-40*time.Minute), 0, false)
+	_, err = c.AppsV1().DaemonSets(ns).Update(ctx, ds, metav1.UpdateOptions{})
+	return err
+}
+
+// lockAnnotation is kured's default --lock-annotation.
+const lockAnnotation = "weave.works/kured-node-lock"
