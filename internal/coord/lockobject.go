@@ -51,6 +51,25 @@ type LockReader interface {
 	ReadLocks(ctx context.Context, c Clients) ([]model.LockObject, error)
 }
 
+// Event reasons recorded on the lock's object (and on the node for the
+// uncordon that goes with a release).
+const (
+	ReasonReaped     = "RebootLockReaped"
+	ReasonReleased   = "RebootLockReleased"
+	ReasonUncordoned = "RebootHolderUncordoned"
+)
+
+// Annotations on the Event of a release or reap the lock engine records,
+// so that another rebootwatch process reading it (sources/kube) can tell
+// which lock entry was freed and by whom without parsing the message: the
+// lock (model.LockRef's String), its holder as judged, and who acted (the
+// engine's Actor.Who).
+const (
+	EventAnnotationLock   = "rebootwatch.io/lock"
+	EventAnnotationHolder = "rebootwatch.io/holder"
+	EventAnnotationBy     = "rebootwatch.io/by"
+)
+
 // Parsed is a lock object as its driver reads it.
 type Parsed struct {
 	Entries []Entry

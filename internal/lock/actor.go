@@ -18,21 +18,17 @@ import (
 )
 
 // Event reasons recorded on the lock's object (and on the node for the
-// uncordon that goes with a release).
+// uncordon that goes with a release), and the annotations on the Event of a
+// release or reap: declared in internal/coord (lockobject.go) so that the
+// sources read them without importing the engine.
 const (
-	ReasonReaped     = "RebootLockReaped"
-	ReasonReleased   = "RebootLockReleased"
-	ReasonUncordoned = "RebootHolderUncordoned"
-)
+	ReasonReaped     = coord.ReasonReaped
+	ReasonReleased   = coord.ReasonReleased
+	ReasonUncordoned = coord.ReasonUncordoned
 
-// Annotations on the Event of a release or reap, so that another rebootwatch
-// process reading it (sources/kube) can tell which lock entry was freed and
-// by whom without parsing the message: the lock (model.LockRef's String),
-// its holder as judged, and who acted (Actor.Who).
-const (
-	EventAnnotationLock   = "rebootwatch.io/lock"
-	EventAnnotationHolder = "rebootwatch.io/holder"
-	EventAnnotationBy     = "rebootwatch.io/by"
+	EventAnnotationLock   = coord.EventAnnotationLock
+	EventAnnotationHolder = coord.EventAnnotationHolder
+	EventAnnotationBy     = coord.EventAnnotationBy
 )
 
 // DefaultTimeout bounds one action's API calls.

@@ -51,8 +51,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 )
@@ -306,12 +306,9 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 	})
 
 	// One informer per registered lock kind, each in its own file.
-	for _, k := range lock.Kinds() {
+	for _, d := range kinds.LockDrivers() {
+		k := d.Kind()
 		if why, off := o.Disabled[k]; off {
-			d, err := lock.DriverFor(k)
-			if err != nil {
-				return nil, err
-			}
 			s.send(model.SourceChanged{Health: model.SourceHealth{Name: d.Source(), Status: model.StatusDisabled, Message: why}})
 			continue
 		}

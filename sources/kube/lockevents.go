@@ -12,13 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/rebootwatch/rebootwatch/internal/lock"
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // This file reads who freed a lock (issue 27 item 4): the Events rebootwatch
-// records on a lock's object when it releases or reaps it (lock.Actor,
+// records on a lock's object when it releases or reaps it (internal/lock's Actor,
 // RebootLockReleased and RebootLockReaped), written by any rebootwatch
 // process — the agent, a colleague's CLI or dashboard. It watches only the
 // Events whose source is rebootwatch, cluster-wide, and sends each new one
@@ -104,21 +104,21 @@ func (s *Source) startLockEvents(ctx context.Context) {
 func LockActionOf(ev *corev1.Event) (model.LockActionSeen, bool) {
 	var a model.Action
 	switch ev.Reason {
-	case lock.ReasonReleased:
+	case coord.ReasonReleased:
 		a = model.ActionRelease
-	case lock.ReasonReaped:
+	case coord.ReasonReaped:
 		a = model.ActionReap
 	default:
 		return model.LockActionSeen{}, false
 	}
-	ref, ok := parseLockRef(ev.Annotations[lock.EventAnnotationLock])
-	holder, hasHolder := ev.Annotations[lock.EventAnnotationHolder]
+	ref, ok := parseLockRef(ev.Annotations[coord.EventAnnotationLock])
+	holder, hasHolder := ev.Annotations[coord.EventAnnotationHolder]
 	// The Event is recorded on the lock's own object: one that names
 	// another object's lock is not believed.
 	if !ok || !hasHolder || ref.Namespace != ev.InvolvedObject.Namespace || ref.Name != ev.InvolvedObject.Name {
 		return model.LockActionSeen{}, false
 	}
-	return model.LockActionSeen{Lock: ref, Holder: holder, Action: a, By: ev.Annotations[lock.EventAnnotationBy]}, true
+	return model.LockActionSeen{Lock: ref, Holder: holder, Action: a, By: ev.Annotations[coord.EventAnnotationBy]}, true
 }
 
 // parseLockRef parses model.LockRef's String form, kind:namespace/name.
@@ -144,7 +144,7 @@ func transformLockEvent(obj any) (any, error) {
 		InvolvedObject: corev1.ObjectReference{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}}
 	if a := ev.Annotations; a != nil {
 		out.Annotations = map[string]string{}
-		for _, k := range []string{lock.EventAnnotationLock, lock.EventAnnotationHolder, lock.EventAnnotationBy} {
+		for _, k := range []string{coord.EventAnnotationLock, coord.EventAnnotationHolder, coord.EventAnnotationBy} {
 			if v, ok := a[k]; ok {
 				out.Annotations[k] = v
 			}
