@@ -60,7 +60,7 @@ func (r *runner) actionCommand(action model.Action, use, short, example string) 
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&af.kind, "kind", "", "Lock kind: kured or fleetlock (default: the one lock discovery finds, or of several the only one whose verdict allows the action)")
+	fs.StringVar(&af.kind, "kind", "", "Lock kind: "+kindWords()+" (default: the one lock discovery finds, or of several the only one whose verdict allows the action)")
 	fs.StringVar(&af.lock, "lock", "", "The lock as namespace/name (default: the one lock of that kind)")
 	fs.StringVar(&af.holder, "holder", "", "The holder (node name or holder id) — needed for a kured multi-lock")
 	fs.BoolVar(&af.yes, "yes", false, "Do not ask for confirmation (needed without a terminal; never overrides a gate)")
@@ -71,9 +71,31 @@ func (r *runner) actionCommand(action model.Action, use, short, example string) 
 	if action == model.ActionRelease {
 		fs.BoolVar(&af.keepCordoned, "keep-cordoned", false, "Leave the holder cordoned (a fleetlock release otherwise also uncordons the holder, as fleetlock's own unlock does)")
 	}
-	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]string{string(model.LockKured), string(model.LockFleetlock)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(lockKinds(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
+
+// lockKinds are the registered lock kinds (the lock engine's, from the
+// coordinator registry), for --kind's usage, help and completion.
+func lockKinds() []string {
+	var out []string
+	for _, k := range lock.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// kindWords names the lock kinds in a sentence: "a or b", "a, b or c".
+func kindWords() string {
+	ks := lockKinds()
+	if len(ks) < 2 {
+		return strings.Join(ks, "")
+	}
+	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
+}
+
+// kindUsage is --kind in a usage line: "[--kind a|b]".
+func kindUsage() string { return "[--kind " + strings.Join(lockKinds(), "|") + "]" }
 
 // runAction runs `rebootwatch release|reap|uncordon` (DESIGN §9, issue 4).
 func runAction(ctx context.Context, env Env, c *Common, action string, af actionFlags) int {

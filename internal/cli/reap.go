@@ -10,7 +10,7 @@ import (
 // exists (ghost), or whose kured TTL passed.
 func (r *runner) newReap() *cobra.Command {
 	return r.actionCommand(model.ActionReap,
-		"reap [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--entry N] [--dry-run] [--yes]",
+		"reap "+kindUsage()+" [--lock ns/name] [--holder H] [--entry N] [--dry-run] [--yes]",
 		"Reap a lock held by a node that no longer exists (or whose TTL passed)",
 		`  # Reap fleetlock's ghost Lease
   rebootwatch reap --kind fleetlock --lock default/fleetlock-default

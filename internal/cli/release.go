@@ -10,7 +10,7 @@ import (
 // that finished its reboot (orphaned), or an expired kured lock.
 func (r *runner) newRelease() *cobra.Command {
 	return r.actionCommand(model.ActionRelease,
-		"release [--kind kured|fleetlock] [--lock ns/name] [--holder H] [--entry N] [--keep-cordoned] [--dry-run] [--yes]",
+		"release "+kindUsage()+" [--lock ns/name] [--holder H] [--entry N] [--keep-cordoned] [--dry-run] [--yes]",
 		"Release a lock left behind by a node that finished its reboot",
 		`  # See the verdict, the gates and the exact write, writing nothing
   rebootwatch release --kind kured --dry-run
