@@ -107,6 +107,12 @@ type Cluster struct {
 	Judge Judge
 	// Explain is injected by the wiring; without it no blocker is named.
 	Explain Explain
+	// LockSources are the sources the lock objects are read from, one per
+	// lock kind (the lock engine's registry: lock.Sources), injected by the
+	// wiring as Judge is. The verdicts depend on them: one that failed or is
+	// forbidden is "could not read" (Unread, exit 1). Without them only the
+	// node list is such a source.
+	LockSources []SourceName
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool

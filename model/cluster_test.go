@@ -199,6 +199,7 @@ func TestUnreadLockSourceIsExit1(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := SourceHealth{Name: tc.source, Status: tc.status, Message: tc.msg}
 			c := NewCluster("test", Options{})
+			c.LockSources = []SourceName{SourceKured, SourceFleetlock}
 			for _, n := range []SourceName{SourceNodes, SourceKured, SourceFleetlock} {
 				if n != tc.source {
 					c.Apply(SourceChanged{Health: SourceHealth{Name: n, Status: StatusOK, LastSync: t0}}, t0)

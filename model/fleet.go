@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -403,7 +404,7 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 			if h.Message != "" {
 				msg += ": " + h.Message
 			}
-			if h.Status != StatusStale && isVerdictSource(h.Name) {
+			if h.Status != StatusStale && c.isVerdictSource(h.Name) {
 				// Without it a lock (or a node) may be there unseen: not a
 				// warning beside a clean bill, the cluster was not read.
 				unread = append(unread, Attention{SeverityCritical, "could not read: " + msg, key})
@@ -425,9 +426,9 @@ func entryKey(s LockStatus) string {
 }
 
 // isVerdictSource says whether the lock verdicts need the source: the node
-// list and the lock kinds' sources.
-func isVerdictSource(n SourceName) bool {
-	return n == SourceNodes || n == SourceKured || n == SourceFleetlock
+// list and the lock kinds' sources (LockSources).
+func (c *Cluster) isVerdictSource(n SourceName) bool {
+	return n == SourceNodes || slices.Contains(c.LockSources, n)
 }
 
 // Unread lists what the verdicts need and was not read: the node list
@@ -438,7 +439,7 @@ func (c *Cluster) Unread() []string {
 	if !c.Readable() {
 		out = append(out, c.nodesWhy())
 	}
-	for _, n := range []SourceName{SourceKured, SourceFleetlock} {
+	for _, n := range c.LockSources {
 		if h, ok := c.sources[n]; ok && (h.Status == StatusError || h.Status == StatusForbidden) {
 			out = append(out, fmt.Sprintf("%s %s: %s", n, h.Status, h.Message))
 		}
@@ -453,9 +454,6 @@ func (c *Cluster) nodesWhy() string {
 	}
 	return "no node list was received"
 }
-
-// lockSources are the sources the lock objects are read from, by kind.
-var lockSources = []SourceName{SourceKured, SourceFleetlock}
 
 // sourceUnread says why a source's objects cannot be taken as all there
 // is: it has not reported yet, or it failed, is forbidden or is stale.
@@ -482,7 +480,7 @@ func (c *Cluster) sourceUnread(n SourceName) (string, bool) {
 // is free" are unknown, not true.
 func (c *Cluster) LocksUnread() (string, bool) {
 	var why []string
-	for _, n := range lockSources {
+	for _, n := range c.LockSources {
 		if w, unread := c.sourceUnread(n); unread {
 			why = append(why, w)
 		}

@@ -17,6 +17,7 @@ import (
 func TestLocksPanelWhileConnecting(t *testing.T) {
 	now := t0
 	c := model.NewCluster("prod", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.AwaitSync = true
 	f := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
 	c.Judge = f.Judge
@@ -62,6 +63,7 @@ func TestLocksPanelWhileConnecting(t *testing.T) {
 func TestLocksPanelUnreadIsNotNone(t *testing.T) {
 	now := t0
 	c := model.NewCluster("prod", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	f := &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}
 	c.Judge = f.Judge
 	forbidden := func(n model.SourceName, msg string) model.SourceChanged {

@@ -189,6 +189,7 @@ func newFixture() *fixture {
 	f := &fixture{clock: &clock{now: t0}, judge: &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}, actions: &fakeActions{
 		result: lock.Result{Outcome: model.OutcomeDone, Message: "released"}}}
 	c := model.NewCluster("prod-eu-1", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Judge, c.Explain = f.judge.Judge, explain.For(explain.Options{})
 	f.c = c
 	now := t0.Add(-2 * time.Hour)

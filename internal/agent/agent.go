@@ -109,6 +109,7 @@ func New(a *Agent) *Agent {
 	a.leaderCh = make(chan struct{}, 1)
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
+	a.cluster.LockSources = lock.Sources()
 	base := explain.For(explain.Options{DrainBound: a.Config.DrainBound})
 	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, func(c *model.Cluster, now time.Time) model.Blockers {
 		return coord.Merge(base(c, now), kinds.Blockers(a.coordinators))

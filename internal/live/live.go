@@ -328,11 +328,13 @@ func (s *Session) WaitForSync(ctx context.Context) error {
 }
 
 // NewCluster returns an empty model for this session with the session's
-// lock engine wired as its Judge and the stall explainer as its Explain,
-// with the coordinator kinds' blockers merged in.
+// lock engine wired as its Judge (and its lock kinds' sources as the
+// model's LockSources) and the stall explainer as its Explain, with the
+// coordinator kinds' blockers merged in.
 func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
 	c.Judge, c.Explain = s.engine.Judge, s.explain
+	c.LockSources = lock.Sources()
 	if s.coordOn {
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
 			return coord.Merge(s.explain(c, now), s.coordinatorBlockers())

@@ -15,6 +15,7 @@ import (
 // volume's name, a blocker's reason, evidence and what clears it.
 func hostileCluster(s string, v model.Verdict) *model.Cluster {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Judge = func(c *model.Cluster, now time.Time) []model.LockStatus {
 		return []model.LockStatus{{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
 			Holder: s, Verdict: v, Reason: "holder " + s + " matches no node", Created: now.Add(-time.Hour)}}

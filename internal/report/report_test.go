@@ -14,6 +14,7 @@ var now = time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 
 func TestEmptyClusterReadsWell(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusNotInstalled}}, now)
@@ -36,6 +37,7 @@ func TestEmptyClusterReadsWell(t *testing.T) {
 
 func TestColourMarksVerdictsAndSteppers(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Judge = func(c *model.Cluster, now time.Time) []model.LockStatus {
 		return []model.LockStatus{{LockRef: model.LockRef{Kind: model.LockFleetlock, Namespace: "default", Name: "fleetlock-default"},
 			Holder: "0123456789abcdef0123456789abcdef", Verdict: model.VerdictGhost, Reason: "no such node", Created: now.Add(-47 * 24 * time.Hour)}}
@@ -79,6 +81,7 @@ func TestColourMarksVerdictsAndSteppers(t *testing.T) {
 // attention"; the report says what is unknown and why.
 func TestUnreadSourcesAreNotClaimedClean(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusForbidden,
 		Message: "cannot list daemonsets.apps (RBAC)"}}, now)
@@ -111,6 +114,7 @@ func TestUnreadSourcesAreNotClaimedClean(t *testing.T) {
 // waiting node's blockers are listed, first first.
 func TestBlockedSection(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	for _, n := range []string{"w3", "w4"} {
 		c.Apply(model.NodeUpserted{Node: model.Node{Name: n, Conditions: []model.Condition{{Type: "Ready", Status: "True"}}}}, now)
@@ -156,6 +160,7 @@ func TestBlockedSection(t *testing.T) {
 // JSON's unread names the parts whose emptiness is no claim.
 func TestUnreadLocksAreNotNone(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceLonghorn, Status: model.StatusNotInstalled}}, now)
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusForbidden,

@@ -40,6 +40,7 @@ type fleet struct {
 
 func newFleet(t *testing.T, o Options, names ...string) *fleet {
 	f := &fleet{t: t, c: model.NewCluster("lab", model.Options{TargetOS: "os 2"}), w: New(o), now: t0, nodes: map[string]*model.Node{}}
+	f.c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	f.c.Judge = lock.New(lock.Options{OrphanGrace: 2 * time.Minute}).Judge
 	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusOK, LastSync: t0}}, t0)
 	f.c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceKured, Status: model.StatusOK, LastSync: t0}}, t0)
@@ -178,6 +179,7 @@ func TestNothingToDoIsDone(t *testing.T) {
 
 func TestUnreadableIsNeverDone(t *testing.T) {
 	c := model.NewCluster("lab", model.Options{})
+	c.LockSources = []model.SourceName{model.SourceKured, model.SourceFleetlock}
 	c.Apply(model.SourceChanged{Health: model.SourceHealth{Name: model.SourceNodes, Status: model.StatusError, Message: "connection refused"}}, t0)
 	c.Recompute(t0)
 	w := New(Options{UntilDone: true})

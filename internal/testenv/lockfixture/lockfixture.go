@@ -15,6 +15,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -220,6 +221,7 @@ type Step struct {
 func Build(judge model.Judge, explain model.Explain, steps ...Step) *model.Cluster {
 	c := model.NewCluster("test", model.Options{})
 	c.Judge, c.Explain = judge, explain
+	c.LockSources = lock.Sources()
 	for _, s := range steps {
 		for _, ev := range s.Ev {
 			c.Apply(ev, s.At)
