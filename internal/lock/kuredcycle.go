@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -134,7 +135,7 @@ func kuredPodOn(c *model.Cluster, ref model.LockRef, node string) kuredPodView {
 
 // kuredMark is kured's --annotate-nodes mark that it removes right before
 // its release delay.
-const kuredMark = "weave.works/kured-reboot-in-progress"
+const kuredMark = kured.MarkAnnotation
 
 // releaseBy says until when kured, if it runs, may still release the lock
 // of a rebooted holder on its own (its release delay counted from the

@@ -17,14 +17,15 @@ const (
 	Source = model.SourceKured
 )
 
-// The node annotations kured writes with --annotate-nodes.
+// The node annotations kured writes with --annotate-nodes (the node
+// decoders keep them into model.Node).
 const (
 	// MarkAnnotation is set on a node while kured reboots it, and removed
 	// right before kured's --lock-release-delay.
-	MarkAnnotation = "weave.works/kured-reboot-in-progress"
+	MarkAnnotation = model.AnnotationRebootInProgress
 	// RebootNeededAnnotation is when kured last saw the node need a reboot
 	// (RFC3339).
-	RebootNeededAnnotation = "weave.works/kured-most-recent-reboot-needed"
+	RebootNeededAnnotation = model.AnnotationRebootNeeded
 )
 
 // Capabilities implements coord.Driver: one lock object (an annotation of
