@@ -55,13 +55,6 @@ func startKured(s *Source) {
 	})
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
-
 // onDaemonSet judges a DaemonSet added, changed or deleted, selects kured's
 // among the candidates, and reports the selected one's lock (and takes its
 // settings: lock annotation, blocking selectors, Prometheus, window); a lock

@@ -63,8 +63,11 @@ func (*Spec) LockKind() model.LockKind { return model.LockFleetlock }
 // Driver is the fleetlock lock kind.
 type Driver struct{}
 
-func (Driver) Kind() model.LockKind     { return model.LockFleetlock }
-func (Driver) Source() model.SourceName { return model.SourceFleetlock }
+// Kind implements coord.LockDriver.
+func (Driver) Kind() model.LockKind { return Kind }
+
+// Source implements coord.LockDriver.
+func (Driver) Source() model.SourceName { return Source }
 
 func fleetSpec(obj *model.LockObject) (*Spec, error) {
 	s, ok := obj.Spec.(*Spec)
@@ -74,6 +77,7 @@ func fleetSpec(obj *model.LockObject) (*Spec, error) {
 	return s, nil
 }
 
+// Parse implements coord.LockDriver: the lock as fleetlock reads it.
 func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	spec, err := fleetSpec(obj)
 	if err != nil {
@@ -97,6 +101,7 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	return coord.Parsed{Entries: []coord.Entry{e}}, nil
 }
 
+// Resolve implements coord.LockDriver: a holder id of fleetlock to nodes.
 func (Driver) Resolve(ix *coord.Index, holder string) coord.Mapping {
 	if m, ok := ix.ByName(holder); ok {
 		return m
@@ -107,6 +112,7 @@ func (Driver) Resolve(ix *coord.Index, holder string) coord.Mapping {
 // OpClearHolder sets a Lease's spec.holderIdentity to "".
 const OpClearHolder = "clear-holder"
 
+// Write implements coord.LockDriver: the write that frees entry i.
 func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 	spec, err := fleetSpec(obj)
 	if err != nil || i < 0 || i >= len(p.Entries) || spec.Holder == "" {
@@ -117,6 +123,8 @@ func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 		Summary: fmt.Sprintf("set spec.holderIdentity %q → \"\" (leaseTransitions kept at %d, as fleetlock's own unlock does)", spec.Holder, spec.LeaseTransitions)}
 }
 
+// Apply implements coord.LockDriver: the write, checked against what was
+// judged and verified as fleetlock reads the result.
 func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) (coord.Applied, error) {
 	if w.Op != OpClearHolder {
 		return coord.Applied{}, fmt.Errorf("write op %q does not apply to a Lease", w.Op)

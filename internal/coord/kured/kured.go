@@ -532,8 +532,11 @@ func orderedObject(value string) ([]string, []json.RawMessage, error) {
 // Driver is the kured lock kind.
 type Driver struct{}
 
-func (Driver) Kind() model.LockKind     { return model.LockKured }
-func (Driver) Source() model.SourceName { return model.SourceKured }
+// Kind implements coord.LockDriver.
+func (Driver) Kind() model.LockKind { return Kind }
+
+// Source implements coord.LockDriver.
+func (Driver) Source() model.SourceName { return Source }
 
 func kuredSpec(obj *model.LockObject) (*Spec, error) {
 	s, ok := obj.Spec.(*Spec)
@@ -543,6 +546,7 @@ func kuredSpec(obj *model.LockObject) (*Spec, error) {
 	return s, nil
 }
 
+// Parse implements coord.LockDriver: the lock as kured reads it.
 func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	spec, err := kuredSpec(obj)
 	if err != nil {
@@ -642,6 +646,7 @@ func kuredReadsSays(value string, conc int, known bool) string {
 	return "kured's --concurrency is not known here: " + one.String() + "; " + more.String()
 }
 
+// Resolve implements coord.LockDriver: a holder id of kured to nodes.
 func (Driver) Resolve(ix *coord.Index, holder string) coord.Mapping {
 	if holder == ManualHolder && !ix.Exists(holder) {
 		return coord.Mapping{Kind: coord.MatchManual, How: `nodeID "manual" is kured's manual lock`}
@@ -661,6 +666,7 @@ const (
 	OpSetAnnotation = "set-annotation"
 )
 
+// Write implements coord.LockDriver: the write that frees entry i.
 func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 	spec, err := kuredSpec(obj)
 	if err != nil || !spec.Present {
@@ -706,6 +712,8 @@ func (Driver) Write(obj *model.LockObject, p coord.Parsed, i int) coord.Write {
 	return w
 }
 
+// Apply implements coord.LockDriver: the write, checked against what was
+// judged and verified as kured reads the result.
 func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) (coord.Applied, error) {
 	dsc := c.AppsV1().DaemonSets(w.Ref.Namespace)
 	ds, err := dsc.Get(ctx, w.Ref.Name, metav1.GetOptions{})
