@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -468,9 +469,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		}
 	}
 	if s.Kind == model.LockKured {
-		pod := kuredPodOn(c, s.LockRef, name)
-		ev("kured's pod", pod.describe(name))
-		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.dead() {
+		pod := kured.PodOn(c, s.LockRef, name)
+		ev("kured's pod", pod.Describe(name))
+		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.Dead() {
 			ev("kured releases by", by.UTC().Format(time.RFC3339)+", from "+from)
 			if j.entry.ReleaseDelay > 0 {
 				// The release-delay blocker and gate; without a delay
@@ -516,14 +517,14 @@ func (e *Engine) judgeKuredCordoned(c *model.Cluster, j *judged, n *model.Node, 
 	name := n.Name
 	ev := func(k, v string) { s.Evidence = append(s.Evidence, model.Evidence{Key: k, Value: v}) }
 	ev("rebooted", rebootWhy)
-	pod := kuredPodOn(c, s.LockRef, name)
-	ev("kured's pod", pod.describe(name))
+	pod := kured.PodOn(c, s.LockRef, name)
+	ev("kured's pod", pod.Describe(name))
 	base, from := rebootedAt, "the reboot at "+rebootedAt.UTC().Format(time.RFC3339)
-	if st := pod.startedAt(); st.After(base) {
+	if st := pod.StartedAt(); st.After(base) {
 		base, from = st, "kured's pod start at "+st.UTC().Format(time.RFC3339)
 	}
 	d := j.entry.ReleaseDelay
-	deadline := base.Add(kuredFirstTickLatest + d + e.opts.OrphanGrace)
+	deadline := base.Add(kured.FirstTickLatest + d + e.opts.OrphanGrace)
 	if r := readySince.Add(e.opts.OrphanGrace); r.After(deadline) {
 		deadline = r
 	}
@@ -531,13 +532,13 @@ func (e *Engine) judgeKuredCordoned(c *model.Cluster, j *judged, n *model.Node, 
 		name, d, deadline.UTC().Format(time.RFC3339), from, d, model.HumanDuration(e.opts.OrphanGrace)))
 	if now.Before(deadline) {
 		s.Verdict = model.VerdictHeld
-		s.Reason = fmt.Sprintf("held by %s, rebooted (%s) and still cordoned (recovering): kured uncordons it and releases the lock after its pod's first tick; %s", name, rebootWhy, pod.short(name))
+		s.Reason = fmt.Sprintf("held by %s, rebooted (%s) and still cordoned (recovering): kured uncordons it and releases the lock after its pod's first tick; %s", name, rebootWhy, pod.Short(name))
 		return
 	}
 	j.stalled, s.Stalled = true, true
 	s.Verdict = model.VerdictOrphaned
 	s.Reason = fmt.Sprintf("kured on %s has not finished its cycle %s after the reboot: %s is Ready but still cordoned and holds the lock; %s",
-		name, model.HumanDuration(now.Sub(rebootedAt)), name, pod.short(name))
+		name, model.HumanDuration(now.Sub(rebootedAt)), name, pod.Short(name))
 }
 
 // schedWord says how a finished holder stands: schedulable, or still

@@ -50,7 +50,7 @@ func TestKuredReleaseDelayCountsFromKuredsOwnSteps(t *testing.T) {
 		}
 	}
 	// Past kured's own bound (its start + 90 s + the delay) it is orphaned.
-	later := started.Add(kuredFirstTickLatest + time.Minute + time.Second)
+	later := started.Add(kured.FirstTickLatest + time.Minute + time.Second)
 	c = build(New(Options{OrphanGrace: 10 * time.Second}), append(steps, step{later, nil})...)
 	if s, _ := statusFor(c.LockStatuses(), kuredRef, "n1"); s.Verdict != model.VerdictOrphaned {
 		t.Fatalf("past kured's bound: %s (%s)", s.Verdict, s.Reason)

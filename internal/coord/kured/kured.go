@@ -4,7 +4,8 @@
 // driver the lock engine judges and writes through (coord.LockDriver:
 // parse, resolve, the write that frees an entry, its apply and its
 // verification as kured reads the result); and what kured's source reads
-// (source.go: discovery, the informer's transform, the one-shot read).
+// (source.go: discovery, the informer's transform, the one-shot read), and
+// its release sequence with how its own pod on a node is seen (cycle.go).
 // Its fixtures are in kuredtest.
 //
 // It must not import the lock engine, a source or the TUI (they import
