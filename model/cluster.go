@@ -113,6 +113,11 @@ type Cluster struct {
 	// forbidden is "could not read" (Unread, exit 1). Without them only the
 	// node list is such a source.
 	LockSources []SourceName
+	// CoordinatorSources are the coordinator kinds read beside the locks
+	// (--coordinators: internal/coord/kinds), injected by the wiring. One
+	// that failed or is forbidden is "could not read" as a lock source is
+	// (Unread, exit 1): what it would block is unknown.
+	CoordinatorSources []SourceName
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool

@@ -444,7 +444,22 @@ func (c *Cluster) Unread() []string {
 			out = append(out, fmt.Sprintf("%s %s: %s", n, h.Status, h.Message))
 		}
 	}
+	if why, unread := c.CoordinatorsUnread(); unread {
+		out = append(out, why)
+	}
 	return out
+}
+
+// CoordinatorsUnread says which coordinator kinds read beside the locks
+// failed or are forbidden, if any: their wedges are unknown, not absent.
+func (c *Cluster) CoordinatorsUnread() (string, bool) {
+	var why []string
+	for _, n := range c.CoordinatorSources {
+		if h, ok := c.sources[n]; ok && (h.Status == StatusError || h.Status == StatusForbidden) {
+			why = append(why, fmt.Sprintf("%s %s%s", n, h.Status, Aside(h.Message)))
+		}
+	}
+	return strings.Join(why, ", "), len(why) > 0
 }
 
 // nodesWhy says why the node list is not there.
@@ -553,6 +568,10 @@ func (c *Cluster) UnreadParts() []UnreadPart {
 	}
 	if why, unread := c.LonghornUnread(); unread {
 		out = append(out, UnreadPart{"volumes", "volumes unknown: " + why})
+	}
+	if why, unread := c.CoordinatorsUnread(); unread {
+		out = append(out, UnreadPart{"coordinators", "coordinators unknown: " + why})
+		blockers = append(blockers, "coordinators unknown: "+why)
 	}
 	if len(blockers) > 0 {
 		out = append(out, UnreadPart{"fleet.blockers", "cannot tell what blocks the fleet: " + strings.Join(blockers, "; ")})

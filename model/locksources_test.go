@@ -29,3 +29,30 @@ func TestInjectedLockSourceUnreadIsExit1(t *testing.T) {
 		t.Fatalf("locks unread %q %v", why, unread)
 	}
 }
+
+// A coordinator kind read beside the locks (--coordinators) that is
+// forbidden is "could not read" (exit 1) and "cannot tell what blocks the
+// fleet"; one not installed is an answer (exit 0 here).
+func TestCoordinatorSourceUnreadIsExit1(t *testing.T) {
+	for _, tc := range []struct {
+		st   SourceStatus
+		want int
+	}{{StatusForbidden, 1}, {StatusError, 1}, {StatusNotInstalled, 0}, {StatusOK, 0}} {
+		c := NewCluster("test", Options{})
+		c.LockSources = []SourceName{SourceKured, SourceFleetlock}
+		c.CoordinatorSources = []SourceName{"suc"}
+		for _, n := range []SourceName{SourceNodes, SourceKured, SourceFleetlock, SourceLonghorn} {
+			c.Apply(SourceChanged{Health: SourceHealth{Name: n, Status: StatusOK, LastSync: t0}}, t0)
+		}
+		c.Apply(SourceChanged{Health: SourceHealth{Name: "suc", Status: tc.st, Message: "plans.upgrade.cattle.io is forbidden"}}, t0)
+		c.Apply(NodeUpserted{readyNode("a", "1", "x", "1", true)}, t0)
+		c.Recompute(t0)
+		if code := c.ExitCode(t0); code != tc.want {
+			t.Errorf("suc %s: exit %d, want %d; unread %v; attention %+v", tc.st, code, tc.want, c.Unread(), c.Attention(t0))
+		}
+		why, unread := UnreadReason(c.UnreadParts(), "fleet.blockers")
+		if tc.want == 1 && (!unread || !strings.Contains(why, "coordinators unknown: suc "+string(tc.st))) {
+			t.Errorf("suc %s: fleet.blockers %q %v", tc.st, why, unread)
+		}
+	}
+}

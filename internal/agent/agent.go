@@ -110,6 +110,9 @@ func New(a *Agent) *Agent {
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.LockSources = lock.Sources()
+	if a.Coordinators != nil {
+		a.cluster.CoordinatorSources = kinds.CoordinatorSources()
+	}
 	base := explain.For(explain.Options{DrainBound: a.Config.DrainBound})
 	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, func(c *model.Cluster, now time.Time) model.Blockers {
 		return coord.Merge(base(c, now), kinds.Blockers(a.coordinators))

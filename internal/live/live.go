@@ -336,6 +336,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	c.Judge, c.Explain = s.engine.Judge, s.explain
 	c.LockSources = lock.Sources()
 	if s.coordOn {
+		c.CoordinatorSources = kinds.CoordinatorSources()
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
 			return coord.Merge(s.explain(c, now), s.coordinatorBlockers())
 		}

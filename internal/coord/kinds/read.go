@@ -19,6 +19,19 @@ type Result struct {
 // but could not be judged: its wedges are unknown, not absent.
 const UnknownKind model.BlockerKind = "coordinator-unknown"
 
+// CoordinatorSources are the sources of the kinds ReadAll reads (those
+// with a one-shot read, coord.Observer): the model's CoordinatorSources
+// when they are read (--coordinators).
+func CoordinatorSources() []model.SourceName {
+	var out []model.SourceName
+	for _, d := range registry {
+		if _, ok := d.(coord.Observer); ok {
+			out = append(out, d.Capabilities().Source)
+		}
+	}
+	return out
+}
+
 // ReadAll observes every registered kind once, at now.
 func ReadAll(ctx context.Context, c coord.Clients, now time.Time) []Result {
 	var out []Result
