@@ -731,16 +731,27 @@ func (x *explainer) draining(name string) []model.Blocker {
 }
 
 // drainBound is how long the drain of a node may take before it stalls,
-// and where that bound comes from: kured's own --drain-timeout when the
-// node is kured's and it is set (past it kured aborts the drain: it
-// releases the lock and uncordons, or with --force-reboot reboots anyway,
-// so a drain still under way is a stall); else --drain-bound. kured's
-// default 0 waits forever, which is no bound to wait for.
+// counted from when it took the lock, and where that bound comes from:
+// kured's own --drain-timeout when the node is kured's and it is set (past
+// it kured aborts the drain: it releases the lock and uncordons, or with
+// --force-reboot reboots anyway, so a drain still under way is a stall);
+// else --drain-bound. kured's default 0 waits forever, which is no bound to
+// wait for. A kured holder first waits out kured's --drain-delay before it
+// cordons (cmd/kured/main.go, drain), so that delay is added.
 func (x *explainer) drainBound(t *model.Track) (time.Duration, string) {
-	if k := x.kured; k != nil && t.LockKind == model.LockKured && k.DrainTimeout > 0 && k.Known("drain-timeout") {
-		return k.DrainTimeout, "kured's --drain-timeout"
+	bound, basis := x.opts.DrainBound, "--drain-bound"
+	k := x.kured
+	if k == nil || t.LockKind != model.LockKured {
+		return bound, basis
 	}
-	return x.opts.DrainBound, "--drain-bound"
+	if k.DrainTimeout > 0 && k.Known("drain-timeout") {
+		bound, basis = k.DrainTimeout, "kured's --drain-timeout"
+	}
+	if k.DrainDelay > 0 && k.Known("drain-delay") {
+		bound += k.DrainDelay
+		basis = "kured's --drain-delay + " + strings.TrimPrefix(basis, "kured's ")
+	}
+	return bound, basis
 }
 
 // unread says why a source's data cannot be trusted: never reported, or

@@ -436,3 +436,32 @@ func TestSlowRebootIsRelativeToTheFleetsMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainDelayIsKuredsOwnWait: kured waits --drain-delay after taking the
+// lock before it cordons (cmd/kured/main.go, drain), so a holder not yet
+// cordoned within that delay plus the bound is not a stall; past it, the
+// bound says where it comes from.
+func TestDrainDelayIsKuredsOwnWait(t *testing.T) {
+	now := lockfixture.T0
+	prom := lockfixture.Source(model.SourcePrometheus, model.StatusOK)
+	holder := func(delay string) *model.Cluster {
+		return explained(Options{}, lockfixture.Step{At: now.Add(-20 * time.Minute), Ev: []model.Event{lockfixture.NodesOK(), prom, lockfixture.Up(lockfixture.Node("w1")),
+			lockfixture.Source(model.SourcePods, model.StatusOK), lockfixture.Source(model.SourcePDBs, model.StatusOK),
+			lockfixture.LockEv(kuredWith(lockfixture.Single(lockfixture.Ent("w1", now.Add(-20*time.Minute), 0)), "--drain-delay="+delay))}},
+			lockfixture.Step{At: now})
+	}
+	if bs := holder("30m").NodeBlockers("w1"); len(bs) > 0 {
+		t.Errorf("within kured's --drain-delay 30m + --drain-bound 10m: %+v", bs)
+	}
+	bs := holder("5m").NodeBlockers("w1")
+	if len(bs) == 0 || bs[0].Kind != model.BlockerDrain || !bs[0].Stalls {
+		t.Fatalf("past kured's --drain-delay 5m + --drain-bound 10m: %+v", bs)
+	}
+	found := false
+	for _, e := range bs[0].Evidence {
+		found = found || (e.Key == "bound" && e.Value == "15m (kured's --drain-delay + --drain-bound)")
+	}
+	if !found {
+		t.Errorf("evidence %+v lacks the bound 15m (kured's --drain-delay + --drain-bound)", bs[0].Evidence)
+	}
+}

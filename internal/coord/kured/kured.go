@@ -862,7 +862,10 @@ type Config struct {
 	AlertFiringOnly      bool
 	AlertFilterMatchOnly bool
 	DrainTimeout         time.Duration
-	AnnotateNodes        bool
+	// DrainDelay is kured's --drain-delay: after taking the lock it waits
+	// this long before it cordons and drains (cmd/kured/main.go, drain).
+	DrainDelay    time.Duration
+	AnnotateNodes bool
 	// From says where each flag that was set came from ("arg" or "env
 	// KURED_X"); flags absent keep kured's default.
 	From map[string]string
@@ -928,7 +931,7 @@ func (c *Config) LockAnnotationProblem() string {
 // kuredFlags are the kured flags rebootwatch reads, in display order.
 var kuredFlags = []string{"ds-name", "ds-namespace", "lock-annotation", "lock-ttl", "lock-release-delay", "concurrency", "period",
 	"reboot-days", "start-time", "end-time", "time-zone", "blocking-pod-selector", "prometheus-url", "alert-filter-regexp",
-	"alert-firing-only", "alert-filter-match-only", "drain-timeout", "annotate-nodes"}
+	"alert-firing-only", "alert-filter-match-only", "drain-timeout", "drain-delay", "annotate-nodes"}
 
 // kuredBoolFlags take no value on the command line (pflag's NoOptDefVal).
 var kuredBoolFlags = map[string]bool{"alert-firing-only": true, "annotate-nodes": true, "alert-filter-match-only": true,
@@ -1043,6 +1046,8 @@ func (c *Config) setOne(name, v string) error {
 		return dur(&c.Period)
 	case "drain-timeout":
 		return dur(&c.DrainTimeout)
+	case "drain-delay":
+		return dur(&c.DrainDelay)
 	case "concurrency":
 		var n int
 		if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(v) {
@@ -1095,6 +1100,7 @@ func (c *Config) Settings() []model.Evidence {
 		"prometheus-url": sanitize.MaskURL(c.PrometheusURL), "alert-filter-regexp": c.AlertFilterRegexp,
 		"alert-firing-only": fmt.Sprint(c.AlertFiringOnly), "alert-filter-match-only": fmt.Sprint(c.AlertFilterMatchOnly),
 		"drain-timeout":  c.DrainTimeout.String(),
+		"drain-delay":    c.DrainDelay.String(),
 		"annotate-nodes": fmt.Sprint(c.AnnotateNodes),
 	}
 	var out []model.Evidence
