@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
-	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -221,7 +221,9 @@ type Step struct {
 func Build(judge model.Judge, explain model.Explain, steps ...Step) *model.Cluster {
 	c := model.NewCluster("test", model.Options{})
 	c.Judge, c.Explain = judge, explain
-	c.LockSources = lock.Sources()
+	for _, d := range kinds.LockDrivers() {
+		c.LockSources = append(c.LockSources, d.Source())
+	}
 	for _, s := range steps {
 		for _, ev := range s.Ev {
 			c.Apply(ev, s.At)
