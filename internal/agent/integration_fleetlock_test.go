@@ -82,18 +82,9 @@ func leaseWritten(t *testing.T, cs kubernetes.Interface) time.Time {
 	t.Helper()
 	ctx, cancel := bg()
 	defer cancel()
-	l, err := cs.CoordinationV1().Leases("default").Get(ctx, "fleetlock-default", metav1.GetOptions{})
+	at, err := fleetlocktest.Written(ctx, cs, "default", "fleetlock-default")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var at time.Time
-	for _, m := range l.ManagedFields {
-		if m.Time != nil && m.Time.After(at) {
-			at = m.Time.Time
-		}
-	}
-	if at.IsZero() {
-		t.Fatalf("the fleetlock Lease has no managedFields time: %+v", l.ManagedFields)
 	}
 	return at
 }

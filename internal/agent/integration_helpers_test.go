@@ -228,18 +228,7 @@ func deleteObject(t *testing.T, cs kubernetes.Interface, o deploy.Object) {
 func agentCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.SharedAlone(t)
-	cs := c.Client(t)
-	ctx, cancel := bg()
-	defer cancel()
-	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range nss.Items {
-		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Fatalf("delete Events in %s: %v", ns.Name, err)
-		}
-	}
+	c.DeleteEvents(t)
 	return c
 }
 

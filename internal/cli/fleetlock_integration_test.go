@@ -62,18 +62,9 @@ func fleetlockOrphan(t *testing.T, tc *testcluster.Cluster, cs kubernetes.Interf
 // when it was last written, to the second.
 func leaseWritten(t *testing.T, cs kubernetes.Interface) time.Time {
 	t.Helper()
-	l, err := cs.CoordinationV1().Leases("default").Get(context.Background(), "fleetlock-default", metav1.GetOptions{})
+	at, err := fleetlocktest.Written(context.Background(), cs, "default", "fleetlock-default")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var at time.Time
-	for _, m := range l.ManagedFields {
-		if m.Time != nil && m.Time.After(at) {
-			at = m.Time.Time
-		}
-	}
-	if at.IsZero() {
-		t.Fatalf("the fleetlock Lease has no managedFields time: %+v", l.ManagedFields)
 	}
 	return at
 }

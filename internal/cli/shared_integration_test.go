@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
@@ -21,17 +17,6 @@ import (
 func cliCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.SharedAlone(t)
-	cs := c.Client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range nss.Items {
-		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Fatalf("delete Events in %s: %v", ns.Name, err)
-		}
-	}
+	c.DeleteEvents(t)
 	return c
 }

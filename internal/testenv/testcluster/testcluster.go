@@ -280,6 +280,25 @@ func SharedAlone(t testing.TB) *Cluster {
 	return c
 }
 
+// DeleteEvents deletes the Events of every namespace: a test that counts
+// or reads the Events an action records starts without those earlier tests
+// left.
+func (c *Cluster) DeleteEvents(t testing.TB) {
+	t.Helper()
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("testcluster: list namespaces: %v", err)
+	}
+	for _, ns := range nss.Items {
+		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatalf("testcluster: delete Events in %s: %v", ns.Name, err)
+		}
+	}
+}
+
 // empty deletes every node, and every DaemonSet, pod (at once, no kubelet
 // runs to end it), PodDisruptionBudget and Lease of every namespace but the
 // apiserver's own (kube-system, kube-node-lease).

@@ -14,6 +14,8 @@ package fleetlocktest
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,4 +88,23 @@ const (
 func Wedge(ctx context.Context, c kubernetes.Interface, ns, fieldManager string) error {
 	_, err := Lock(ctx, c, ns, "default", Ghost, fieldManager)
 	return err
+}
+
+// Written is when the Lease ns/name was last written, to the second (the
+// latest of its managedFields times: the apiserver keeps no finer time).
+func Written(ctx context.Context, c kubernetes.Interface, ns, name string) (time.Time, error) {
+	l, err := c.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return time.Time{}, err
+	}
+	var at time.Time
+	for _, m := range l.ManagedFields {
+		if m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	if at.IsZero() {
+		return time.Time{}, fmt.Errorf("the Lease %s/%s has no managedFields time", ns, name)
+	}
+	return at, nil
 }
