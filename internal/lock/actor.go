@@ -267,9 +267,6 @@ func holderText(s model.LockStatus) string {
 	return s.Holder
 }
 
-// precondition compares the live object with the judged one.
-func precondition(w Write, uid, rv string) error { return coord.CheckPrecondition(w, uid, rv) }
-
 // apiErr classifies an API error.
 func (a *Actor) apiErr(w Write, verb, resource string, err error) Result {
 	who := a.Who

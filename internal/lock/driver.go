@@ -15,16 +15,26 @@ type Driver = coord.LockDriver
 // The types the drivers speak, declared in internal/coord so coordinator
 // packages implement them without importing the engine.
 type (
-	Parsed            = coord.Parsed
-	Entry             = coord.Entry
-	Write             = coord.Write
-	Applied           = coord.Applied
+	// Parsed is a lock object as its driver reads it.
+	Parsed = coord.Parsed
+	// Entry is one holder's entry of a lock.
+	Entry = coord.Entry
+	// Write is the one write that frees an entry.
+	Write = coord.Write
+	// Applied is what a write did.
+	Applied = coord.Applied
+	// PreconditionError is a write refused for a changed object.
 	PreconditionError = coord.PreconditionError
-	VerifyError       = coord.VerifyError
-	APIError          = coord.APIError
-	Index             = coord.Index
-	Mapping           = coord.Mapping
-	MatchKind         = coord.MatchKind
+	// VerifyError is a write its coordinator does not read as intended.
+	VerifyError = coord.VerifyError
+	// APIError is a failed API call of a write.
+	APIError = coord.APIError
+	// Index maps holder ids to nodes.
+	Index = coord.Index
+	// Mapping is where a holder id maps.
+	Mapping = coord.Mapping
+	// MatchKind is how a holder id maps.
+	MatchKind = coord.MatchKind
 )
 
 // The holder mapping results (coord.MatchKind).

@@ -294,17 +294,15 @@ func (a *Actor) checkFresh(ctx context.Context, p Plan) (Result, bool) {
 	}
 	if p.Action == model.ActionUncordon && p.LeftBy != "" {
 		node := p.Status.Holder
-		switch {
-		case a.Fresh.LeftCordoned == nil:
+		if a.Fresh.LeftCordoned == nil {
 			return refuse(model.OutcomeRefused, "the node gate rests on a coordinator's reading (%s), which this actor cannot read again", p.LeftBy)
-		default:
-			left, err := a.Fresh.LeftCordoned(ctx)
-			if err != nil {
-				return refuse(model.OutcomeRefused, "could not read the coordinator kinds fresh for the action (%v) — judge again", err)
-			}
-			if _, ok := left[node]; !ok {
-				return refuse(model.OutcomeRefused, "read again now, no coordinator says it left %s cordoned (judged: %s) — judge again", node, p.LeftBy)
-			}
+		}
+		left, err := a.Fresh.LeftCordoned(ctx)
+		if err != nil {
+			return refuse(model.OutcomeRefused, "could not read the coordinator kinds fresh for the action (%v) — judge again", err)
+		}
+		if _, ok := left[node]; !ok {
+			return refuse(model.OutcomeRefused, "read again now, no coordinator says it left %s cordoned (judged: %s) — judge again", node, p.LeftBy)
 		}
 	}
 	return Result{}, true

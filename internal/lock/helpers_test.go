@@ -14,7 +14,6 @@ import (
 // The model-level fixtures are internal/testenv/lockfixture's, shared with
 // the stall explainer's tests; these are their names here.
 var (
-	t0             = lockfixture.T0
 	at             = lockfixture.At
 	zid            = lockfixture.Zid
 	node           = lockfixture.Node
@@ -56,7 +55,6 @@ const (
 
 type (
 	nodeOpt = lockfixture.NodeOpt
-	podOpt  = lockfixture.PodOpt
 	entry   = lockfixture.KEntry
 )
 
