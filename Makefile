@@ -5,7 +5,10 @@ BIN       := $(CURDIR)/bin
 PKGS      := ./...
 # Every test runs under the race detector: sources, the dashboard and the
 # agent are concurrent, and a race is a bug even when the test passes.
-TESTFLAGS ?= -race -count=1 -timeout 40m
+# Four packages at once (-p 4, twice the cores): the integration packages
+# spend most of their time waiting on an apiserver, a Prometheus or a clock,
+# so two at a time left a core idle (docs/testing.md has the figures).
+TESTFLAGS ?= -race -count=1 -timeout 40m -p 4
 # golangci-lint (its configuration is .golangci.yml), pinned, fetched through
 # the module proxy and compiled by `go run`: the first run on a cold build
 # cache compiles it (about 2.7 CPU-minutes: 6.5 minutes on two busy cores), later runs reuse it.
