@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testprom"
 )
 
@@ -66,8 +67,6 @@ func blkKured(t *testing.T, cs kubernetes.Interface, holder string, created time
 
 const lockAnnotation = "weave.works/kured-node-lock"
 
-// blkPod creates a pod bound to a node, Running and Ready through the
-// status subresource.
 // blkZeroPDB creates the budget name in ns over the pods labelled app, with
 // the disruption controller's status of 2 healthy of 2 desired and 0
 // disruptions allowed: every eviction it covers is refused.
@@ -90,6 +89,25 @@ func blkZeroPDB(t *testing.T, cs kubernetes.Interface, ns, name, app string) {
 	}
 }
 
+// blkPDBDrain is the drain a budget holds: w-1 cordoned and holding kured's
+// lock for held, w-2 schedulable, and in a namespace of the test's own a
+// budget allowing no disruption over the pods labelled app, <app>-1 on w-1
+// and <app>-0 on w-2. It returns the admin client and the namespace.
+func blkPDBDrain(t *testing.T, tc *testcluster.Cluster, held time.Duration, app string) (kubernetes.Interface, string) {
+	t.Helper()
+	cs := tc.Client(t)
+	blkNode(t, cs, "w-1", true)
+	blkNode(t, cs, "w-2", false)
+	blkKured(t, cs, "w-1", time.Now().Add(-held), "--period=1m")
+	shop := tc.Namespace(t, "shop")
+	blkZeroPDB(t, cs, shop, app, app)
+	blkPod(t, cs, shop, app+"-1", "w-1", map[string]string{"app": app}, "StatefulSet")
+	blkPod(t, cs, shop, app+"-0", "w-2", map[string]string{"app": app}, "StatefulSet")
+	return cs, shop
+}
+
+// blkPod creates a pod bound to a node, Running and Ready through the
+// status subresource.
 func blkPod(t *testing.T, cs kubernetes.Interface, ns, name, node string, labels map[string]string, ownerKind string) {
 	t.Helper()
 	ctx := context.Background()
@@ -162,15 +180,8 @@ func kinds(bs []blkBlocker) []string {
 // pod bound to the draining node: the snapshot names the budget and the pod.
 func TestBlockersPDBDrainRealCluster(t *testing.T) {
 	tc := cliCluster(t)
-	cs := tc.Client(t)
 	ctx := context.Background()
-	blkNode(t, cs, "w-1", true) // draining: cordoned, holding kured's lock for 30m
-	blkNode(t, cs, "w-2", false)
-	blkKured(t, cs, "w-1", time.Now().Add(-30*time.Minute), "--period=1m")
-	shop := tc.Namespace(t, "shop")
-	blkZeroPDB(t, cs, shop, "postgres", "postgres")
-	blkPod(t, cs, shop, "postgres-1", "w-1", map[string]string{"app": "postgres"}, "StatefulSet")
-	blkPod(t, cs, shop, "postgres-0", "w-2", map[string]string{"app": "postgres"}, "StatefulSet")
+	cs, shop := blkPDBDrain(t, tc, 30*time.Minute, "postgres") // w-1 draining for 30m
 	blkPod(t, cs, "kube-system", "kured-w1", "w-1", map[string]string{"name": "kured"}, "DaemonSet")
 
 	snap, text := snapshots(t, "--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s")

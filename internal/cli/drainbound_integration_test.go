@@ -17,15 +17,8 @@ import (
 // --drain-timeout (read from its DaemonSet) when set, else --drain-bound.
 func TestDrainBoundRealCluster(t *testing.T) {
 	tc := cliCluster(t)
-	cs := tc.Client(t)
 	ctx := context.Background()
-	blkNode(t, cs, "w-1", true) // draining: cordoned, holding kured's lock for 3m
-	blkNode(t, cs, "w-2", false)
-	blkKured(t, cs, "w-1", time.Now().Add(-3*time.Minute), "--period=1m")
-	shop := tc.Namespace(t, "shop")
-	blkZeroPDB(t, cs, shop, "web", "web")
-	blkPod(t, cs, shop, "web-1", "w-1", map[string]string{"app": "web"}, "StatefulSet")
-	blkPod(t, cs, shop, "web-0", "w-2", map[string]string{"app": "web"}, "StatefulSet")
+	cs, shop := blkPDBDrain(t, tc, 3*time.Minute, "web") // w-1 draining for 3m
 
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s"}
 	type blocker struct {
