@@ -268,6 +268,7 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s.Verdict, s.Reason = model.VerdictFree, p.FreeReason
 		s.Evidence = append(s.Evidence, p.Notes...)
 		s.Settings = p.Settings
+		s.Warning = p.Warning // a free lock's coordinator may be unable to run (kured's settings)
 		return []judged{{status: s, obj: obj, drv: d, parsed: &p}}
 	}
 	out := make([]judged, 0, len(p.Entries))
