@@ -46,10 +46,10 @@ func TestFleetlockElsewhere(t *testing.T) {
 		words  []string
 	}{
 		{name: "deployed in another namespace", objs: []runtime.Object{fleetlockDeployment("fl", "fieldRef"), lease("fl", "fleetlock-default", "978a225b3d7b40e9acd7ce9b62f68444")},
-			status: model.StatusError, words: []string{`no fleetlock-* Lease in namespace "default"`, `Deployment fl/fleetlock runs fleetlock with its Leases in namespace "fl"`,
+			status: model.StatusError, words: []string{`no fleetlock-* Lease in namespace "default"`, `Deployment fl/fleetlock runs fleetlock, its Leases in "fl"`,
 				"Lease fl/fleetlock-default", "pass --fleetlock-namespace fl"}},
 		{name: "its NAMESPACE names another", objs: []runtime.Object{fleetlockDeployment("ops", "locks")},
-			status: model.StatusError, words: []string{`Deployment ops/fleetlock runs fleetlock with its Leases in namespace "locks"`, "pass --fleetlock-namespace locks"}},
+			status: model.StatusError, words: []string{`Deployment ops/fleetlock runs fleetlock, its Leases in "locks"`, "pass --fleetlock-namespace locks"}},
 		{name: "deployed elsewhere, Leases in default (NAMESPACE unset)", objs: []runtime.Object{fleetlockDeployment("ops", "")},
 			status: model.StatusNotInstalled, words: []string{`no fleetlock-* Lease in namespace "default", nor a fleetlock Deployment or fleetlock-* Lease in any other namespace`}},
 		{name: "a fleetlock Lease elsewhere only", objs: []runtime.Object{lease("tenant", "fleetlock-default", "x")},

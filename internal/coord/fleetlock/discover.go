@@ -103,7 +103,7 @@ func Look(ctx context.Context, cs kubernetes.Interface, read string) Elsewhere {
 			case !known:
 				e.Found = append(e.Found, fmt.Sprintf("Deployment %s/%s runs fleetlock, its NAMESPACE from a reference not read", d.Namespace, d.Name))
 			case ns != read:
-				e.Found = append(e.Found, fmt.Sprintf("Deployment %s/%s runs fleetlock with its Leases in namespace %q", d.Namespace, d.Name, ns))
+				e.Found = append(e.Found, fmt.Sprintf("Deployment %s/%s runs fleetlock, its Leases in %q", d.Namespace, d.Name, ns))
 				nss[ns] = true
 			}
 		}
@@ -134,11 +134,12 @@ func Look(ctx context.Context, cs kubernetes.Interface, read string) Elsewhere {
 func (e Elsewhere) Status() (model.SourceStatus, string) {
 	msg := fmt.Sprintf("no %s* Lease in namespace %q", Prefix, e.Read)
 	if len(e.Found) > 0 {
-		msg += "; but " + model.FirstFew(e.Found, 3) + ": fleetlock's locks are not read there"
+		// The hint first: a narrow line cuts the end.
+		hint := ""
 		if len(e.Namespaces) > 0 {
-			msg += fmt.Sprintf(" — pass --fleetlock-namespace %s", e.Namespaces[0])
+			hint = " (pass --fleetlock-namespace " + e.Namespaces[0] + ")"
 		}
-		return model.StatusError, msg
+		return model.StatusError, msg + ", but fleetlock's may be elsewhere, unread" + hint + ": " + model.FirstFew(e.Found, 3)
 	}
 	if len(e.Unsearched) > 0 {
 		return model.StatusNotInstalled, msg + "; other namespaces not searched (" + strings.Join(e.Unsearched, "; ") + ")"
