@@ -45,8 +45,8 @@ func TestKuredUncordonedHolderRealCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range n.ManagedFields {
-				if m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), "unschedulable") {
-					t.Fatalf("a managedFields entry still dates spec.unschedulable: %s %s", m.Manager, m.FieldsV1.Raw)
+				if m.FieldsV1 != nil && strings.Contains(m.FieldsV1.GetRawString(), "unschedulable") {
+					t.Fatalf("a managedFields entry still dates spec.unschedulable: %s %s", m.Manager, m.FieldsV1.GetRawString())
 				}
 			}
 			if n.Spec.Unschedulable {
