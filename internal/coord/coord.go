@@ -315,8 +315,14 @@ type Observation struct {
 	// Unknown says why the kind could not be judged ("" when it was).
 	Unknown  string
 	Blockers []model.Blocker
-	// Uncordon lists the nodes the kind allows the uncordon action for.
+	// Uncordon lists the nodes the kind allows the uncordon action for:
+	// the newest cordon is provably the coordinator's own, for the cycle
+	// that left it.
 	Uncordon []string
+	// NotOwned maps a cordoned node in the kind's cycle whose cordon is not
+	// provably the coordinator's to why (whose it is: manager and time, or
+	// which read is missing): the uncordon is refused, saying so.
+	NotOwned map[string]string
 }
 
 // Observer is a driver that can read its kind once (its source's one-shot

@@ -43,6 +43,7 @@ type Engine struct {
 	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
+	notOwned   map[string]string    // node -> whose cordon it is, when a coordinator of internal/coord says it is not its own
 }
 
 // Judge must stay a model.Judge.

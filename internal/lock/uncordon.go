@@ -28,6 +28,24 @@ func uncordonWrite(ref model.LockRef, n *model.Node) Write {
 		Summary: "set spec.unschedulable true → false (uncordon " + n.Name + ", as its coordinator does when the holder unlocks itself)"}
 }
 
+// cordonWrite is the uncordon of a node done · still cordoned or left
+// cordoned by a coordinator kind: uncordonWrite, tied also to the cordon
+// judged (its managedFields manager and time), so that a cordon written
+// since — by anyone — is not undone.
+func cordonWrite(ref model.LockRef, n *model.Node) Write {
+	w := uncordonWrite(ref, n)
+	w.CordonBy, w.CordonAt = n.UnschedulableSetBy, n.UnschedulableSetAt
+	return w
+}
+
+// whose says whose cordon n carries, as its managedFields say.
+func whose(n *model.Node) string {
+	if n.UnschedulableSetBy == "" {
+		return "who cordoned it cannot be read"
+	}
+	return "cordoned by " + n.UnschedulableSetBy + " at " + n.UnschedulableSetAt.UTC().Format(time.RFC3339)
+}
+
 // applyUncordon makes an uncordon write.
 func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applied, error) {
 	nc := c.CoreV1().Nodes()
@@ -42,6 +60,15 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, model.ShortID(w.BootID), model.ShortID(n.Status.NodeInfo.BootID))}
 	case !n.Spec.Unschedulable:
 		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s is no longer cordoned; nothing changed", w.Node)}
+	}
+	if w.CordonBy != "" {
+		// The cordon undone must be the one judged: one written since (an
+		// uncordon and a cordon by anyone, in between) is not.
+		now := coord.NodeFrom(n, nil)
+		if now.UnschedulableSetBy != w.CordonBy || !now.UnschedulableSetAt.Equal(w.CordonAt) {
+			return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s carries another cordon than the one judged (now: by %s at %s; judged: by %s at %s); not uncordoned",
+				w.Node, orUnknown(now.UnschedulableSetBy), now.UnschedulableSetAt.UTC().Format(time.RFC3339), w.CordonBy, w.CordonAt.UTC().Format(time.RFC3339))}
+		}
 	}
 	n = n.DeepCopy()
 	n.Spec.Unschedulable = false
@@ -87,6 +114,34 @@ func (e *Engine) SetLeftCordoned(left map[string]string) {
 	e.leftBy = m
 }
 
+// Cordons is what the coordinator kinds of internal/coord say, at one
+// reading, of the cordoned nodes in their cycles.
+type Cordons struct {
+	// Left maps a node a kind left cordoned (its own cordon, for the cycle
+	// that left it) to why: its uncordon passes the node gate.
+	Left map[string]string
+	// NotOwned maps a cordoned node whose cordon is not provably the
+	// kind's to why (whose cordon it is, or which read is missing): its
+	// uncordon is refused at the node gate, saying so.
+	NotOwned map[string]string
+}
+
+// SetCordons replaces what the coordinator kinds said of their cordons
+// with c (SetLeftCordoned, and the cordons they do not own).
+func (e *Engine) SetCordons(c Cordons) {
+	left := make(map[string]string, len(c.Left))
+	for n, why := range c.Left {
+		left[n] = why
+	}
+	not := make(map[string]string, len(c.NotOwned))
+	for n, why := range c.NotOwned {
+		not[n] = why
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.leftBy, e.notOwned = left, not
+}
+
 // LeftCordoned says whether a coordinator kind left node cordoned, and why.
 func (e *Engine) LeftCordoned(node string) (string, bool) {
 	e.mu.Lock()
@@ -114,10 +169,12 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 	}
 	st := model.LockStatus{LockRef: model.LockRef{Kind: kind}, Holder: node, HolderNodes: []string{node}}
 	e.mu.Lock()
-	leftBy := e.leftBy[node]
+	leftBy, notOwned := e.leftBy[node], e.notOwned[node]
 	e.mu.Unlock()
 	st.Reason = "done · still cordoned: rebooted in its cycle and holds no lock, but its coordinator did not uncordon it"
 	switch {
+	case notOwned != "":
+		st.Reason = "cordoned, not by its coordinator: " + notOwned
 	case leftBy != "":
 		st.Reason = "left cordoned: " + leftBy
 	case !c.StillCordoned(node):
@@ -144,12 +201,17 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		add(GateNode, false, "%s is not cordoned", node)
 	case len(holds) > 0:
 		add(GateNode, false, "%s holds %s: release the lock (which uncordons it) instead", node, strings.Join(holds, ", "))
+	case notOwned != "":
+		// A coordinator kind read the cordon and says it is not its own
+		// (a later cordon by someone else, or one it cannot attribute): a
+		// cordon rebootwatch never undoes.
+		add(GateNode, false, "%s: not its coordinator's cordon, never undone here: %s", node, notOwned)
 	case leftBy != "":
-		add(GateNode, true, "%s is Ready, holds no lock and is still cordoned: %s", node, leftBy)
+		add(GateNode, true, "%s is Ready, holds no lock and is still cordoned (%s): %s", node, whose(n), leftBy)
 	case !c.StillCordoned(node):
-		add(GateNode, false, "%s is %s: only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node))
+		add(GateNode, false, "%s is %s (%s): only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node), whose(n))
 	default:
-		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned", node)
+		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned (%s)", node, whose(n))
 	}
 	gs = append(gs, otherNodesGate(ctx, js, -1, map[string]bool{node: true}), volumesGate(c), alertsGate(c))
 	p := Plan{Status: st, Action: model.ActionUncordon, Gates: gs, Allowed: allGatesPass(gs), Unattended: e.opts.Unattended, LeftBy: leftBy}
@@ -160,7 +222,14 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		}
 		p.Refusal = fmt.Sprintf("uncordon refused: %s", strings.Join(why, "; "))
 	}
-	p.Write = uncordonWrite(st.LockRef, n)
+	p.Write = cordonWrite(st.LockRef, n)
 	p.Nodes, p.Judged = judgedNodes(c), judgedInputs(c)
 	return p, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
 }

@@ -28,6 +28,9 @@ func (Driver) Capabilities() coord.Capabilities {
 			// The operator's Deployment, for its settings (discovered
 			// cluster-wide unless named).
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list"}},
+			// The update-agent pod on a node the agent cordoned (listed by
+			// spec.nodeName): whether the agent runs decides the uncordon.
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		},
 		Blockers: []model.BlockerKind{BlockerAgentStopped, BlockerRebootCheck, BlockerPaused,
 			model.BlockerCordon, model.BlockerSlowReboot, model.BlockerWindow, model.BlockerLock},
