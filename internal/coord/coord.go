@@ -91,6 +91,10 @@ type Capabilities struct {
 	// Writes names what of the coordinator's own the engine ever writes
 	// ("" for nothing: the kind's objects are read only).
 	Writes string
+	// Uncordons says, in the coordinator's words, when the coordinator
+	// itself uncordons a node it cordoned: the engine's uncordon write
+	// says it does what the coordinator would have done ("as <Uncordons>").
+	Uncordons string
 }
 
 // Driver is one coordinator kind as the coordinator packages provide it.

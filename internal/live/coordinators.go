@@ -42,7 +42,7 @@ func (s *Session) coordClients() coord.Clients {
 // the reason of the blocker that says so, and those whose cordon a kind
 // says is not its own, with whose it is.
 func cordons(rs []kinds.Result) lock.Cordons {
-	left, not := map[string]string{}, map[string]string{}
+	left, not, kind := map[string]string{}, map[string]string{}, map[string]model.LockKind{}
 	for _, r := range rs {
 		if !r.Installed {
 			continue
@@ -58,9 +58,10 @@ func cordons(rs []kinds.Result) lock.Cordons {
 				}
 			}
 			left[n] = string(r.Kind) + ": " + why
+			kind[n] = r.Kind
 		}
 	}
-	return lock.Cordons{Left: left, NotOwned: not}
+	return lock.Cordons{Left: left, NotOwned: not, Kinds: kind}
 }
 
 // readCoordinators reads every coordinator kind once (bounded by the

@@ -119,3 +119,25 @@ func TestUncordonNotOwnedAndCordonPrecondition(t *testing.T) {
 		t.Fatalf("%+v; cordoned %v", r, n.Spec.Unschedulable)
 	}
 }
+
+// Issue 32 §4: the uncordon write says what that node's coordinator would
+// have done, in its package's words (coord.Capabilities.Uncordons), never
+// fleetlock's "when the holder unlocks itself" for another kind.
+func TestUncordonSaysWhatItsCoordinatorWouldDo(t *testing.T) {
+	e := New(Options{})
+	c := build(e, step{at(0), []model.Event{nodesOK(), up(node("n1", machine(mid1))), up(node("n2", machine(mid2), cordoned()))}},
+		step{at(time.Minute), nil})
+	for kind, want := range map[model.LockKind]string{
+		"suc":     "as system-upgrade-controller does only after a successful job",
+		"flatcar": "as FLUO's update-agent does after the operator's after-reboot checks",
+	} {
+		e.SetCordons(Cordons{Left: map[string]string{"n2": string(kind) + ": left cordoned"}, Kinds: map[string]model.LockKind{"n2": kind}})
+		p, err := e.PlanUncordon(c, "n2", at(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := p.Write.String(); !strings.Contains(s, want) || strings.Contains(s, "unlocks itself") {
+			t.Errorf("%s: write %q, want %q", kind, s, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	coordkinds "github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -25,15 +26,27 @@ const OpUncordon = coord.OpUncordon
 func uncordonWrite(ref model.LockRef, n *model.Node) Write {
 	return Write{Ref: ref, Object: "Node " + n.Name, UID: n.UID, Op: OpUncordon, Field: "spec.unschedulable",
 		Node: n.Name, BootID: n.BootID, OldValue: "true", NewValue: "false",
-		Summary: "set spec.unschedulable true → false (uncordon " + n.Name + ", as its coordinator does when the holder unlocks itself)"}
+		Summary: "set spec.unschedulable true → false (uncordon " + n.Name + ", " + uncordonsAs(ref.Kind) + ")"}
+}
+
+// uncordonsAs says what the coordinator of kind would have done, in its
+// package's words (coord.Capabilities.Uncordons).
+func uncordonsAs(kind model.LockKind) string {
+	if d, ok := coordkinds.For(kind); ok {
+		if how := d.Capabilities().Uncordons; how != "" {
+			return "as " + how
+		}
+	}
+	return "which its coordinator did not do"
 }
 
 // cordonWrite is the uncordon of a node done · still cordoned or left
 // cordoned by a coordinator kind: uncordonWrite, tied also to the cordon
 // judged (its managedFields manager and time), so that a cordon written
 // since — by anyone — is not undone.
-func cordonWrite(ref model.LockRef, n *model.Node) Write {
-	w := uncordonWrite(ref, n)
+func cordonWrite(ref model.LockRef, kind model.LockKind, n *model.Node) Write {
+	w := uncordonWrite(model.LockRef{Kind: kind}, n)
+	w.Ref = ref
 	w.CordonBy, w.CordonAt = n.UnschedulableSetBy, n.UnschedulableSetAt
 	return w
 }
@@ -124,6 +137,8 @@ type Cordons struct {
 	// kind's to why (whose cordon it is, or which read is missing): its
 	// uncordon is refused at the node gate, saying so.
 	NotOwned map[string]string
+	// Kinds maps each node of Left to the kind that left it cordoned.
+	Kinds map[string]model.LockKind
 }
 
 // SetCordons replaces what the coordinator kinds said of their cordons
@@ -137,9 +152,13 @@ func (e *Engine) SetCordons(c Cordons) {
 	for n, why := range c.NotOwned {
 		not[n] = why
 	}
+	kinds := make(map[string]model.LockKind, len(c.Kinds))
+	for n, k := range c.Kinds {
+		kinds[n] = k
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.leftBy, e.notOwned = left, not
+	e.leftBy, e.notOwned, e.leftKind = left, not, kinds
 }
 
 // LeftCordoned says whether a coordinator kind left node cordoned, and why.
@@ -169,8 +188,11 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 	}
 	st := model.LockStatus{LockRef: model.LockRef{Kind: kind}, Holder: node, HolderNodes: []string{node}}
 	e.mu.Lock()
-	leftBy, notOwned := e.leftBy[node], e.notOwned[node]
+	leftBy, notOwned, leftKind := e.leftBy[node], e.notOwned[node], e.leftKind[node]
 	e.mu.Unlock()
+	if leftBy == "" || leftKind == "" {
+		leftKind = kind
+	}
 	st.Reason = "done · still cordoned: rebooted in its cycle and holds no lock, but its coordinator did not uncordon it"
 	switch {
 	case notOwned != "":
@@ -222,7 +244,7 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		}
 		p.Refusal = fmt.Sprintf("uncordon refused: %s", strings.Join(why, "; "))
 	}
-	p.Write = cordonWrite(st.LockRef, n)
+	p.Write = cordonWrite(st.LockRef, leftKind, n)
 	p.Nodes, p.Judged = judgedNodes(c), judgedInputs(c)
 	return p, nil
 }

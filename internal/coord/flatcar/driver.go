@@ -36,5 +36,9 @@ func (Driver) Capabilities() coord.Capabilities {
 			model.BlockerCordon, model.BlockerSlowReboot, model.BlockerWindow, model.BlockerLock},
 		Actions: []model.Action{model.ActionUncordon},
 		Writes:  "",
+		// agent.go process: after the reboot, once the operator's
+		// after-reboot checks passed and it cleared reboot-ok, and only
+		// when agent-made-unschedulable is true.
+		Uncordons: "FLUO's update-agent does after the operator's after-reboot checks, when it made the node unschedulable",
 	}
 }
