@@ -499,7 +499,10 @@ func (j *judge) failedFromCondition(p *Plan, n *coord.Node) bool {
 		// a failed job after its TTL and then creates it again (its
 		// generating handler), and that job cordons again; or the jobs are
 		// not read. Never offered.
-		why := fmt.Sprintf("job of plan %s on %s not read (deleted after its TTL, and then created again by system-upgrade-controller; or jobs not read): whose cordon this is cannot be told", p.Key(), n.Name)
+		why := fmt.Sprintf("no job of plan %s on %s is read (deleted after its TTL, and then created again by system-upgrade-controller): whose cordon this is cannot be told", p.Key(), n.Name)
+		if j.in.JobsUnread != "" {
+			why = fmt.Sprintf("system-upgrade-controller's jobs are not read (%s): which job cordoned %s, and whether one runs there now, cannot be told", j.in.JobsUnread, n.Name)
+		}
 		if n.UnschedulableSetBy != "" {
 			why = fmt.Sprintf("cordoned by %s at %s; ", n.UnschedulableSetBy, ts(n.UnschedulableSetAt)) + why
 		}
