@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -60,6 +63,19 @@ func registerNode(t *testing.T, cs kubernetes.Interface, name string, readySince
 	}
 }
 
+// kubectl runs the real kubectl as the cluster's administrator (a
+// person's cordon and uncordon).
+func kubectl(t *testing.T, tc *testcluster.Cluster, args ...string) {
+	t.Helper()
+	dir, err := testcluster.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(dir, "kubectl"), append([]string{"--kubeconfig", tc.Kubeconfig}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+	}
+}
+
 // nextSecond waits past the second after t: the apiserver records
 // managedFields times to the second, so a write after this is seen as
 // later than one at t (a sleep that is the scenario).
@@ -89,9 +105,7 @@ func TestUncordonTenantLookAlikeJobRealCluster(t *testing.T) {
 	tenant := sucNamespace(t, tc)
 	const node = "tenant-n1"
 	registerNode(t, cs, node, time.Now().Add(-time.Hour))
-	if err := suctest.CordonAs(ctx, cs, suctest.PersonManager, node, true); err != nil {
-		t.Fatal(err)
-	}
+	kubectl(t, tc, "cordon", node)
 	latest := suctest.MungeVersion(spec.Version)
 	jb := suctest.Job(tenant, "agent-plan", node, latest, suctest.LatestHash(latest, ""), true, false)
 	delete(jb.Labels, "upgrade.cattle.io/controller")
@@ -101,7 +115,7 @@ func TestUncordonTenantLookAlikeJobRealCluster(t *testing.T) {
 	}
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s"}
 	code, out := uncordonCLI(t, flags, node, "--dry-run")
-	if code != ExitAttention || !strings.Contains(out, "cordoned by "+suctest.PersonManager) {
+	if code != ExitAttention || !strings.Contains(out, "cordoned by kubectl at ") {
 		t.Errorf("--dry-run: exit %d, want %d, saying whose cordon it is:\n%s", code, ExitAttention, out)
 	}
 	code, out = uncordonCLI(t, flags, node, "--yes")
@@ -134,21 +148,17 @@ func TestUncordonSUCLaterHandCordonRealCluster(t *testing.T) {
 	failed := time.Now()
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, tc), "--request-timeout", "5s", "--sync-timeout", "30s"}
 	code, out := uncordonCLI(t, flags, node, "--dry-run")
-	if code != ExitOK || !strings.Contains(out, "cordoned by "+suctest.DrainManager) {
+	if code != ExitOK || !strings.Contains(out, "cordoned by "+suctest.KubectlManager+" at ") {
 		t.Fatalf("--dry-run of SUC's own cordon: exit %d\n%s", code, out)
 	}
 	nextSecond(failed)
-	if err := suctest.CordonAs(ctx, cs, "kubectl-uncordon", node, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := suctest.CordonAs(ctx, cs, suctest.PersonManager, node, true); err != nil {
-		t.Fatal(err)
-	}
+	kubectl(t, tc, "uncordon", node)
+	kubectl(t, tc, "cordon", node)
 	code, out = uncordonCLI(t, flags, node, "--yes")
 	if code != ExitAttention || !cordonedNow(t, cs, node) {
 		t.Fatalf("a hand cordon after SUC's job failed was undone: exit %d, cordoned %v\n%s", code, cordonedNow(t, cs, node), out)
 	}
-	if !strings.Contains(out, "not its coordinator's cordon") || !strings.Contains(out, "cordoned by "+suctest.PersonManager) || !strings.Contains(out, "after job") {
+	if !strings.Contains(out, "not its coordinator's cordon") || !strings.Contains(out, "cordoned by kubectl at ") || !strings.Contains(out, "after job") {
 		t.Errorf("the refusal does not say whose cordon it is:\n%s", out)
 	}
 }
@@ -305,27 +315,21 @@ func TestUncordonFlatcarOnlyTheAgentsCordonRealCluster(t *testing.T) {
 	}
 	// An administrator cordons f1 again; agent-made-unschedulable is still
 	// "true".
-	if err := suctest.CordonAs(ctx, cs, "kubectl-cordon", "f1", true); err != nil {
-		t.Fatal(err)
-	}
+	kubectl(t, tc, "cordon", "f1")
 	code, out = uncordonCLI(t, flags, "f1", "--yes")
 	if code != ExitAttention || !cordonedNow(t, cs, "f1") {
 		t.Fatalf("a hand cordon after rebootwatch's uncordon was undone: exit %d\n%s", code, out)
 	}
-	if !strings.Contains(out, "cordoned by kubectl-cordon") || !strings.Contains(out, "not by update-agent") {
+	if !strings.Contains(out, "cordoned by kubectl at ") || !strings.Contains(out, "not by update-agent") {
 		t.Errorf("f1: the refusal does not say whose cordon it is:\n%s", out)
 	}
 
 	// f2: uncordoned by hand after its cycle (the annotation stays), then
 	// cordoned by hand.
-	if err := suctest.CordonAs(ctx, cs, "kubectl-uncordon", "f2", false); err != nil {
-		t.Fatal(err)
-	}
-	if err := suctest.CordonAs(ctx, cs, "kubectl-cordon", "f2", true); err != nil {
-		t.Fatal(err)
-	}
+	kubectl(t, tc, "uncordon", "f2")
+	kubectl(t, tc, "cordon", "f2")
 	code, out = uncordonCLI(t, flags, "f2", "--yes")
-	if code != ExitAttention || !cordonedNow(t, cs, "f2") || !strings.Contains(out, "cordoned by kubectl-cordon") {
+	if code != ExitAttention || !cordonedNow(t, cs, "f2") || !strings.Contains(out, "cordoned by kubectl at ") {
 		t.Fatalf("f2: a hand cordon beside a stale agent-made-unschedulable: exit %d, cordoned %v\n%s", code, cordonedNow(t, cs, "f2"), out)
 	}
 }

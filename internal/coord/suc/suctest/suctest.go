@@ -331,19 +331,19 @@ func CreateJob(ctx context.Context, c kubernetes.Interface, job *batchv1.Job, st
 // WedgeNode is the node Wedge leaves cordoned by a failed job.
 const WedgeNode = "suc-wedge-1"
 
-// DrainManager is the field manager Wedge's cordon is written under: the
+// KubectlManager is the field manager Wedge's cordon is written under: the
 // drain init container's kubectl (job.go: kubectl drain <node>), which
-// cordons the node from the job's pod after the job was created. A person's
-// cordon is written under another (PersonManager).
-const DrainManager = "kubectl-drain"
-
-// PersonManager is the field manager of a person's kubectl cordon.
-const PersonManager = "kubectl-cordon"
+// cordons the node from the job's pod after the job was created. The
+// apiserver records kubectl's cordon under "kubectl" (its user agent's
+// name; seen with the real kubectl in suc's TestReadAgainstAPIServer),
+// whoever runs it: a person's kubectl cordon leaves the same manager, and
+// only the time tells them apart.
+const KubectlManager = "kubectl"
 
 // Wedge writes SUC's headline wedge into a cluster whose Plan resource is
 // served (InstallCRD, or a fake dynamic client knowing PlanList): a node
 // registered as the kubelet does, the plan syncing it, its job created,
-// the node cordoned by the job's drain container (DrainManager) after
+// the node cordoned by the job's drain container (KubectlManager) after
 // that, and the job failed past its backoff limit after the cordon. It
 // returns the node and the first blocker kind it must show.
 func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, ns string, now time.Time) (string, string, error) {
@@ -364,7 +364,7 @@ func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, n
 	if _, err := CreateJob(ctx, c, jb, now.Add(-20*time.Minute), time.Time{}); err != nil {
 		return "", "", err
 	}
-	if err := CordonAs(ctx, c, DrainManager, WedgeNode, true); err != nil {
+	if err := CordonAs(ctx, c, KubectlManager, WedgeNode, true); err != nil {
 		return "", "", err
 	}
 	if _, err := FailJob(ctx, c, ns, jb.Name, time.Now()); err != nil {
