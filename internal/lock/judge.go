@@ -35,16 +35,20 @@ type Engine struct {
 	opts Options
 
 	mu         sync.Mutex
-	firstSeen  map[string]time.Time      // lock key -> first judged
-	cordoned   map[string]bool           // nodes unschedulable when last judged
-	uncordoned map[string]time.Time      // node -> when first seen schedulable again after a cordon
-	schedSeen  map[string]time.Time      // node -> when first seen schedulable (since it last was not)
-	marked     map[string]bool           // nodes with kured's reboot-in-progress mark when last judged
-	unmarked   map[string]time.Time      // node -> when kured's reboot-in-progress mark was seen removed
-	appIDs     map[string]string         // machine id -> Zincati id ("" = unusable)
-	leftBy     map[string]string         // node -> why a coordinator of internal/coord left it cordoned
-	notOwned   map[string]string         // node -> whose cordon it is, when a coordinator of internal/coord says it is not its own
-	leftKind   map[string]model.LockKind // node -> the coordinator kind of internal/coord that left it cordoned
+	firstSeen  map[string]time.Time // lock key -> first judged
+	cordoned   map[string]bool      // nodes unschedulable when last judged
+	uncordoned map[string]time.Time // node -> when first seen schedulable again after a cordon
+	schedSeen  map[string]time.Time // node -> when first seen schedulable (since it last was not)
+	marked     map[string]bool      // nodes with kured's reboot-in-progress mark when last judged
+	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
+	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
+	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
+
+	// What the coordinator kinds of internal/coord said of the cordons
+	// they do not own (node -> whose it is) and which kind left a node
+	// cordoned (SetCordons).
+	notOwned map[string]string
+	leftKind map[string]model.LockKind
 }
 
 // Judge must stay a model.Judge.
