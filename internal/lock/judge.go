@@ -43,6 +43,12 @@ type Engine struct {
 	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
+
+	// What the coordinator kinds of internal/coord said of the cordons
+	// they do not own (node -> whose it is) and which kind left a node
+	// cordoned (SetCordons).
+	notOwned map[string]string
+	leftKind map[string]model.LockKind
 }
 
 // Judge must stay a model.Judge.
