@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
@@ -178,16 +180,40 @@ func runFleetDashboard(ctx context.Context, env Env, c *Common, rd *fleet.Reader
 		}
 		return exec.Command(self, args...)
 	}
-	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open,
+	// A row opens only a context of exactly its name: the names are read
+	// once, here, outside the view's Update.
+	contexts, err := kubeContextNames(c.Kubeconfig)
+	if err != nil {
+		return fail(env, fmt.Errorf("reading the kubeconfig's contexts (enter opens a cluster's dashboard through them): %w", err))
+	}
+	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open, Contexts: contexts,
 		Read: func(ctx context.Context) fleet.Fleet { return rd.Read(ctx, env.Now()) },
-		Detail: func(ctx context.Context, cluster string) ([]fleet.DetailNode, error) {
-			return rd.Detail(ctx, cluster, env.Now())
+		Detail: func(ctx context.Context, row fleet.Key) ([]fleet.DetailNode, error) {
+			return rd.Detail(ctx, row, env.Now())
 		}})
 	p := tea.NewProgram(m, programOptions(ctx, env)...)
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		return fail(env, err)
 	}
 	return ExitOK
+}
+
+// kubeContextNames are the context names of the kubeconfig (--kubeconfig,
+// else $KUBECONFIG or ~/.kube/config, as the dashboard loads it). No
+// kubeconfig is no context: every row then says it has none to open.
+func kubeContextNames(explicit string) ([]string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = explicit
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(cfg.Contexts))
+	for n := range cfg.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // runFleetSnapshot reads the endpoint once and prints the report.
@@ -221,14 +247,17 @@ func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd *fleet.Reader)
 
 // fleetLine is one line of fleet watch -o json.
 type fleetLine struct {
-	Time    time.Time    `json:"time"`
-	Cluster string       `json:"cluster,omitempty"`
-	Status  fleet.Status `json:"status,omitempty"`
-	Was     fleet.Status `json:"was,omitempty"`
-	Lock    string       `json:"lock,omitempty"`
-	Nodes   string       `json:"nodes,omitempty"`
-	Blocker string       `json:"blocker,omitempty"`
-	Error   string       `json:"error,omitempty"`
+	Time    time.Time `json:"time"`
+	Cluster string    `json:"cluster,omitempty"`
+	// Job and Instance name a row without the cluster label.
+	Job      string       `json:"job,omitempty"`
+	Instance string       `json:"instance,omitempty"`
+	Status   fleet.Status `json:"status,omitempty"`
+	Was      fleet.Status `json:"was,omitempty"`
+	Lock     string       `json:"lock,omitempty"`
+	Nodes    string       `json:"nodes,omitempty"`
+	Blocker  string       `json:"blocker,omitempty"`
+	Error    string       `json:"error,omitempty"`
 }
 
 // runFleetWatch reads the endpoint every interval and prints the clusters
@@ -276,18 +305,18 @@ func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff
 			if row.Status != fleet.StatusDone {
 				done = false
 			}
-			was, seen := last[row.Cluster]
+			was, seen := last[row.Key().ID()]
 			if seen && was == row.Status {
 				continue
 			}
-			last[row.Cluster] = row.Status
+			last[row.Key().ID()] = row.Status
 			l := fleetLine{Time: now, Cluster: fleet.ClusterCell(row), Status: row.Status, Lock: fleet.LockCell(row, now),
 				Nodes: fleet.NodesCell(row), Blocker: fleet.BlockerCell(row)}
 			if seen {
 				l.Was = was
 			}
 			if c.Output == "json" {
-				l.Cluster = row.Cluster
+				l.Cluster, l.Job, l.Instance = row.Cluster, row.Job, row.Instance
 			}
 			if err := printLine(l); err != nil {
 				return fail(env, fmt.Errorf("writing the output: %w", err))
