@@ -242,6 +242,9 @@ func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd *fleet.Reader)
 	if f.Err != nil {
 		say(env.Stderr, "rebootwatch: %s\n", fleet.ErrorText(f.Err))
 	}
+	if len(f.Warnings) > 0 {
+		say(env.Stderr, "rebootwatch: partial answer: %s\n", sanitize.Short(strings.Join(f.Warnings, "; "), 300))
+	}
 	return code
 }
 
@@ -300,7 +303,12 @@ func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff
 				return fail(env, fmt.Errorf("writing the output: %w", err))
 			}
 		}
-		done := len(f.Rows) > 0 && f.Err == nil
+		if len(f.Warnings) > 0 {
+			if err := printLine(fleetLine{Time: now, Error: "partial answer: " + sanitize.Short(strings.Join(f.Warnings, "; "), 300)}); err != nil {
+				return fail(env, fmt.Errorf("writing the output: %w", err))
+			}
+		}
+		done := len(f.Rows) > 0 && f.Err == nil && len(f.Warnings) == 0
 		for _, row := range f.Rows {
 			if row.Status != fleet.StatusDone {
 				done = false

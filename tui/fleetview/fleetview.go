@@ -330,12 +330,17 @@ func (m *Model) table(room int) []string {
 		out = append(out, "error: "+fleet.ErrorText(m.f.Err))
 		room--
 	}
+	if len(m.f.Warnings) > 0 {
+		// A partial answer (the endpoint's warnings): rows may be missing.
+		out = append(out, "partial answer: "+sanitize.Short(strings.Join(m.f.Warnings, "; "), 300))
+		room--
+	}
 	rows := m.Rows()
 	if len(rows) == 0 {
 		if m.filter != "" {
 			return append(out, "no cluster matches the filter")
 		}
-		if m.f.Err == nil {
+		if m.f.Err == nil && len(m.f.Warnings) == 0 {
 			out = append(out, fmt.Sprintf("no cluster found: no series carry the label %q", m.f.ClusterLabel))
 		}
 		return out

@@ -165,3 +165,15 @@ func TestFleetViewEnterOpensOnlyTheRowsContext(t *testing.T) {
 		t.Errorf("enter on prod opened %q, want exactly prod", opened)
 	}
 }
+
+// A partial answer (the endpoint's warnings) is said above the rows.
+func TestFleetViewShowsPartialAnswer(t *testing.T) {
+	f := fixture()
+	f.Warnings = []string{"locks: store 10.0.0.7:10901 unavailable"}
+	m := New(Options{Read: func(context.Context) fleet.Fleet { return f }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
+	m.Update(m.Init()())
+	if s := m.Render(); !strings.Contains(s, "partial answer: locks: store 10.0.0.7:10901 unavailable") {
+		t.Errorf("the warning is not shown:\n%s", s)
+	}
+}
