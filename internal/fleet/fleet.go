@@ -10,8 +10,11 @@
 // It must never write: it only sends instant queries (GET or POST to
 // /api/v1/query) to the one configured URL, and never contacts a cluster's
 // API server. What a row cannot know is said ("unknown", with why), never
-// shown as "none": a cluster without the agent has no lock verdict, and an
-// agent that stopped reporting is stale, never fine. Every label value read
+// shown as "none": a cluster without the agent has no lock verdict, an
+// agent that stopped reporting is stale, never fine, what a failed query
+// feeds is unread, and a judgement from the future is clock skew. Only the
+// leading agent replica's series count, and series without the cluster
+// label are a row per scrape target, never merged. Every label value read
 // from Prometheus is hostile and goes through internal/sanitize before it
 // reaches a terminal.
 package fleet
