@@ -252,9 +252,7 @@ func judge(r *Row, st *agentState, unread []string, stoppedFailed bool, now time
 	// A query that failed feeds no row: what it should have given is
 	// unknown, never "none".
 	r.Unread = append(r.Unread, unread...)
-	for _, u := range unread {
-		r.Unknown = append(r.Unknown, u)
-	}
+	r.Unknown = append(r.Unknown, unread...)
 	agent := r.LastJudgement != nil
 	if agent {
 		r.Sources = append(r.Sources, SourceAgent)

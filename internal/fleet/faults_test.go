@@ -37,12 +37,6 @@ type fakeAgent struct {
 	srv       *httptest.Server
 }
 
-func (a *fakeAgent) set(f func(a *fakeAgent)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f(a)
-}
-
 func (a *fakeAgent) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -188,15 +188,6 @@ func (g grouping) leaderOnly(metric, own string) string {
 	return fmt.Sprintf("(%s{%s} and%s (%s{%s} == 1))", metric, g.match, on, leaderSeries, g.match)
 }
 
-// both joins the expression of every grouping.
-func both(c string, f func(g grouping) string) []string {
-	var out []string
-	for _, g := range groupings(c) {
-		out = append(out, f(g))
-	}
-	return out
-}
-
 // Queries are the PromQL queries of a refresh's first step, by id, each
 // aggregated per cluster over series the agents export once per cluster
 // or per lock, so their cost grows with the clusters, not their nodes
