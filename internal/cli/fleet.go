@@ -47,15 +47,18 @@ agent whose last judgement is older than --stale-after is stale, never fine.
 
 Without --snapshot it is the fleet dashboard: / filters, d shows one
 cluster's nodes and blockers from the metrics, enter opens that cluster's live
-dashboard (rebootwatch --context CONTEXT), r reads again, q quits.
+dashboard (rebootwatch --context CONTEXT, only a kubeconfig context named
+for the row exactly: --context-for, or the label's own value), r reads again,
+q quits.
 
 The fleet view only reads (at most 6 instant queries per refresh) and never
 contacts a cluster's API server; the actions stay in each cluster's own
 dashboard (rebootwatch --context CONTEXT), behind its gates.
 
 Exit codes of --snapshot and watch: 0 every cluster is fine, 1 the endpoint
-could not be read, no cluster was found, or a cluster's locks cannot be read
-(no agent), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
+could not be read or answered in part (a failed query, warnings), no cluster
+was found, a cluster's locks cannot be read (no agent) or its figures cannot
+be trusted (clock skew), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
 unknown lock, a blocked fleet, a stale agent, a node down), 130 interrupted.`
 
 const fleetExample = `  # One row per cluster, from the central Prometheus
