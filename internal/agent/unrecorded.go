@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
@@ -77,6 +78,14 @@ func (a *Agent) recordUnrecorded(ctx context.Context, now time.Time) bool {
 		}
 		seen[ref] = true
 		if err := a.recordUnrecordedOn(ctx, ref, now); err != nil {
+			if apierrors.IsForbidden(err) {
+				// RBAC says no (an older Role without list on events):
+				// said once per leadership, not every iteration; what was
+				// not read is not recorded.
+				a.Log.Warn("cannot check the lock for a write of the agent's without its Event: forbidden (grant list on events in the lock's namespace); not checked again while this agent leads",
+					"lock", ref.String(), "error", sanitize.Line(err.Error()))
+				continue
+			}
 			complete = false
 			a.Log.Warn("could not check the lock for a write of the agent's without its Event; checked again next iteration",
 				"lock", ref.String(), "error", sanitize.Line(err.Error()))
