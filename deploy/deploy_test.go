@@ -183,10 +183,12 @@ func TestRBACIsExactlyTheMinimum(t *testing.T) {
 		"list coordination.k8s.io/leases in default", "watch coordination.k8s.io/leases in default",
 		"get coordination.k8s.io/leases/fleetlock-default in default", "update coordination.k8s.io/leases/fleetlock-default in default",
 		"create /events in default",
+		// a new leader's look for a write of its own without its Event.
+		"list /events in default",
 		// kured: the DaemonSet informer (metadata.name field selector) and the Actor.
 		"get apps/daemonsets/kured in kube-system", "list apps/daemonsets/kured in kube-system",
 		"watch apps/daemonsets/kured in kube-system", "update apps/daemonsets/kured in kube-system",
-		"create /events in kube-system",
+		"create /events in kube-system", "list /events in kube-system",
 		// leader election on the pre-created Lease.
 		"get coordination.k8s.io/leases/rebootwatch-agent in rebootwatch", "update coordination.k8s.io/leases/rebootwatch-agent in rebootwatch",
 		// sources/kube, the blockers' inputs: budgets, and pods listed with a

@@ -87,6 +87,12 @@ type Agent struct {
 	// toldCoordinator: the one startup line naming a configured
 	// coordinator that cannot be read was logged.
 	toldCoordinator bool
+	// wasLeader, unrecordedPending and recordedWrites are the loop's:
+	// on taking the lead, the agent looks once for a write of its own
+	// whose Event was never recorded (unrecorded.go).
+	wasLeader         bool
+	unrecordedPending bool
+	recordedWrites    map[string]bool
 }
 
 // New fills in an agent's defaults. Client, Engine, Actor must be set.
@@ -107,6 +113,7 @@ func New(a *Agent) *Agent {
 		a.Notify = notify.NewWithTargets(nil, notify.Options{})
 	}
 	a.leaderCh = make(chan struct{}, 1)
+	a.recordedWrites = map[string]bool{}
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.LockSources = lock.Sources()
@@ -455,6 +462,18 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.Metrics.SetHolders(statuses)
 
 	leader := a.IsLeader()
+	if leader && !a.wasLeader {
+		a.unrecordedPending = true
+	}
+	a.wasLeader = leader
+	// A new leader records the Event of a write of the agent's own that
+	// a leader killed between the two never recorded, once; from a
+	// settled picture of the lock objects, and not in a dry run.
+	if leader && a.unrecordedPending && a.settled.Load() && probeErr == nil && !a.Config.DryRun && a.Client != nil {
+		if a.recordUnrecorded(ctx, now) {
+			a.unrecordedPending = false
+		}
+	}
 	// Notifications go out from the leader only (every replica tracks),
 	// and only once every source delivered its first picture: a lock that
 	// looks like a ghost in half a picture is not told.

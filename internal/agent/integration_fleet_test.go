@@ -148,12 +148,17 @@ func TestIntegrationFleetThroughPrometheus(t *testing.T) {
 	})
 	took := time.Since(stopped)
 	c := d.Clusters[1]
-	if c.DataAgeSeconds == nil || *c.DataAgeSeconds < staleAfter.Seconds() {
-		t.Errorf("row c stale with data age %v, want past %s", c.DataAgeSeconds, staleAfter)
+	// Stale at once (issue 33 §1): its series stopped, whatever the age,
+	// and the row keeps the lock state it last exported.
+	if len(c.Locks) != 1 || c.Locks[0].Verdict != "held" {
+		t.Errorf("row c stale without the last lock state it exported: %+v", c)
 	}
-	// Its bound: --stale-after after the last judgement, plus a scrape
-	// and a remote-write flush (1s each here) and the test's polling.
+	// Its bound: a scrape and a remote-write flush (1s each here), the
+	// staleness marker and the test's polling; no longer --stale-after.
 	t.Logf("row c stale %s after its agent stopped (--stale-after %s)", took.Round(100*time.Millisecond), staleAfter)
+	if took > staleAfter {
+		t.Errorf("row c stale only %s after its agent stopped, want at once (before --stale-after %s)", took, staleAfter)
+	}
 	if d.ExitCode != 2 {
 		t.Errorf("exit %d, want 2", d.ExitCode)
 	}

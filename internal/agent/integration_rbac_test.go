@@ -36,6 +36,8 @@ func TestIntegrationRBACDenies(t *testing.T) {
 		{"list", "apps", "daemonsets", "kube-system", "kured", true},
 		{"create", "", "events", "kube-system", "", true},
 		{"create", "", "events", "default", "", true},
+		{"list", "", "events", "kube-system", "", true},
+		{"list", "", "events", "default", "", true},
 		{"update", "coordination.k8s.io", "leases", "rebootwatch", "rebootwatch-agent", true},
 		{"list", "longhorn.io", "volumes", "longhorn-system", "", true},
 		// The blockers' inputs: budgets, and pods (selected by node or label).

@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		Identity:     identity,
 		Client:       client,
 		Engine:       lock.New(lock.Options{OrphanGrace: cfg.OrphanGrace, Unattended: true}),
-		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun,
+		Actor: &lock.Actor{Client: client, Who: "rebootwatch-agent/" + identity, DryRun: cfg.DryRun, FieldManager: coord.AgentFieldManager,
 			Logger: log, Timeout: cfg.RequestTimeout, Fresh: sourceset.FreshReaders(sourceOptions(cfg, watchClient, dyn, longhornREST, log))},
 		Sources: sourceStarters(cfg, watchClient, dyn, longhornREST, log),
 		Health:  health,

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
@@ -45,15 +47,18 @@ agent whose last judgement is older than --stale-after is stale, never fine.
 
 Without --snapshot it is the fleet dashboard: / filters, d shows one
 cluster's nodes and blockers from the metrics, enter opens that cluster's live
-dashboard (rebootwatch --context CONTEXT), r reads again, q quits.
+dashboard (rebootwatch --context CONTEXT, only a kubeconfig context named
+for the row exactly: --context-for, or the label's own value), r reads again,
+q quits.
 
 The fleet view only reads (at most 6 instant queries per refresh) and never
 contacts a cluster's API server; the actions stay in each cluster's own
 dashboard (rebootwatch --context CONTEXT), behind its gates.
 
 Exit codes of --snapshot and watch: 0 every cluster is fine, 1 the endpoint
-could not be read, no cluster was found, or a cluster's locks cannot be read
-(no agent), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
+could not be read or answered in part (a failed query, warnings), no cluster
+was found, a cluster's locks cannot be read (no agent) or its figures cannot
+be trusted (clock skew), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
 unknown lock, a blocked fleet, a stale agent, a node down), 130 interrupted.`
 
 const fleetExample = `  # One row per cluster, from the central Prometheus
@@ -178,16 +183,40 @@ func runFleetDashboard(ctx context.Context, env Env, c *Common, rd *fleet.Reader
 		}
 		return exec.Command(self, args...)
 	}
-	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open,
+	// A row opens only a context of exactly its name: the names are read
+	// once, here, outside the view's Update.
+	contexts, err := kubeContextNames(c.Kubeconfig)
+	if err != nil {
+		return fail(env, fmt.Errorf("reading the kubeconfig's contexts (enter opens a cluster's dashboard through them): %w", err))
+	}
+	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open, Contexts: contexts,
 		Read: func(ctx context.Context) fleet.Fleet { return rd.Read(ctx, env.Now()) },
-		Detail: func(ctx context.Context, cluster string) ([]fleet.DetailNode, error) {
-			return rd.Detail(ctx, cluster, env.Now())
+		Detail: func(ctx context.Context, row fleet.Key) ([]fleet.DetailNode, error) {
+			return rd.Detail(ctx, row, env.Now())
 		}})
 	p := tea.NewProgram(m, programOptions(ctx, env)...)
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		return fail(env, err)
 	}
 	return ExitOK
+}
+
+// kubeContextNames are the context names of the kubeconfig (--kubeconfig,
+// else $KUBECONFIG or ~/.kube/config, as the dashboard loads it). No
+// kubeconfig is no context: every row then says it has none to open.
+func kubeContextNames(explicit string) ([]string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = explicit
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(cfg.Contexts))
+	for n := range cfg.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // runFleetSnapshot reads the endpoint once and prints the report.
@@ -216,19 +245,25 @@ func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd *fleet.Reader)
 	if f.Err != nil {
 		say(env.Stderr, "rebootwatch: %s\n", fleet.ErrorText(f.Err))
 	}
+	if len(f.Warnings) > 0 {
+		say(env.Stderr, "rebootwatch: partial answer: %s\n", sanitize.Short(strings.Join(f.Warnings, "; "), 300))
+	}
 	return code
 }
 
 // fleetLine is one line of fleet watch -o json.
 type fleetLine struct {
-	Time    time.Time    `json:"time"`
-	Cluster string       `json:"cluster,omitempty"`
-	Status  fleet.Status `json:"status,omitempty"`
-	Was     fleet.Status `json:"was,omitempty"`
-	Lock    string       `json:"lock,omitempty"`
-	Nodes   string       `json:"nodes,omitempty"`
-	Blocker string       `json:"blocker,omitempty"`
-	Error   string       `json:"error,omitempty"`
+	Time    time.Time `json:"time"`
+	Cluster string    `json:"cluster,omitempty"`
+	// Job and Instance name a row without the cluster label.
+	Job      string       `json:"job,omitempty"`
+	Instance string       `json:"instance,omitempty"`
+	Status   fleet.Status `json:"status,omitempty"`
+	Was      fleet.Status `json:"was,omitempty"`
+	Lock     string       `json:"lock,omitempty"`
+	Nodes    string       `json:"nodes,omitempty"`
+	Blocker  string       `json:"blocker,omitempty"`
+	Error    string       `json:"error,omitempty"`
 }
 
 // runFleetWatch reads the endpoint every interval and prints the clusters
@@ -271,23 +306,28 @@ func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff
 				return fail(env, fmt.Errorf("writing the output: %w", err))
 			}
 		}
-		done := len(f.Rows) > 0 && f.Err == nil
+		if len(f.Warnings) > 0 {
+			if err := printLine(fleetLine{Time: now, Error: "partial answer: " + sanitize.Short(strings.Join(f.Warnings, "; "), 300)}); err != nil {
+				return fail(env, fmt.Errorf("writing the output: %w", err))
+			}
+		}
+		done := len(f.Rows) > 0 && f.Err == nil && len(f.Warnings) == 0
 		for _, row := range f.Rows {
 			if row.Status != fleet.StatusDone {
 				done = false
 			}
-			was, seen := last[row.Cluster]
+			was, seen := last[row.Key().ID()]
 			if seen && was == row.Status {
 				continue
 			}
-			last[row.Cluster] = row.Status
+			last[row.Key().ID()] = row.Status
 			l := fleetLine{Time: now, Cluster: fleet.ClusterCell(row), Status: row.Status, Lock: fleet.LockCell(row, now),
 				Nodes: fleet.NodesCell(row), Blocker: fleet.BlockerCell(row)}
 			if seen {
 				l.Was = was
 			}
 			if c.Output == "json" {
-				l.Cluster = row.Cluster
+				l.Cluster, l.Job, l.Instance = row.Cluster, row.Job, row.Instance
 			}
 			if err := printLine(l); err != nil {
 				return fail(env, fmt.Errorf("writing the output: %w", err))

@@ -42,8 +42,14 @@ func fleetEndpoint(t *testing.T, now time.Time, stale bool) (*httptest.Server, *
 		q := r.Form.Get("query")
 		var body string
 		switch {
+		case strings.Contains(q, "rebootwatch_agent_last_success") && stale:
+			// The agents stopped an hour ago: only their last judgement
+			// is left.
+			body = vec(s(last, `"cluster":"a","rebootwatch_fleet":"last"`), s(last, `"cluster":"b","rebootwatch_fleet":"last"`))
 		case strings.Contains(q, "rebootwatch_agent_last_success"):
 			body = vec(s(last, `"cluster":"a","rebootwatch_fleet":"last"`), s(last, `"cluster":"b","rebootwatch_fleet":"last"`),
+				s(last, `"cluster":"a","rebootwatch_fleet":"live"`), s(last, `"cluster":"b","rebootwatch_fleet":"live"`),
+				s(last, `"cluster":"a","rebootwatch_fleet":"leader-last"`), s(last, `"cluster":"b","rebootwatch_fleet":"leader-last"`),
 				s(0, `"cluster":"a","rebootwatch_fleet":"blocked"`), s(0, `"cluster":"b","rebootwatch_fleet":"blocked"`),
 				s(0, `"cluster":"a","rebootwatch_fleet":"rr"`), s(1, `"cluster":"b","rebootwatch_fleet":"rr"`))
 		case strings.Contains(q, "rebootwatch_node_phase") && !stale:

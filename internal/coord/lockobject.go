@@ -124,8 +124,31 @@ func (e Entry) Expired(now time.Time) bool {
 	return e.TTL > 0 && now.Sub(e.Since) >= e.TTL
 }
 
-// FieldManager is the field manager of every write rebootwatch makes.
+// FieldManager is the field manager of every write rebootwatch makes,
+// unless the writer names its own (WithFieldManager).
 const FieldManager = "rebootwatch"
+
+// AgentFieldManager is rebootwatch-agent's own field manager: its writes
+// are told apart from a person's CLI or dashboard in the objects'
+// managedFields, so a new leader can find a write of the agent whose Event
+// was never recorded (the writer died between the two).
+const AgentFieldManager = "rebootwatch-agent"
+
+type fieldManagerKey struct{}
+
+// WithFieldManager names the field manager the writes made with ctx use.
+func WithFieldManager(ctx context.Context, m string) context.Context {
+	return context.WithValue(ctx, fieldManagerKey{}, m)
+}
+
+// FieldManagerFrom is the field manager of a write made with ctx:
+// WithFieldManager's, else FieldManager.
+func FieldManagerFrom(ctx context.Context) string {
+	if m, ok := ctx.Value(fieldManagerKey{}).(string); ok && m != "" {
+		return m
+	}
+	return FieldManager
+}
 
 // Write is the exact write an action makes: one Update of one object
 // carrying the judged UID and resourceVersion as preconditions. What the op

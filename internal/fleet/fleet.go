@@ -10,8 +10,11 @@
 // It must never write: it only sends instant queries (GET or POST to
 // /api/v1/query) to the one configured URL, and never contacts a cluster's
 // API server. What a row cannot know is said ("unknown", with why), never
-// shown as "none": a cluster without the agent has no lock verdict, and an
-// agent that stopped reporting is stale, never fine. Every label value read
+// shown as "none": a cluster without the agent has no lock verdict, an
+// agent that stopped reporting is stale, never fine, what a failed query
+// feeds is unread, and a judgement from the future is clock skew. Only the
+// leading agent replica's series count, and series without the cluster
+// label are a row per scrape target, never merged. Every label value read
 // from Prometheus is hostile and goes through internal/sanitize before it
 // reaches a terminal.
 package fleet
@@ -71,7 +74,13 @@ type Lock struct {
 
 // Row is one cluster.
 type Row struct {
-	Cluster string `json:"cluster"`
+	// Cluster is the cluster label's value; "" for series without it,
+	// whose rows are told apart by the scrape target they come from (Job,
+	// Instance) and marked Unlabelled: two such clusters are never merged.
+	Cluster    string `json:"cluster"`
+	Job        string `json:"job,omitempty"`
+	Instance   string `json:"instance,omitempty"`
+	Unlabelled bool   `json:"unlabelled,omitempty"`
 	// Context is the kubeconfig context Enter opens (the cluster label's
 	// value unless --context-for maps it).
 	Context string `json:"context"`
@@ -104,6 +113,22 @@ type Row struct {
 	DataAgeSeconds *float64   `json:"dataAgeSeconds"`
 	// Unknown says what this row cannot know, and why.
 	Unknown []string `json:"unknown"`
+	// Unread lists the figures of this row a failed query (or a clock
+	// that cannot be trusted) should have given: they are unknown, never
+	// "none", and the exit code is 1.
+	Unread []string `json:"unread,omitempty"`
+}
+
+// Key is the row's identity (its cluster, or its scrape target without
+// the cluster label).
+func (r Row) Key() Key { return Key{Cluster: r.Cluster, Job: r.Job, Instance: r.Instance} }
+
+// ID is the key as one string (a map key for watch and the dashboard).
+func (k Key) ID() string {
+	if k.Cluster != "" {
+		return k.Cluster
+	}
+	return "\x00" + k.Job + "\x00" + k.Instance
 }
 
 // InCycle is how many nodes are draining, rebooting or recovering.
@@ -122,6 +147,10 @@ type Fleet struct {
 	// Err is set when the endpoint could not be read (some or all
 	// queries failed): the rows are then incomplete or absent.
 	Err error
+	// Warnings are what the endpoint said about its answers (a partial
+	// response: a store or querier did not answer); the answer may miss
+	// series, so the exit code is 1.
+	Warnings []string
 }
 
 // Sort orders rows worst first, then by cluster name.
@@ -131,7 +160,13 @@ func Sort(rows []Row) {
 		if ra, rb := a.Status.Rank(), b.Status.Rank(); ra != rb {
 			return ra < rb
 		}
-		return a.Cluster < b.Cluster
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		if a.Job != b.Job {
+			return a.Job < b.Job
+		}
+		return a.Instance < b.Instance
 	})
 }
 
@@ -143,16 +178,20 @@ const (
 )
 
 // ExitCode is the exit code of `fleet --snapshot` and `fleet watch`: 1 when
-// the endpoint could not be read, no cluster was found, or a cluster's
-// locks cannot be judged (no agent, or its data incomplete); else 2 when a
-// cluster needs attention (a ghost, orphaned, expired, ambiguous or
-// unknown lock, a blocked fleet, a stale agent, a node down); else 0.
+// the endpoint could not be read or answered in part (warnings), no cluster
+// was found, or a cluster's locks cannot be judged (no agent, a figure
+// unread, its data incomplete); else 2 when a cluster needs attention (a
+// ghost, orphaned, expired, ambiguous or unknown lock, a blocked fleet, a
+// stale agent, a node down); else 0.
 func ExitCode(f Fleet) int {
-	if f.Err != nil || len(f.Rows) == 0 {
+	if f.Err != nil || len(f.Warnings) > 0 || len(f.Rows) == 0 {
 		return ExitError
 	}
 	code := ExitOK
 	for _, r := range f.Rows {
+		if len(r.Unread) > 0 {
+			return ExitError
+		}
 		switch r.Status {
 		case StatusNoAgent:
 			return ExitError

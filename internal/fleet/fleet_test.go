@@ -38,7 +38,8 @@ const hostile = "evil\x1b]0;pwned\x07\u202e"
 // fixture is one refresh's answers: a cluster in every state.
 //   - a: agent, every node done, the lock free;
 //   - b: agent, a ghost kured lock, fleet stuck behind it for 12m;
-//   - c: agent stopped 10m ago (its other series gone);
+//   - c: agent stopped 10m ago (its other series gone), its last lock
+//     state an orphan;
 //   - d: no agent: kured and kube-state-metrics only;
 //   - e: agent, a fleetlock held by a rebooting node;
 //   - f: agent, drain blocked for 40m, locks free;
@@ -65,6 +66,11 @@ func fixture() Answers {
 	part(partRR, 2, "e")
 	part(partUpgraded, 2, "f")
 	scalars[7] = sample(2400, "cluster", "f", tag, partBlocked) // f stuck 40m
+	// Every agent but c's reports now, its one replica leading.
+	for _, c := range []string{"a", "b", "e", "f", hostile} {
+		part(partLive, ago(20*time.Second), c)
+		part(partLeaderLast, ago(20*time.Second), c)
+	}
 	ph = append(ph, phases("a", "done", 5, "pending", 0)...)
 	ph = append(ph, phases("b", "done", 3, "pending", 2)...)
 	ph = append(ph, phases("e", "rebooting", 1, "pending", 1, "idle", 1)...)
@@ -87,7 +93,12 @@ func fixture() Answers {
 		sample(1, "cluster", "f", "kind", "drain", tag, partBlocker),
 		sample(1, "cluster", "e", "kind", "lock-held", tag, partBlocker),
 	)
-	return Answers{Vectors: map[string]pmodel.Vector{QScalars: scalars, QPhases: ph, QLocks: locks, QFallback: fallback},
+	// c's agent stopped: the last lock state it exported, an orphan.
+	stopped := pmodel.Vector{
+		sample(1, "cluster", "c", "kind", "kured", "lock", "kube-system/kured", "verdict", "orphaned", tag, partVerdict),
+		sample(ago(40*time.Minute), "cluster", "c", "kind", "kured", "lock", "kube-system/kured", "holder", "worker-1", "holder_node", "worker-1", tag, partHolder),
+	}
+	return Answers{Vectors: map[string]pmodel.Vector{QScalars: scalars, QPhases: ph, QLocks: locks, QFallback: fallback, QStopped: stopped},
 		Clusters: []string{"a", "b", "d", "e"}}
 }
 
@@ -209,6 +220,84 @@ func TestJSONDocument(t *testing.T) {
 		}
 		if r.Cluster == "c" && r.Status != "stale" {
 			t.Errorf("row c: %+v", r)
+		}
+	}
+}
+
+// TestBuildFailedQueriesAreUnknown (issue 33 §1): what a failed query
+// feeds is unknown in every row, never "none": without the agents'
+// figures no row says "no agent", without the fallback no row says
+// kured_reboot_required "is not exported", without the locks no row says
+// "no lock object"; the exit code is 1.
+func TestBuildFailedQueriesAreUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		id      string
+		cluster string
+		check   func(r Row) string
+	}{
+		{QScalars, "d", func(r Row) string {
+			if r.Status == StatusNoAgent || strings.Contains(strings.Join(r.Unknown, " "), "no rebootwatch-agent") {
+				return "claims no agent"
+			}
+			return ""
+		}},
+		{QFallback, "d", func(r Row) string {
+			if strings.Contains(strings.Join(r.Unknown, " "), "is not exported") {
+				return "claims kured_reboot_required is not exported"
+			}
+			return ""
+		}},
+		{QLocks, "a", func(r Row) string {
+			if r.Status != StatusUnknown || LockCell(r, fixtureNow) != "unknown (query failed)" {
+				return "locks not unknown"
+			}
+			return ""
+		}},
+		{QPhases, "a", func(r Row) string {
+			if r.Status != StatusUnknown || NodesCell(r) != "unknown" {
+				return "phases not unknown"
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			a := fixture()
+			delete(a.Vectors, tc.id)
+			a.Errors = map[string]error{tc.id: errString("503 store unavailable")}
+			f := Build(fixtureNow, a, Options{})
+			found := false
+			for _, r := range f.Rows {
+				if r.Cluster != tc.cluster {
+					continue
+				}
+				found = true
+				if bad := tc.check(r); bad != "" {
+					t.Errorf("row %s %s: %+v", r.Cluster, bad, r)
+				}
+				if len(r.Unread) == 0 {
+					t.Errorf("row %s does not say what it could not read", r.Cluster)
+				}
+			}
+			if !found {
+				t.Fatalf("no row %s", tc.cluster)
+			}
+			if c := ExitCode(f); c != ExitError {
+				t.Errorf("exit %d, want 1", c)
+			}
+		})
+	}
+}
+
+// Two replicas that both say they lead, a judgement apart, cannot be
+// added up: the row is unknown, never 4 nodes of 3.
+func TestBuildTwoLeadersDisagree(t *testing.T) {
+	a := fixture()
+	a.Vectors[QScalars] = append(a.Vectors[QScalars], sample(3, "cluster", "e", tag, partNodes))
+	a.Vectors[QPhases] = append(a.Vectors[QPhases], phases("e", "draining", 1)...)
+	f := Build(fixtureNow, a, Options{})
+	for _, r := range f.Rows {
+		if r.Cluster == "e" && (r.Status != StatusUnknown || !strings.Contains(strings.Join(r.Unknown, " "), "disagree")) {
+			t.Errorf("row e: %s %q", r.Status, r.Unknown)
 		}
 	}
 }

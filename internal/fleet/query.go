@@ -110,6 +110,7 @@ const (
 	QLocks    = "locks"    // each lock's verdict, each held entry, the fleet blocker's kind (tagged)
 	QClusters = "clusters" // the cluster label's values on kured's and kube-state-metrics' series
 	QFallback = "fallback" // kured's and kube-state-metrics' figures of the clusters the agents do not cover
+	QStopped  = "stopped"  // the last lock state of the agents whose series stopped (tagged)
 )
 
 // tag is the label the queries add to tell their parts apart.
@@ -117,7 +118,10 @@ const tag = "rebootwatch_fleet"
 
 // The parts of the queries (values of the tag label).
 const (
-	partLast       = "last"        // agent's last success
+	partLast       = "last"        // agent's last success, any replica, over the lookback
+	partLive       = "live"        // agent's last success, any replica, now (absent: its series stopped)
+	partLeaderLast = "leader-last" // the leading replica's last success, now
+	partNodes      = "nodes"       // the most nodes one leading replica counts
 	partRR         = "rr"          // agent's count of nodes needing a reboot
 	partBlocked    = "blocked"     // rebootwatch_fleet_blocked_seconds
 	partUpgraded   = "upgraded"    // rebootwatch_fleet_upgraded_nodes
@@ -130,33 +134,173 @@ const (
 	partLeaseNodes = "lease-nodes" // count of Node-owned Leases
 )
 
+// SkewTolerance is how far in the future an agent's last judgement may be
+// before the row says the clocks disagree: beyond it the agent's clock (or
+// the reader's) is wrong, and no data age can be told.
+const SkewTolerance = time.Minute
+
+// The labels that tell apart the agents of series without the cluster
+// label: each such scrape target is a row of its own, never merged.
+const (
+	jobLabel      = "job"
+	instanceLabel = "instance"
+)
+
+// leaderSeries is the leader gauge every agent exports: 1 on the replica
+// that leads (always, without leader election), 0 on the others.
+const leaderSeries = "rebootwatch_agent_leader"
+
 func part(name, expr string) string {
 	return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, tag, name)
+}
+
+// grouping is one of the two ways series are aggregated: by the cluster
+// label where they carry it, by scrape target (job, instance) where they
+// do not.
+type grouping struct {
+	match string // the cluster label's matcher
+	by    string // the aggregation labels
+}
+
+func groupings(c string) []grouping {
+	return []grouping{
+		{match: fmt.Sprintf(`%s!=""`, c), by: c},
+		{match: fmt.Sprintf(`%s=""`, c), by: strings.Join([]string{c, jobLabel, instanceLabel}, ", ")},
+	}
+}
+
+// with returns the aggregation labels with extra ones appended.
+func (g grouping) with(extra string) string {
+	if extra == "" {
+		return g.by
+	}
+	return g.by + ", " + extra
+}
+
+// leaderOnly keeps the series of metric (with the grouping's matcher) that
+// come from the leading replica: the same scrape target's
+// rebootwatch_agent_leader is 1. own are the metric's own labels.
+func (g grouping) leaderOnly(metric, own string) string {
+	on := ""
+	if own != "" {
+		on = " ignoring(" + own + ")"
+	}
+	return fmt.Sprintf("(%s{%s} and%s (%s{%s} == 1))", metric, g.match, on, leaderSeries, g.match)
 }
 
 // Queries are the PromQL queries of a refresh's first step, by id, each
 // aggregated per cluster over series the agents export once per cluster
 // or per lock, so their cost grows with the clusters, not their nodes
-// (the per-node series are read only for one cluster's detail). max, not
-// sum, across an agent's replicas: every replica exports the same
-// judgement.
+// (the per-node series are read only for one cluster's detail). Only the
+// leading replica's series count (rebootwatch_agent_leader == 1 on the
+// same scrape target): two replicas one iteration apart disagree, and a
+// max across them would count a node moving between phases twice. The
+// last-success times are read from every replica, to tell an agent that
+// reports but has no leader from one whose series stopped. Series without
+// the cluster label are grouped by scrape target (job, instance), never
+// merged into one row.
 func Queries(o Options) map[string]string {
 	c := o.ClusterLabel
 	lb := pmodel.Duration(o.Lookback).String()
-	return map[string]string{
-		QScalars: strings.Join([]string{
-			part(partLast, fmt.Sprintf("max by (%s) (last_over_time(rebootwatch_agent_last_success_timestamp_seconds[%s]))", c, lb)),
-			part(partRR, fmt.Sprintf("max by (%s) (rebootwatch_fleet_reboot_required_nodes)", c)),
-			part(partBlocked, fmt.Sprintf("max by (%s) (rebootwatch_fleet_blocked_seconds)", c)),
-			part(partUpgraded, fmt.Sprintf("max by (%s) (rebootwatch_fleet_upgraded_nodes)", c)),
-		}, " or "),
-		QPhases: fmt.Sprintf("max by (%s, phase) (rebootwatch_fleet_nodes)", c),
-		QLocks: strings.Join([]string{
-			part(partVerdict, fmt.Sprintf("max by (%s, kind, lock, verdict) (rebootwatch_lock_verdict) == 1", c)),
-			part(partHolder, fmt.Sprintf("max by (%s, kind, lock, holder, holder_node) (rebootwatch_lock_holder)", c)),
-			part(partBlocker, fmt.Sprintf("max by (%s, kind) (rebootwatch_fleet_blocked) == 1", c)),
-		}, " or "),
+	const last = "rebootwatch_agent_last_success_timestamp_seconds"
+	var scalars, phases, locks []string
+	for _, g := range groupings(c) {
+		lastAny := fmt.Sprintf("last_over_time(%s{%s}[%s])", last, g.match, lb)
+		if g.by != c {
+			// A target without the cluster label is listed only if it
+			// led within the lookback: a replica that never led is not
+			// a cluster of its own.
+			lastAny = fmt.Sprintf("(%s and (last_over_time(%s{%s}[%s]) == 1))", lastAny, leaderSeries, g.match, lb)
+		}
+		scalars = append(scalars,
+			part(partLast, fmt.Sprintf("max by (%s) (%s)", g.by, lastAny)),
+			part(partLive, fmt.Sprintf("max by (%s) (%s{%s})", g.by, last, g.match)),
+			part(partLeaderLast, fmt.Sprintf("max by (%s) %s", g.by, g.leaderOnly(last, ""))),
+			part(partNodes, fmt.Sprintf("max by (%s) (sum without (phase) %s)", g.by, g.leaderOnly("rebootwatch_fleet_nodes", "phase"))),
+			part(partRR, fmt.Sprintf("max by (%s) %s", g.by, g.leaderOnly("rebootwatch_fleet_reboot_required_nodes", ""))),
+			part(partBlocked, fmt.Sprintf("max by (%s) %s", g.by, g.leaderOnly("rebootwatch_fleet_blocked_seconds", ""))),
+			part(partUpgraded, fmt.Sprintf("max by (%s) %s", g.by, g.leaderOnly("rebootwatch_fleet_upgraded_nodes", ""))),
+		)
+		phases = append(phases, fmt.Sprintf("max by (%s) %s", g.with("phase"), g.leaderOnly("rebootwatch_fleet_nodes", "phase")))
+		locks = append(locks,
+			part(partVerdict, fmt.Sprintf("max by (%s) %s == 1", g.with("kind, lock, verdict"), g.leaderOnly("rebootwatch_lock_verdict", "kind, lock, verdict"))),
+			part(partHolder, fmt.Sprintf("max by (%s) %s", g.with("kind, lock, holder, holder_node"),
+				g.leaderOnly("rebootwatch_lock_holder", "kind, lock, holder, holder_node"))),
+			part(partBlocker, fmt.Sprintf("max by (%s) %s == 1", g.with("kind"), g.leaderOnly("rebootwatch_fleet_blocked", "kind"))),
+		)
 	}
+	return map[string]string{
+		QScalars: strings.Join(scalars, " or "),
+		QPhases:  strings.Join(phases, " or "),
+		QLocks:   strings.Join(locks, " or "),
+	}
+}
+
+// Stopped is an agent whose series stopped (its last success is in the
+// lookback, not now): the lock state it last exported is read as of its
+// last judgement (QStopped).
+type Stopped struct {
+	Key  Key
+	Last time.Time
+}
+
+// StoppedQuery is the second step's query of the agents whose series
+// stopped: the lock verdicts and holders their leader exported in the
+// --stale-after after its last judgement (a range ending then, with @), so
+// a killed agent's row keeps the last lock state it knew, marked stale,
+// and a lock it had stopped exporting before is not brought back.
+func StoppedQuery(o Options, stopped []Stopped, now time.Time) string {
+	c := o.ClusterLabel
+	w := pmodel.Duration(o.StaleAfter).String()
+	var parts []string
+	for _, s := range stopped {
+		g := groupings(c)[0]
+		if s.Key.Cluster == "" {
+			g = groupings(c)[1]
+		}
+		sel := s.Key.selector(c)
+		end := s.Last.Add(o.StaleAfter)
+		if end.After(now) {
+			end = now
+		}
+		at := float64(end.UnixMilli()) / 1e3
+		over := func(metric string) string {
+			return fmt.Sprintf("last_over_time(%s{%s}[%s] @ %.3f)", metric, sel, w, at)
+		}
+		leader := fmt.Sprintf("(%s == 1)", over(leaderSeries))
+		parts = append(parts,
+			part(partVerdict, fmt.Sprintf("max by (%s) ((%s and ignoring(kind, lock, verdict) %s) == 1)",
+				g.with("kind, lock, verdict"), over("rebootwatch_lock_verdict"), leader)),
+			part(partHolder, fmt.Sprintf("max by (%s) (%s and ignoring(kind, lock, holder, holder_node) %s)",
+				g.with("kind, lock, holder, holder_node"), over("rebootwatch_lock_holder"), leader)),
+		)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// Key names a row: the cluster label's value, or, for series without it,
+// the scrape target (job, instance) they come from.
+type Key struct {
+	Cluster  string
+	Job      string
+	Instance string
+}
+
+// keyOf is the row a series belongs to.
+func keyOf(m pmodel.Metric, clusterLabel string) Key {
+	k := Key{Cluster: string(m[pmodel.LabelName(clusterLabel)])}
+	if k.Cluster == "" {
+		k.Job, k.Instance = string(m[jobLabel]), string(m[instanceLabel])
+	}
+	return k
+}
+
+// selector is the PromQL matchers of the key's series.
+func (k Key) selector(clusterLabel string) string {
+	if k.Cluster != "" {
+		return fmt.Sprintf("%s=%s", clusterLabel, promString(k.Cluster))
+	}
+	return fmt.Sprintf(`%s="",%s=%s,%s=%s`, clusterLabel, jobLabel, promString(k.Job), instanceLabel, promString(k.Instance))
 }
 
 // fallbackMatches are the series whose cluster label values say which
@@ -193,6 +337,10 @@ type Answers struct {
 	// kube-state-metrics' series (QClusters).
 	Clusters []string
 	Errors   map[string]error
+	// Warnings are what the endpoint said about answers it gave (a
+	// Thanos or Mimir partial response: a store or querier did not
+	// answer), by query id.
+	Warnings map[string][]string
 }
 
 // NeedFallback are the clusters the second step reads kured and
@@ -220,6 +368,47 @@ func NeedFallback(a Answers, o Options) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// NeedStopped are the agents whose series stopped: a last success in the
+// lookback, none now, and not in the future (a skewed clock's time says
+// nothing about when the agent stopped).
+func NeedStopped(a Answers, o Options, now time.Time) []Stopped {
+	if _, failed := a.Errors[QScalars]; failed {
+		return nil
+	}
+	last := map[Key]time.Time{}
+	live := map[Key]bool{}
+	for _, s := range a.Vectors[QScalars] {
+		k := keyOf(s.Metric, o.ClusterLabel)
+		switch string(s.Metric[tag]) {
+		case partLast:
+			last[k] = unixTime(s.Value)
+		case partLive:
+			live[k] = true
+		}
+	}
+	var out []Stopped
+	for k, t := range last {
+		if !live[k] && !t.After(now.Add(SkewTolerance)) {
+			out = append(out, Stopped{Key: k, Last: t})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Key, out[j].Key
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		if a.Job != b.Job {
+			return a.Job < b.Job
+		}
+		return a.Instance < b.Instance
+	})
+	return out
+}
+
+func unixTime(v pmodel.SampleValue) time.Time {
+	return time.Unix(0, int64(float64(v)*1e9))
 }
 
 // Reader reads the endpoint; it counts the queries it sent.
@@ -258,16 +447,19 @@ func (r *Reader) Queries() int { return int(r.queries.Load()) }
 
 // Read reads the fleet at now in two steps: the first's queries at once
 // (Queries, and the clusters kured and kube-state-metrics report from),
-// then, for the clusters the agents do not count reboot-required in, the
-// fallback query. At most 5 queries (MaxQueries is 6).
+// then, at once, for the clusters the agents do not count reboot-required
+// in, the fallback query, and for the agents whose series stopped, their
+// last lock state. At most MaxQueries (6) queries.
 func (r *Reader) Read(ctx context.Context, now time.Time) Fleet {
 	before := r.Queries()
-	a := Answers{Vectors: map[string]pmodel.Vector{}, Errors: map[string]error{}}
+	a := Answers{Vectors: map[string]pmodel.Vector{}, Errors: map[string]error{}, Warnings: map[string][]string{}}
 	var wg sync.WaitGroup
 	wg.Add(1)
+	var clusterWarns []string
 	go func() {
 		defer wg.Done()
-		vals, err := r.labelValues(ctx, now)
+		vals, warns, err := r.labelValues(ctx, now)
+		clusterWarns = warns // only this goroutine writes it before Wait
 		if err != nil {
 			a.Errors[QClusters] = err // only this goroutine writes this key before Wait
 			return
@@ -276,54 +468,68 @@ func (r *Reader) Read(ctx context.Context, now time.Time) Fleet {
 	}()
 	first := r.query(ctx, Queries(r.o), now)
 	wg.Wait()
-	for id, v := range first.Vectors {
-		a.Vectors[id] = v
+	if len(clusterWarns) > 0 {
+		a.Warnings[QClusters] = clusterWarns
 	}
-	for id, err := range first.Errors {
-		a.Errors[id] = err
-	}
+	a.merge(first)
+	second := map[string]string{}
 	if need := NeedFallback(a, r.o); len(need) > 0 {
-		second := r.query(ctx, map[string]string{QFallback: FallbackQuery(r.o, need)}, now)
-		for id, v := range second.Vectors {
-			a.Vectors[id] = v
-		}
-		for id, err := range second.Errors {
-			a.Errors[id] = err
-		}
+		second[QFallback] = FallbackQuery(r.o, need)
+	}
+	if stopped := NeedStopped(a, r.o, now); len(stopped) > 0 {
+		second[QStopped] = StoppedQuery(r.o, stopped, now)
+	}
+	if len(second) > 0 {
+		a.merge(r.query(ctx, second, now))
 	}
 	f := Build(now, a, r.o)
 	f.Queries = r.Queries() - before
 	return f
 }
 
+func (a *Answers) merge(b Answers) {
+	for id, v := range b.Vectors {
+		a.Vectors[id] = v
+	}
+	for id, err := range b.Errors {
+		a.Errors[id] = err
+	}
+	for id, w := range b.Warnings {
+		a.Warnings[id] = w
+	}
+}
+
 // labelValues asks which clusters kured's and kube-state-metrics' series
 // carry over the last five minutes (an index read: no samples).
-func (r *Reader) labelValues(ctx context.Context, now time.Time) ([]string, error) {
+func (r *Reader) labelValues(ctx context.Context, now time.Time) ([]string, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
 	r.queries.Add(1)
-	vals, _, _, err := r.api.LabelValues(ctx, r.o.ClusterLabel, fallbackMatches, now.Add(-5*time.Minute), now)
+	vals, warns, _, err := r.api.LabelValues(ctx, r.o.ClusterLabel, fallbackMatches, now.Add(-5*time.Minute), now)
 	if err != nil {
-		return nil, err
+		return nil, warns, err
 	}
 	out := make([]string, len(vals))
 	for i, v := range vals {
 		out[i] = string(v)
 	}
-	return out, nil
+	return out, warns, nil
 }
 
 func (r *Reader) query(ctx context.Context, qs map[string]string, now time.Time) Answers {
-	a := Answers{Vectors: map[string]pmodel.Vector{}, Errors: map[string]error{}}
+	a := Answers{Vectors: map[string]pmodel.Vector{}, Errors: map[string]error{}, Warnings: map[string][]string{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for id, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := r.instant(ctx, q, now)
+			v, warns, err := r.instant(ctx, q, now)
 			mu.Lock()
 			defer mu.Unlock()
+			if len(warns) > 0 {
+				a.Warnings[id] = warns
+			}
 			if err != nil {
 				a.Errors[id] = err
 				return
@@ -335,19 +541,19 @@ func (r *Reader) query(ctx context.Context, qs map[string]string, now time.Time)
 	return a
 }
 
-func (r *Reader) instant(ctx context.Context, q string, now time.Time) (pmodel.Vector, error) {
+func (r *Reader) instant(ctx context.Context, q string, now time.Time) (pmodel.Vector, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
 	r.queries.Add(1)
-	val, _, _, err := r.api.Query(ctx, q, now)
+	val, warns, _, err := r.api.Query(ctx, q, now)
 	if err != nil {
-		return nil, err
+		return nil, warns, err
 	}
 	v, ok := val.(pmodel.Vector)
 	if !ok {
-		return nil, fmt.Errorf("query answered %s, want a vector", val.Type())
+		return nil, warns, fmt.Errorf("query answered %s, want a vector", val.Type())
 	}
-	return v, nil
+	return v, warns, nil
 }
 
 // authHeaders adds the bearer token (read on each request, so a rotated
@@ -404,11 +610,12 @@ type DetailNode struct {
 	Blocker string `json:"blocker,omitempty"`
 }
 
-// DetailQuery is the one query of a cluster's detail: each node's phase
-// and its first blocker's kind.
-func DetailQuery(o Options, cluster string) string {
-	sel := fmt.Sprintf("{%s=%s}", o.ClusterLabel, promString(cluster))
-	return fmt.Sprintf("max by (node, phase) (rebootwatch_node_phase%s) or max by (node, kind) (rebootwatch_node_blocked%s)", sel, sel)
+// DetailQuery is the one query of a row's detail: each node's phase and
+// its first blocker's kind, from the leading replica only.
+func DetailQuery(o Options, k Key) string {
+	g := grouping{match: k.selector(o.ClusterLabel)}
+	return fmt.Sprintf("max by (node, phase) %s or max by (node, kind) %s",
+		g.leaderOnly("rebootwatch_node_phase", "node, phase"), g.leaderOnly("rebootwatch_node_blocked", "node, kind"))
 }
 
 // promString quotes s as a PromQL string literal.
@@ -434,12 +641,16 @@ func promString(s string) string {
 	return b.String()
 }
 
-// Detail reads one cluster's nodes (one query): blocked nodes first, then
-// those in a cycle, pending, and the rest, by name.
-func (r *Reader) Detail(ctx context.Context, cluster string, now time.Time) ([]DetailNode, error) {
-	v, err := r.instant(ctx, DetailQuery(r.o, cluster), now)
+// Detail reads one row's nodes (one query): blocked nodes first, then
+// those in a cycle, pending, and the rest, by name. A partial answer (the
+// endpoint's warnings) is an error: the list may miss nodes.
+func (r *Reader) Detail(ctx context.Context, k Key, now time.Time) ([]DetailNode, error) {
+	v, warns, err := r.instant(ctx, DetailQuery(r.o, k), now)
 	if err != nil {
 		return nil, err
+	}
+	if len(warns) > 0 {
+		return BuildDetail(v), fmt.Errorf("partial answer: %s", sanitize.Short(strings.Join(warns, "; "), 300))
 	}
 	return BuildDetail(v), nil
 }

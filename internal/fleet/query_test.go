@@ -30,6 +30,9 @@ func endpoint(t *testing.T, o Options, check func(*http.Request)) (*httptest.Ser
 	// reboot-required count: c (stale), d (no agent), f and the hostile
 	// one (agents without it).
 	byText[FallbackQuery(o, NeedFallback(a, o))] = a.Vectors[QFallback]
+	// And the last lock state of c, whose agent stopped.
+	o.StaleAfter = DefaultStaleAfter
+	byText[StoppedQuery(o, NeedStopped(a, o, fixtureNow), fixtureNow)] = a.Vectors[QStopped]
 	var n atomic.Int64
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -24,15 +24,24 @@ const (
 // "free" only when the agent judged every lock free; "unknown (why)"
 // when it cannot be told.
 func LockCell(r Row, now time.Time) string {
-	switch r.Status {
-	case StatusNoAgent:
+	switch {
+	case r.Status == StatusNoAgent:
 		return "unknown (no agent)"
-	case StatusStale:
-		return "unknown (stale)"
-	}
-	if r.Phases == nil {
+	case failed(r.Unread, QLocks) || failed(r.Unread, QStopped):
+		return "unknown (query failed)"
+	case r.Status == StatusStale:
+		// The last lock state the agent exported, marked stale.
+		if r.Verdicts == nil {
+			return "unknown (stale)"
+		}
+		return lockCell(r, now) + " (stale)"
+	case r.Phases == nil:
 		return "unknown"
 	}
+	return lockCell(r, now)
+}
+
+func lockCell(r Row, now time.Time) string {
 	if len(r.Locks) == 0 {
 		if len(r.Verdicts) == 0 {
 			return "no lock object"
@@ -115,18 +124,23 @@ func intCell(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// AgeCell is the data's age: how long ago the agent last judged.
+// AgeCell is the data's age: how long ago the agent last judged ("skew"
+// when that is in the future beyond SkewTolerance).
 func AgeCell(r Row) string {
 	if r.DataAgeSeconds == nil {
 		return "–"
 	}
-	return humanSeconds(*r.DataAgeSeconds)
+	if -*r.DataAgeSeconds > SkewTolerance.Seconds() {
+		return "skew"
+	}
+	return humanSeconds(max(*r.DataAgeSeconds, 0))
 }
 
-// ClusterCell is the cluster's name for a terminal.
+// ClusterCell is the cluster's name for a terminal; a row without the
+// cluster label is marked and named by its scrape target.
 func ClusterCell(r Row) string {
-	if r.Cluster == "" {
-		return "(no cluster label)"
+	if r.Unlabelled || r.Cluster == "" {
+		return sanitize.Short("(no label) "+r.Instance+" "+r.Job, clusterWidth)
 	}
 	return sanitize.Short(r.Cluster, clusterWidth)
 }
@@ -153,8 +167,14 @@ func Render(w io.Writer, f Fleet, endpoint string) {
 	if f.Err != nil {
 		fmt.Fprintf(w, "error: %s\n", ErrorText(f.Err))
 	}
+	if len(f.Warnings) > 0 {
+		fmt.Fprintln(w, "partial answer: the endpoint warned that its answer may miss series (exit 1):")
+		for _, x := range f.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", sanitize.Short(x, 300))
+		}
+	}
 	if len(f.Rows) == 0 {
-		if f.Err == nil {
+		if f.Err == nil && len(f.Warnings) == 0 {
 			fmt.Fprintf(w, "no cluster found: no series of rebootwatch-agent, kured or kube-state-metrics carry the label %q\n", f.ClusterLabel)
 		}
 		return
@@ -191,6 +211,7 @@ type Document struct {
 	StaleAfter   string         `json:"staleAfter"`
 	Queries      int            `json:"queries"`
 	Error        *string        `json:"error"`
+	Warnings     []string       `json:"warnings"`
 	Clusters     []Row          `json:"clusters"`
 	Counts       map[Status]int `json:"counts"`
 	ExitCode     int            `json:"exitCode"`
@@ -204,6 +225,7 @@ func JSON(f Fleet, endpoint string) ([]byte, error) {
 	if d.Clusters == nil {
 		d.Clusters = []Row{}
 	}
+	d.Warnings = append([]string{}, f.Warnings...)
 	for _, r := range f.Rows {
 		d.Counts[r.Status]++
 	}

@@ -97,6 +97,19 @@ func writeScaleOpenMetrics(path string, end time.Time) error {
 			}
 			series("rebootwatch_agent_last_success_timestamp_seconds", cl(c), func(i int) float64 { return ts(i) - 5 })
 		}},
+		{"rebootwatch_agent_leader", func(c int) {
+			// One replica, leading (as without leader election); the
+			// stale ones led until they stopped.
+			switch kind(c) {
+			case "no-agent":
+			case "stale":
+				for i := 0; i < scalePoints; i++ {
+					fmt.Fprintf(w, "rebootwatch_agent_leader{%s} 1 %g\n", cl(c), ts(i)-3600)
+				}
+			default:
+				series("rebootwatch_agent_leader", cl(c), constant(1))
+			}
+		}},
 		{"rebootwatch_fleet_nodes", func(c int) {
 			if !agent(c) {
 				return
@@ -235,7 +248,7 @@ func scaleProm(b testing.TB) (string, time.Time, int) {
 	}
 	day := time.Now().UTC().Truncate(24 * time.Hour)
 	end := day.Add(time.Hour) // inside retention, one block
-	cache := filepath.Join(os.TempDir(), fmt.Sprintf("rebootwatch-fleet-scale-v2-%dx%d-%s", scaleClusters, scaleNodes, day.Format("20060102")))
+	cache := filepath.Join(os.TempDir(), fmt.Sprintf("rebootwatch-fleet-scale-v3-%dx%d-%s", scaleClusters, scaleNodes, day.Format("20060102")))
 	blocks := filepath.Join(cache, "blocks")
 	if _, err := os.Stat(filepath.Join(cache, "done")); err != nil {
 		_ = os.RemoveAll(cache)

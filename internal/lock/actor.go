@@ -49,6 +49,9 @@ type Actor struct {
 	// every node. Only tests whose scenarios share one API server, each
 	// judged on its own nodes, set it.
 	NodeSelector string
+	// FieldManager, if set, is the field manager of the writes (default
+	// coord.FieldManager); the agent names its own (coord.AgentFieldManager).
+	FieldManager string
 	// Fresh are the quorum reads of every gate's input made before each
 	// write (fresh.go). The wiring sets them (sources/sourceset.FreshReaders);
 	// a source without a reader refuses every write that needs it.
@@ -141,6 +144,9 @@ func (a *Actor) do(ctx context.Context, p Plan, o DoOptions) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if a.FieldManager != "" {
+		ctx = coord.WithFieldManager(ctx, a.FieldManager)
+	}
 
 	var d Driver
 	if p.Action != model.ActionUncordon {

@@ -85,7 +85,7 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 	}
 	n = n.DeepCopy()
 	n.Spec.Unschedulable = false
-	up, err := nc.Update(ctx, n, metav1.UpdateOptions{FieldManager: FieldManager})
+	up, err := nc.Update(ctx, n, metav1.UpdateOptions{FieldManager: coord.FieldManagerFrom(ctx)})
 	if err != nil {
 		return Applied{}, &APIError{Verb: "update", Resource: "nodes", Err: err}
 	}

@@ -2,7 +2,10 @@
 // per cluster read from a Prometheus-compatible endpoint (internal/fleet),
 // worst first, with a filter (/), the detail of one cluster (its nodes and
 // blockers from the metrics: d or space) and enter to open that cluster's
-// live dashboard through the context mapping.
+// live dashboard through the context mapping: only a kubeconfig context
+// named for the row exactly (--context-for, or the cluster label's value)
+// is opened; a row without one, or whose name would be read as a list of
+// contexts, opens nothing and says so.
 //
 // It must not do I/O in Update: reads run in commands (Options.Read and
 // Options.Detail) and come back as messages, and enter hands the cluster's
@@ -31,10 +34,14 @@ type Options struct {
 	Context context.Context
 	// Read reads the fleet now; Detail one cluster's nodes.
 	Read   func(ctx context.Context) fleet.Fleet
-	Detail func(ctx context.Context, cluster string) ([]fleet.DetailNode, error)
+	Detail func(ctx context.Context, row fleet.Key) ([]fleet.DetailNode, error)
 	// Open returns the command that opens a context's live dashboard
 	// (nil: enter does nothing but say so).
 	Open func(kubeContext string) *exec.Cmd
+	// Contexts are the kubeconfig's context names (read before the view
+	// starts): enter opens a row's context only when it is one of them,
+	// exactly.
+	Contexts []string
 	// Interval is how often the fleet is read again.
 	Interval time.Duration
 	// Endpoint is shown in the header (secrets masked).
@@ -44,9 +51,9 @@ type Options struct {
 type (
 	readMsg   struct{ f fleet.Fleet }
 	detailMsg struct {
-		cluster string
-		nodes   []fleet.DetailNode
-		err     error
+		row   string // the row's key (fleet.Key.ID)
+		nodes []fleet.DetailNode
+		err   error
 	}
 	tickMsg     struct{}
 	returnedMsg struct{ err error }
@@ -62,7 +69,8 @@ type Model struct {
 	filter        string
 	filtering     bool
 	detail        bool
-	detailFor     string
+	detailFor     string // the row's key (fleet.Key.ID)
+	detailName    string
 	nodes         []fleet.DetailNode
 	detailErr     error
 	note          string
@@ -99,7 +107,8 @@ func (m *Model) Rows() []fleet.Row {
 	var out []fleet.Row
 	q := strings.ToLower(m.filter)
 	for _, r := range m.f.Rows {
-		if strings.Contains(strings.ToLower(r.Cluster), q) || strings.Contains(strings.ToLower(r.Context), q) || string(r.Status) == q {
+		if strings.Contains(strings.ToLower(r.Cluster), q) || strings.Contains(strings.ToLower(r.Context), q) || string(r.Status) == q ||
+			(r.Unlabelled && strings.Contains(strings.ToLower(fleet.ClusterCell(r)), q)) {
 			out = append(out, r)
 		}
 	}
@@ -125,7 +134,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.f, m.read = msg.f, true
 		if had {
 			for i, r := range m.Rows() {
-				if r.Cluster == cur.Cluster {
+				if r.Key() == cur.Key() {
 					m.sel = i
 				}
 			}
@@ -134,7 +143,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.readCmd()
 	case detailMsg:
-		if msg.cluster == m.detailFor {
+		if msg.row == m.detailFor {
 			m.nodes, m.detailErr = msg.nodes, msg.err
 		}
 	case returnedMsg:
@@ -195,18 +204,18 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		if m.detail && m.detailFor == r.Cluster {
+		if m.detail && m.detailFor == r.Key().ID() {
 			m.detail = false
 			return nil
 		}
-		m.detail, m.detailFor, m.nodes, m.detailErr = true, r.Cluster, nil, nil
+		m.detail, m.detailFor, m.detailName, m.nodes, m.detailErr = true, r.Key().ID(), fleet.ClusterCell(r), nil, nil
 		if m.o.Detail == nil || r.Status == fleet.StatusNoAgent {
 			return nil
 		}
-		c, ctx := r.Cluster, m.o.Context
+		k, ctx := r.Key(), m.o.Context
 		return func() tea.Msg {
-			n, err := m.o.Detail(ctx, c)
-			return detailMsg{cluster: c, nodes: n, err: err}
+			n, err := m.o.Detail(ctx, k)
+			return detailMsg{row: k.ID(), nodes: n, err: err}
 		}
 	case "enter":
 		r, ok := m.selected()
@@ -217,10 +226,33 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.note = "no dashboard to open"
 			return nil
 		}
+		if why := m.cannotOpen(r); why != "" {
+			m.note = "nothing opened: " + why
+			return nil
+		}
 		return tea.ExecProcess(m.o.Open(r.Context), func(err error) tea.Msg { return returnedMsg{err} })
 	}
 	m.selected()
 	return nil
+}
+
+// cannotOpen says why a row's dashboard cannot be opened ("" when it can):
+// a row opens only the kubeconfig context named for it exactly, never the
+// current context (another cluster, with release and reap offered) and
+// never a list of contexts.
+func (m *Model) cannotOpen(r fleet.Row) string {
+	switch {
+	case r.Unlabelled || r.Context == "":
+		return "the row has no cluster label, so no context is named for it"
+	case strings.Contains(r.Context, ","):
+		return fmt.Sprintf("%s has a comma (a list of contexts); use --context-for", sanitize.Short(r.Context, 40))
+	}
+	for _, c := range m.o.Contexts {
+		if c == r.Context {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no kubeconfig context is named exactly %s; use --context-for", sanitize.Short(r.Context, 40))
 }
 
 // View draws the screen.
@@ -298,12 +330,17 @@ func (m *Model) table(room int) []string {
 		out = append(out, "error: "+fleet.ErrorText(m.f.Err))
 		room--
 	}
+	if len(m.f.Warnings) > 0 {
+		// A partial answer (the endpoint's warnings): rows may be missing.
+		out = append(out, "partial answer: "+sanitize.Short(strings.Join(m.f.Warnings, "; "), 300))
+		room--
+	}
 	rows := m.Rows()
 	if len(rows) == 0 {
 		if m.filter != "" {
 			return append(out, "no cluster matches the filter")
 		}
-		if m.f.Err == nil {
+		if m.f.Err == nil && len(m.f.Warnings) == 0 {
 			out = append(out, fmt.Sprintf("no cluster found: no series carry the label %q", m.f.ClusterLabel))
 		}
 		return out
@@ -382,12 +419,12 @@ func (m *Model) detailLines() []string {
 	var r fleet.Row
 	found := false
 	for _, x := range m.f.Rows {
-		if x.Cluster == m.detailFor {
+		if x.Key().ID() == m.detailFor {
 			r, found = x, true
 		}
 	}
 	if !found {
-		return []string{"", "cluster " + sanitize.Short(m.detailFor, 40) + " is no longer listed (esc: back)"}
+		return []string{"", "cluster " + m.detailName + " is no longer listed (esc: back)"}
 	}
 	out := []string{
 		"",

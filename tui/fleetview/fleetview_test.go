@@ -77,9 +77,10 @@ func TestFleetViewFilterDetailEnter(t *testing.T) {
 	var opened []string
 	var details []string
 	m := loaded(t, Options{
-		Open: func(c string) *exec.Cmd { opened = append(opened, c); return exec.Command("true") },
-		Detail: func(_ context.Context, c string) ([]fleet.DetailNode, error) {
-			details = append(details, c)
+		Open:     func(c string) *exec.Cmd { opened = append(opened, c); return exec.Command("true") },
+		Contexts: []string{"a", "prod-b"},
+		Detail: func(_ context.Context, k fleet.Key) ([]fleet.DetailNode, error) {
+			details = append(details, k.Cluster)
 			return []fleet.DetailNode{{Node: "n2", Phase: "idle", Blocker: "lock-held"}, {Node: "n3", Phase: "idle"}}, nil
 		},
 	})
@@ -126,4 +127,53 @@ func TestFleetViewGolden(t *testing.T) {
 	m := loaded(t, Options{})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	golden.Check(t, "testdata/fleet-80x24.txt", m.Render()+"\n")
+}
+
+// TestFleetViewEnterOpensOnlyTheRowsContext (issue 33 §1): enter opens
+// only a kubeconfig context named for the row exactly. A row without the
+// cluster label (whose empty context would be the kubeconfig's current
+// one, another cluster with release and reap offered), a label value with
+// a comma (read as a list: two clusters) and a name the kubeconfig has no
+// context of open nothing, and the view says why.
+func TestFleetViewEnterOpensOnlyTheRowsContext(t *testing.T) {
+	last := now.Add(-5 * time.Second)
+	age := 5.0
+	mk := func(cluster, job, inst string) fleet.Row {
+		return fleet.Row{Cluster: cluster, Context: cluster, Job: job, Instance: inst, Unlabelled: cluster == "", Status: fleet.StatusOrphaned,
+			Sources: []string{"agent"}, Phases: map[string]int{"done": 2}, Verdicts: map[string]int{"orphaned": 1},
+			Locks:         []fleet.Lock{{Kind: "kured", Lock: "kube-system/kured", Holder: "n2", HolderNode: "n2", Verdict: "orphaned"}},
+			LastJudgement: &last, DataAgeSeconds: &age}
+	}
+	f := fleet.Fleet{At: now, ClusterLabel: "cluster", Rows: []fleet.Row{
+		mk("", "rebootwatch-agent", "10.0.0.5:8080"), mk("prod,staging", "", ""), mk("unmapped", "", ""), mk("prod", "", "")}}
+	var opened []string
+	m := New(Options{Read: func(context.Context) fleet.Fleet { return f }, Contexts: []string{"prod", "staging", "kind-current"},
+		Open: func(c string) *exec.Cmd { opened = append(opened, c); return exec.Command("true") }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
+	m.Update(m.Init()())
+	for i, want := range []string{"no cluster label", "comma", "named exactly unmapped"} {
+		_, cmd := m.Update(key("enter"))
+		if cmd != nil || len(opened) != 0 {
+			t.Fatalf("row %d: enter opened %q", i, opened)
+		}
+		if s := m.Render(); !strings.Contains(s, want) || !strings.Contains(s, "nothing opened") {
+			t.Errorf("row %d: the view does not say %q:\n%s", i, want, s)
+		}
+		m.Update(key("down"))
+	}
+	if _, cmd := m.Update(key("enter")); cmd == nil || len(opened) != 1 || opened[0] != "prod" {
+		t.Errorf("enter on prod opened %q, want exactly prod", opened)
+	}
+}
+
+// A partial answer (the endpoint's warnings) is said above the rows.
+func TestFleetViewShowsPartialAnswer(t *testing.T) {
+	f := fixture()
+	f.Warnings = []string{"locks: store 10.0.0.7:10901 unavailable"}
+	m := New(Options{Read: func(context.Context) fleet.Fleet { return f }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
+	m.Update(m.Init()())
+	if s := m.Render(); !strings.Contains(s, "partial answer: locks: store 10.0.0.7:10901 unavailable") {
+		t.Errorf("the warning is not shown:\n%s", s)
+	}
 }

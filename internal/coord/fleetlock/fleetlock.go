@@ -144,7 +144,7 @@ func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) 
 	l = l.DeepCopy()
 	empty := ""
 	l.Spec.HolderIdentity = &empty
-	up, err := lc.Update(ctx, l, metav1.UpdateOptions{FieldManager: coord.FieldManager})
+	up, err := lc.Update(ctx, l, metav1.UpdateOptions{FieldManager: coord.FieldManagerFrom(ctx)})
 	if err != nil {
 		return coord.Applied{}, &coord.APIError{Verb: "update", Resource: "leases.coordination.k8s.io", Err: err}
 	}

@@ -743,7 +743,7 @@ func (Driver) Apply(ctx context.Context, c kubernetes.Interface, w coord.Write) 
 	default:
 		return coord.Applied{}, fmt.Errorf("write op %q does not apply to a DaemonSet", w.Op)
 	}
-	up, err := dsc.Update(ctx, ds, metav1.UpdateOptions{FieldManager: coord.FieldManager})
+	up, err := dsc.Update(ctx, ds, metav1.UpdateOptions{FieldManager: coord.FieldManagerFrom(ctx)})
 	if err != nil {
 		return coord.Applied{}, &coord.APIError{Verb: "update", Resource: "daemonsets.apps", Err: err}
 	}
