@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -51,16 +52,7 @@ func Build(now time.Time, a Answers, o Options) Fleet {
 	}
 	f := Fleet{At: now, ClusterLabel: o.ClusterLabel, StaleAfter: o.StaleAfter}
 	if len(a.Errors) > 0 {
-		var ids []string
-		for id := range a.Errors {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var msgs []string
-		for _, id := range ids {
-			msgs = append(msgs, id+": "+a.Errors[id].Error())
-		}
-		f.Err = errors.New("could not read the endpoint: " + strings.Join(msgs, "; "))
+		f.Err = endpointError(a.Errors)
 	}
 	var wids []string
 	for id := range a.Warnings {
@@ -389,4 +381,29 @@ func (r Row) NodeCount() *int {
 
 func humanSeconds(s float64) string {
 	return model.HumanDuration(time.Duration(s * float64(time.Second)))
+}
+
+// endpointError says why queries failed, each cause once: the queries that
+// failed for one cause are named together. A request that never got an
+// answer (*url.Error: refused, timed out, TLS) is told by its cause, not by
+// the request's URL, whose query string (the PromQL, the time range) would
+// push the cause out of a line; an answer the endpoint gave (an HTTP
+// status, a PromQL error) is told as it is.
+func endpointError(errs map[string]error) error {
+	byCause := map[string][]string{}
+	for id, err := range errs {
+		c := err.Error()
+		var ue *url.Error
+		if errors.As(err, &ue) && ue.Err != nil {
+			c = ue.Err.Error()
+		}
+		byCause[c] = append(byCause[c], id)
+	}
+	causes := make([]string, 0, len(byCause))
+	for c, ids := range byCause {
+		sort.Strings(ids)
+		causes = append(causes, strings.Join(ids, ", ")+": "+c)
+	}
+	sort.Strings(causes)
+	return errors.New("could not read the endpoint: " + strings.Join(causes, "; "))
 }

@@ -598,9 +598,11 @@ func readSecret(path, what string) (string, error) {
 	return s, nil
 }
 
-// ErrorText is a query error for a terminal: one line, URL secrets masked.
+// ErrorText is a query error for a terminal: one line, long enough for a
+// cause in full (the cause is said once per query group, see
+// endpointError), cut only past 1,000 characters.
 func ErrorText(err error) string {
-	return sanitize.Short(err.Error(), 300)
+	return sanitize.Short(err.Error(), 1000)
 }
 
 // DetailNode is one node of a cluster's detail, from its agent's series.

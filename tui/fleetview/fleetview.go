@@ -326,14 +326,23 @@ func (m *Model) footer() string {
 // cols are the table's columns: header, cell, width (0: the rest).
 func (m *Model) table(room int) []string {
 	var out []string
+	// The error and the partial answer wrap whole (at most 4 lines each):
+	// their cause is what the operator acts on, so it is never cut at the
+	// screen's edge.
+	wrapped := func(s string) {
+		ls := strings.Split(ansi.Wrap(s, max(m.width, 20), " "), "\n")
+		if len(ls) > 4 {
+			ls = append(ls[:3], ansi.Truncate(strings.Join(ls[3:], " "), max(m.width, 20), "…"))
+		}
+		out = append(out, ls...)
+		room -= len(ls)
+	}
 	if m.f.Err != nil {
-		out = append(out, "error: "+fleet.ErrorText(m.f.Err))
-		room--
+		wrapped("error: " + fleet.ErrorText(m.f.Err))
 	}
 	if len(m.f.Warnings) > 0 {
 		// A partial answer (the endpoint's warnings): rows may be missing.
-		out = append(out, "partial answer: "+sanitize.Short(strings.Join(m.f.Warnings, "; "), 300))
-		room--
+		wrapped("partial answer: " + sanitize.Short(strings.Join(m.f.Warnings, "; "), 300))
 	}
 	rows := m.Rows()
 	if len(rows) == 0 {

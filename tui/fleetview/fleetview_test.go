@@ -2,6 +2,7 @@ package fleetview
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -175,5 +176,20 @@ func TestFleetViewShowsPartialAnswer(t *testing.T) {
 	m.Update(m.Init()())
 	if s := m.Render(); !strings.Contains(s, "partial answer: locks: store 10.0.0.7:10901 unavailable") {
 		t.Errorf("the warning is not shown:\n%s", s)
+	}
+}
+
+// An unreachable endpoint's cause is shown whole, wrapped, never cut at the
+// screen's edge (issue 34 §3).
+func TestFleetViewShowsTheErrorsCauseWhole(t *testing.T) {
+	f := fixture()
+	f.Rows = nil
+	f.Err = errors.New("could not read the endpoint: clusters, locks, phases, scalars: dial tcp 127.0.0.1:1: connect: connection refused")
+	m := New(Options{Read: func(context.Context) fleet.Fleet { return f }})
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	m.Update(m.Init()())
+	s := m.Render()
+	if flat := strings.Join(strings.Fields(s), " "); !strings.Contains(flat, "error: "+f.Err.Error()) {
+		t.Errorf("the error is not shown whole:\n%s", s)
 	}
 }
