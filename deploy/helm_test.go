@@ -293,6 +293,10 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		"get coordination.k8s.io/leases/rw-leader in ops", "update coordination.k8s.io/leases/rw-leader in ops",
 		"list policy/poddisruptionbudgets cluster-wide", "watch policy/poddisruptionbudgets cluster-wide",
 		"list /pods cluster-wide", "watch /pods cluster-wide",
+		// The coordinator kinds read by default (coordinators.kinds empty).
+		"get upgrade.cattle.io/plans cluster-wide", "list upgrade.cattle.io/plans cluster-wide", "watch upgrade.cattle.io/plans cluster-wide",
+		"get batch/jobs cluster-wide", "list batch/jobs cluster-wide", "watch batch/jobs cluster-wide",
+		"get apps/deployments cluster-wide", "list apps/deployments cluster-wide",
 	}
 	sort.Strings(want)
 	if got := grantsOf(t, objs, ns, sa); !slices.Equal(got, want) {
