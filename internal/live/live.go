@@ -161,13 +161,40 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
+	var coordRead chan struct{}
+	if o.Kinds.Observed() && (!o.Demo || sim.CoordinatorScenario(o.DemoScenario)) {
+		// The first picture waits for the coordinator kinds' first read,
+		// which runs beside the sources' lists, never before them: every
+		// front end reads them by default, and a cluster without them
+		// must not wait for their discovery (docs/performance.md).
+		s.coordOn, coordRead = true, make(chan struct{})
+		s.waits = append(s.waits, func(wctx context.Context) error {
+			select {
+			case <-coordRead:
+				return nil
+			case <-wctx.Done():
+				return fmt.Errorf("coordinator kinds not read: %w", wctx.Err())
+			}
+		})
+	}
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if o.Kinds.Observed() && (!o.Demo || sim.CoordinatorScenario(o.DemoScenario)) {
-		s.coordOn = true
-		s.readCoordinators(ctx)
+	if s.coordOn {
+		sink := s.sink(ctx)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer close(coordRead)
+			s.readCoordinators(ctx)
+			// Each kind's health as a source, before the first picture's
+			// Synced (announceSync waits for coordRead).
+			rs, at := s.coordinatorsRead()
+			for _, r := range rs {
+				sink(model.SourceChanged{Health: r.Health(at)})
+			}
+		}()
 		if !o.Once && !o.Action {
 			s.watchCoordinators(ctx)
 		}
