@@ -19,10 +19,10 @@ import (
 )
 
 // TestIntegrationCoordinatorsRBACReads: on a real apiserver, the chart's
-// ClusterRoles with coordinators.enabled=true, bound to a user with no other
-// grant, let every coordinator kind be read and its wedge named; without the
-// coordinators ClusterRole (the chart's default) the kinds are unread, never
-// "nothing to see".
+// default ClusterRoles, bound to a user with no other grant, let every
+// coordinator kind be read and its wedge named (issue 32 §2: they are read
+// by default); without the coordinators ClusterRole (coordinators.enabled
+// =false) the kinds are unread, never "nothing to see".
 func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "helm")
 	c := testcluster.Start(t)
@@ -79,17 +79,16 @@ func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 		return coord.Clients{Kube: kube, Dynamic: dyn}
 	}
 
-	// The default chart: no grant on the coordinators' objects.
-	bind(nil)
+	// coordinators.enabled=false: no grant on the coordinators' objects.
+	bind([]string{"coordinators.enabled=false"})
 	for _, r := range kinds.ReadAll(ctx, alice(), at) {
-		if r.Installed && r.Unknown == "" {
+		if !r.Installed || r.Unknown == "" {
 			t.Errorf("%s read without the coordinators grant: %+v", r.Kind, r.Observation)
 		}
 	}
-	// coordinators.enabled=true adds the ClusterRole that reads them. RBAC
-	// is evaluated per request: the new grant applies at once.
+	// The default chart adds the ClusterRole that reads them. RBAC is
+	// evaluated per request: the new grant applies at once.
 	v := defaultValues
-	v.set = []string{"coordinators.enabled=true"}
 	for _, o := range render(t, v) {
 		if cr, ok := o.Object.(*rbacv1.ClusterRole); ok && cr.Name == "rebootwatch-agent-coordinators" {
 			bindOne(ctx, t, admin, cr)

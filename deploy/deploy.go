@@ -1,8 +1,8 @@
 // Package deploy holds rebootwatch-agent's Kubernetes manifests (apply with
 // `kubectl apply -k deploy/`), its Helm chart (helm/rebootwatch-agent, whose
 // default render the kustomize files equal; components/kured-off,
-// components/fleetlock-off and components/coordinators equal its
-// kured.enabled=false, fleetlock.enabled=false and coordinators.enabled=true),
+// components/fleetlock-off and components/coordinators-off equal its
+// kured.enabled=false, fleetlock.enabled=false and coordinators.enabled=false),
 // its monitoring (monitoring/:
 // ServiceMonitor, PrometheusRule alerts, Grafana dashboard) and the
 // Dockerfile of its image. The manifests are embedded so tests can validate

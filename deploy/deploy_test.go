@@ -58,7 +58,7 @@ func TestManifestKinds(t *testing.T) {
 		got = append(got, gvk.Kind)
 	}
 	want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding",
-		"Role", "RoleBinding", "Lease", "Deployment", "PodDisruptionBudget", "Service"}
+		"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Lease", "Deployment", "PodDisruptionBudget", "Service"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}
@@ -195,6 +195,12 @@ func TestRBACIsExactlyTheMinimum(t *testing.T) {
 		// selector (a cordoned node's, kured's blocking-pod selector).
 		"list policy/poddisruptionbudgets cluster-wide", "watch policy/poddisruptionbudgets cluster-wide",
 		"list /pods cluster-wide", "watch /pods cluster-wide",
+		// coordinators-rbac.yaml: the kinds read by default, read only, as
+		// their packages declare (system-upgrade-controller's Plans and
+		// Jobs; the Flatcar update operator's Deployment).
+		"get upgrade.cattle.io/plans cluster-wide", "list upgrade.cattle.io/plans cluster-wide", "watch upgrade.cattle.io/plans cluster-wide",
+		"get batch/jobs cluster-wide", "list batch/jobs cluster-wide", "watch batch/jobs cluster-wide",
+		"get apps/deployments cluster-wide", "list apps/deployments cluster-wide",
 	}
 	sort.Strings(want)
 	got := grants(t, objects(t))

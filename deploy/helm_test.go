@@ -310,6 +310,10 @@ func TestHelmNonDefaultValues(t *testing.T) {
 		"get coordination.k8s.io/leases/rw-leader in ops", "update coordination.k8s.io/leases/rw-leader in ops",
 		"list policy/poddisruptionbudgets cluster-wide", "watch policy/poddisruptionbudgets cluster-wide",
 		"list /pods cluster-wide", "watch /pods cluster-wide",
+		// The coordinator kinds read by default (coordinators.kinds empty).
+		"get upgrade.cattle.io/plans cluster-wide", "list upgrade.cattle.io/plans cluster-wide", "watch upgrade.cattle.io/plans cluster-wide",
+		"get batch/jobs cluster-wide", "list batch/jobs cluster-wide", "watch batch/jobs cluster-wide",
+		"get apps/deployments cluster-wide", "list apps/deployments cluster-wide",
 	}
 	sort.Strings(want)
 	if got := grantsOf(t, objs, ns, sa); !slices.Equal(got, want) {
@@ -647,27 +651,92 @@ func TestHelmCoordinatorOff(t *testing.T) {
 		}
 	}
 	v := defaultValues
-	v.set = []string{"kured.enabled=false", "fleetlock.enabled=false"}
+	v.set = []string{"kured.enabled=false", "fleetlock.enabled=false", "coordinators.enabled=false"}
 	if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
-		t.Errorf("both coordinators off rendered:\n%s", out)
+		t.Errorf("every coordinator off rendered:\n%s", out)
 	}
-	// A k3s cluster with only the system-upgrade-controller: the agent
-	// watches the coordinator kinds alone.
-	v.set = append(v.set, "coordinators.enabled=true")
+	// kured and fleetlock off: the agent watches the kinds read once per
+	// iteration alone (by default, with no flag).
+	v.set = []string{"kured.enabled=false", "fleetlock.enabled=false"}
 	for _, o := range render(t, v) {
 		if d, ok := o.Object.(*appsv1.Deployment); ok {
 			cfg, err := agent.ParseFlags(d.Spec.Template.Spec.Containers[0].Args, io.Discard)
-			if err != nil || cfg.Kured || cfg.Fleetlock || !cfg.Coordinators {
+			if err != nil || cfg.Kured || cfg.Fleetlock || cfg.Coordinators.String() != "all" {
 				t.Errorf("coordinators only: args %v parse as %+v (%v)", d.Spec.Template.Spec.Containers[0].Args, cfg, err)
 			}
 		}
 	}
 }
 
+// TestHelmCoordinatorKinds (issue 32 §2): the chart reads every registered
+// kind by default and grants each one's reads; coordinators.kinds is the
+// agent's --coordinators filter (only the listed kinds are read and
+// granted: a k3s cluster with only the system-upgrade-controller lists
+// suc); coordinators.enabled=false is the chart's old default (kured and
+// fleetlock only, nothing of the others granted); a name that is not a
+// registered kind fails the render, naming the registered ones.
+func TestHelmCoordinatorKinds(t *testing.T) {
+	args := func(objs []Object) []string {
+		for _, o := range objs {
+			if d, ok := o.Object.(*appsv1.Deployment); ok {
+				return d.Spec.Template.Spec.Containers[0].Args
+			}
+		}
+		t.Fatal("no Deployment rendered")
+		return nil
+	}
+	for _, tc := range []struct {
+		name       string
+		set        []string
+		want       string // the agent's --coordinators as it parses it
+		kured      bool
+		fleetlock  bool
+		grants     []string // granted (substrings of grants)
+		notGranted []string
+	}{
+		{"default", nil, "all", true, true,
+			[]string{"list upgrade.cattle.io/plans cluster-wide", "list batch/jobs cluster-wide", "list apps/deployments cluster-wide", "apps/daemonsets/kured", "leases/fleetlock-default"}, nil},
+		{"kinds=[suc]", []string{"coordinators.kinds={suc}"}, "suc", false, false,
+			[]string{"list upgrade.cattle.io/plans cluster-wide", "list batch/jobs cluster-wide"}, []string{"apps/deployments", "apps/daemonsets", "leases/fleetlock"}},
+		{"kinds=[kured,flatcar]", []string{"coordinators.kinds={kured,flatcar}"}, "kured,flatcar", true, false,
+			[]string{"list apps/deployments cluster-wide", "apps/daemonsets/kured"}, []string{"upgrade.cattle.io", "batch/jobs", "leases/fleetlock"}},
+		{"enabled=false", []string{"coordinators.enabled=false"}, "kured,fleetlock", true, true,
+			[]string{"apps/daemonsets/kured", "leases/fleetlock-default"}, []string{"upgrade.cattle.io", "batch/jobs", "apps/deployments"}},
+	} {
+		v := defaultValues
+		v.set = tc.set
+		objs := render(t, v)
+		cfg, err := agent.ParseFlags(args(objs), io.Discard)
+		if err != nil || cfg.Coordinators.String() != tc.want || cfg.LockKindsOn() != (tc.kured || tc.fleetlock) ||
+			(cfg.Kured && cfg.Coordinators.Has("kured")) != tc.kured || (cfg.Fleetlock && cfg.Coordinators.Has("fleetlock")) != tc.fleetlock {
+			t.Errorf("%s: args %v parse as coordinators %v, kured %v, fleetlock %v (%v); want %s, %v, %v",
+				tc.name, args(objs), cfg.Coordinators, cfg.Kured, cfg.Fleetlock, err, tc.want, tc.kured, tc.fleetlock)
+		}
+		g := grants(t, objs)
+		for _, w := range tc.grants {
+			if !slices.ContainsFunc(g, func(s string) bool { return strings.Contains(s, w) }) {
+				t.Errorf("%s: no grant %q: %v", tc.name, w, g)
+			}
+		}
+		for _, w := range tc.notGranted {
+			if slices.ContainsFunc(g, func(s string) bool { return strings.Contains(s, w) }) {
+				t.Errorf("%s: grants %q: %v", tc.name, w, g)
+			}
+		}
+	}
+	v := defaultValues
+	v.set = []string{"coordinators.kinds={kured,zincati}"}
+	out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...)
+	if err == nil || !strings.Contains(out, `unknown coordinator kind "zincati"`) || !strings.Contains(out, "kured, fleetlock, flatcar, suc") {
+		t.Errorf("an unknown kind: %v\n%s", err, out)
+	}
+}
+
 // TestKustomizeComponentsEqualChart: an overlay of deploy/ with
-// components/kured-off, components/fleetlock-off or components/coordinators
-// equals the chart with kured.enabled=false, fleetlock.enabled=false or
-// coordinators.enabled=true (as the defaults do).
+// components/kured-off, components/fleetlock-off or
+// components/coordinators-off equals the chart with kured.enabled=false,
+// fleetlock.enabled=false or coordinators.enabled=false (as the defaults
+// do).
 func TestKustomizeComponentsEqualChart(t *testing.T) {
 	kubectl := testcluster.Require(t, "kubectl")[0]
 	here, err := os.Getwd()
@@ -677,7 +746,7 @@ func TestKustomizeComponentsEqualChart(t *testing.T) {
 	for _, tc := range []struct{ component, set string }{
 		{"kured-off", "kured.enabled=false"},
 		{"fleetlock-off", "fleetlock.enabled=false"},
-		{"coordinators", "coordinators.enabled=true"},
+		{"coordinators-off", "coordinators.enabled=false"},
 	} {
 		dir := t.TempDir()
 		rel, err := filepath.Rel(dir, here)

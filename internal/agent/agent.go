@@ -60,8 +60,9 @@ type Agent struct {
 	// Notify posts to the --notify-url targets and measures the blocked
 	// time; New makes one without targets when nil.
 	Notify *notify.Notifier
-	// Coordinators reads the coordinator kinds once (each iteration, with
-	// --coordinators; nil: off): kinds.ReadAll with the agent's clients.
+	// Coordinators reads the coordinator kinds once (each iteration; nil:
+	// off): the selected kinds' ReadAll (Config.Coordinators, by default
+	// every registered kind) with the agent's clients.
 	Coordinators func(ctx context.Context, now time.Time) []kinds.Result
 
 	leader atomic.Bool
@@ -118,7 +119,7 @@ func New(a *Agent) *Agent {
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.LockSources = lock.Sources()
 	if a.Coordinators != nil {
-		a.cluster.CoordinatorSources = kinds.CoordinatorSources()
+		a.cluster.CoordinatorSources = a.Config.Coordinators.CoordinatorSources()
 	}
 	base := explain.For(explain.Options{DrainBound: a.Config.DrainBound})
 	a.cluster.Judge, a.cluster.Explain = a.Engine.Judge, func(c *model.Cluster, now time.Time) model.Blockers {
@@ -557,7 +558,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.Log.Log(ctx, level, "heartbeat", attrs...)
 }
 
-// readCoordinators reads the coordinator kinds (with --coordinators), bounded
+// readCoordinators reads the selected coordinator kinds (--coordinators), bounded
 // by the request timeout, and reports each as a source: a kind that could
 // not be read is forbidden or error in the heartbeat and readiness, never
 // left out.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -38,10 +39,13 @@ type Config struct {
 	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
 	Fleetlock          bool   // --fleetlock: read and act on fleetlock's Leases (false: its source is disabled)
 	FleetlockNamespace string // --fleetlock-namespace
-	// Coordinators is --coordinators: also read the coordinator kinds of
-	// internal/coord (system-upgrade-controller, the Flatcar update
-	// operator) each iteration and name their wedges; read only.
-	Coordinators bool
+	// Coordinators is --coordinators: which coordinator kinds the agent
+	// reads (the zero value: every registered kind). The kinds read once
+	// per iteration (system-upgrade-controller, the Flatcar update
+	// operator; read only) are each reported not-installed when they are
+	// not there; a lock kind (kured, fleetlock) left out is disabled as
+	// with --kured=false.
+	Coordinators kinds.Selection
 
 	LeaderElect              bool          // --leader-elect
 	LeaderElectionNamespace  string        // --leader-election-namespace (resolved by ResolveNamespace)
@@ -130,7 +134,9 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "how long a drain may take before it is a stall, when kured's own --drain-timeout is not set")
 	fs.BoolVar(&c.Kured, "kured", c.Kured, "watch kured's lock; false on a cluster without kured (its source then reports disabled)")
 	fs.BoolVar(&c.Fleetlock, "fleetlock", c.Fleetlock, "watch fleetlock's Leases; false on a cluster without fleetlock (its source then reports disabled)")
-	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "also read Rancher's system-upgrade-controller and the Flatcar update operator each iteration and name their wedges (read only: never written)")
+	co := fs.VarPF(&coordinatorsFlag{&c}, "coordinators", "", "which coordinator kinds to read: all (each reported not-installed when it is not there), a comma list of "+strings.Join(kinds.Names(), ", ")+
+		", or "+kinds.SelectLocks+" (or false: kured and fleetlock only); system-upgrade-controller and the Flatcar update operator are read each iteration, never written")
+	co.NoOptDefVal = kinds.SelectAll
 	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
@@ -211,8 +217,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
 		}
 	}
-	if !c.Kured && !c.Fleetlock && !c.Coordinators {
-		errs = append(errs, errors.New("--kured=false and --fleetlock=false without --coordinators: no coordinator left to watch"))
+	if !c.LockKindsOn() && !c.Coordinators.Observed() {
+		errs = append(errs, fmt.Errorf("--kured=false, --fleetlock=false and --coordinators=%s leave no coordinator to watch", c.Coordinators))
 	}
 	if msgs := validation.IsDNS1123Label(c.FleetlockNamespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--fleetlock-namespace %q is not a namespace name: %s", c.FleetlockNamespace, strings.Join(msgs, "; ")))
@@ -298,7 +304,7 @@ func Identity(getenv func(string) string, suffix string) string {
 // DisabledKinds returns the coordinators turned off (--kured=false,
 // --fleetlock=false), each with the message its disabled source shows.
 func (c Config) DisabledKinds() map[model.LockKind]string {
-	off := map[model.LockKind]string{}
+	off := c.Coordinators.Disabled()
 	if !c.Kured {
 		off[model.LockKured] = "turned off (--kured=false)"
 	}
@@ -306,4 +312,34 @@ func (c Config) DisabledKinds() map[model.LockKind]string {
 		off[model.LockFleetlock] = "turned off (--fleetlock=false)"
 	}
 	return off
+}
+
+// LockKindsOn reports whether a lock kind (kured, fleetlock) is watched:
+// turned on by its own flag and selected by --coordinators.
+func (c Config) LockKindsOn() bool {
+	return c.Kured && c.Coordinators.Has(model.LockKured) || c.Fleetlock && c.Coordinators.Has(model.LockFleetlock)
+}
+
+// coordinatorsFlag is --coordinators: a filter of the registered kinds
+// (--coordinators=kured,suc). Its old boolean form still parses: the bare
+// flag and "true" select every kind (the default now), "false" the lock
+// kinds (what was read without the flag before).
+type coordinatorsFlag struct{ c *Config }
+
+func (f *coordinatorsFlag) Type() string { return "kinds" }
+
+func (f *coordinatorsFlag) String() string {
+	if f == nil || f.c == nil {
+		return kinds.SelectAll
+	}
+	return f.c.Coordinators.String()
+}
+
+func (f *coordinatorsFlag) Set(v string) error {
+	sel, err := kinds.Select(v)
+	if err != nil {
+		return err
+	}
+	f.c.Coordinators = sel
+	return nil
 }

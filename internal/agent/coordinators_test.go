@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,8 +42,8 @@ func withCoordinators(c coord.Clients) func(*Agent) {
 	}
 }
 
-// TestAgentNamesACoordinatorWedge: with --coordinators the agent reads
-// system-upgrade-controller each iteration, reports it as a source, and
+// TestAgentNamesACoordinatorWedge: by default the agent reads
+// system-upgrade-controller each iteration (its Plans are served), reports it as a source, and
 // names its wedge (a failed job that left its node cordoned) as the
 // fleet's blocker; it writes nothing of SUC's.
 func TestAgentNamesACoordinatorWedge(t *testing.T) {
@@ -55,7 +56,6 @@ func TestAgentNamesACoordinatorWedge(t *testing.T) {
 	}
 	dyn.ClearActions()
 	cfg := testConfig()
-	cfg.Coordinators = true
 	h := startAgent(t, cfg, kube, coordinatorWorld(now), withCoordinators(coord.Clients{Kube: kube, Dynamic: dyn}))
 	hb := h.waitFor(t, "the SUC wedge as the fleet's blocker", func(hb heartbeat) bool {
 		return hb.Blocker != nil && string(hb.Blocker.Kind) == kind
@@ -83,8 +83,8 @@ func TestAgentCoordinatorForbiddenIsUnread(t *testing.T) {
 	dyn.PrependReactor("list", "plans", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: suc.Group, Resource: suc.Resource}, "", nil)
 	})
+	suctest.Serve(kube)
 	cfg := testConfig()
-	cfg.Coordinators = true
 	h := startAgent(t, cfg, kube, coordinatorWorld(now), withCoordinators(coord.Clients{Kube: kube, Dynamic: dyn}))
 	hb := h.waitFor(t, "SUC reported forbidden", func(hb heartbeat) bool { return hasSource(hb, suc.Source, model.StatusForbidden) })
 	if hb.Result != resultDegraded {
@@ -101,20 +101,53 @@ func hasSource(hb heartbeat, name model.SourceName, st model.SourceStatus) bool 
 	return false
 }
 
-// TestParseFlagsCoordinators: --coordinators is off by default, and a
-// cluster whose only coordinator is one of its kinds (k3s with the
-// system-upgrade-controller) runs with --kured=false --fleetlock=false.
+// TestParseFlagsCoordinators: every registered kind is read by default;
+// --coordinators selects kinds (a lock kind left out is disabled as with
+// --kured=false), its old boolean form still parses (bare and true: every
+// kind; false: the lock kinds), and a name that is not a registered kind is
+// an error listing the registered ones. A cluster whose only coordinator is
+// the system-upgrade-controller runs with --coordinators=suc.
 func TestParseFlagsCoordinators(t *testing.T) {
 	c, err := ParseFlags(nil, io.Discard)
-	if err != nil || c.Coordinators {
-		t.Fatalf("default: coordinators %v, %v", c.Coordinators, err)
+	if err != nil || c.Coordinators.String() != "all" || !c.Coordinators.Observed() || len(c.DisabledKinds()) != 0 {
+		t.Fatalf("default: coordinators %v (disabled %v), %v", c.Coordinators, c.DisabledKinds(), err)
 	}
-	if _, err := ParseFlags([]string{"--kured=false", "--fleetlock=false"}, io.Discard); err == nil {
-		t.Error("--kured=false --fleetlock=false: no error, but nothing is watched")
+	for _, tc := range []struct {
+		args     []string
+		want     string
+		disabled []model.LockKind
+	}{
+		{[]string{"--coordinators"}, "all", nil},
+		{[]string{"--coordinators=true"}, "all", nil},
+		{[]string{"--coordinators=false"}, "kured,fleetlock", nil},
+		{[]string{"--coordinators=suc"}, "suc", []model.LockKind{model.LockKured, model.LockFleetlock}},
+		{[]string{"--coordinators=suc,KURED"}, "kured,suc", []model.LockKind{model.LockFleetlock}},
+		{[]string{"--kured=false", "--fleetlock=false"}, "all", []model.LockKind{model.LockKured, model.LockFleetlock}},
+	} {
+		c, err := ParseFlags(tc.args, io.Discard)
+		if err != nil || c.Coordinators.String() != tc.want {
+			t.Errorf("%v: coordinators %v, %v; want %s", tc.args, c.Coordinators, err, tc.want)
+			continue
+		}
+		off := c.DisabledKinds()
+		if len(off) != len(tc.disabled) {
+			t.Errorf("%v: disabled %v, want %v", tc.args, off, tc.disabled)
+		}
+		for _, k := range tc.disabled {
+			if off[k] == "" {
+				t.Errorf("%v: %s not disabled (%v)", tc.args, k, off)
+			}
+		}
 	}
-	c, err = ParseFlags([]string{"--kured=false", "--fleetlock=false", "--coordinators"}, io.Discard)
-	if err != nil || !c.Coordinators {
-		t.Errorf("--coordinators alone: %v %v", c.Coordinators, err)
+	_, err = ParseFlags([]string{"--coordinators=kured,zincati"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"zincati"`) || !strings.Contains(err.Error(), "kured, fleetlock, suc, flatcar") {
+		t.Errorf("an unknown kind: %v", err)
+	}
+	if _, err := ParseFlags([]string{"--kured=false", "--fleetlock=false", "--coordinators=false"}, io.Discard); err == nil {
+		t.Error("--kured=false --fleetlock=false --coordinators=false: no error, but nothing is watched")
+	}
+	if _, err := ParseFlags([]string{"--coordinators=fleetlock", "--fleetlock=false"}, io.Discard); err == nil {
+		t.Error("--coordinators=fleetlock --fleetlock=false: no error, but nothing is watched")
 	}
 }
 
@@ -149,7 +182,7 @@ func TestAgentTenantLookAlikeJobIsNoWedge(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testConfig()
-	cfg.Coordinators = true
+	cfg.Coordinators = kinds.Selection{} // every kind (the default)
 	h := startAgent(t, cfg, kube, coordinatorWorld(now), withCoordinators(coord.Clients{Kube: kube, Dynamic: dyn}))
 	hb := h.waitFor(t, "SUC's wedge as the fleet's blocker", func(hb heartbeat) bool {
 		return hb.Blocker != nil && string(hb.Blocker.Kind) == kind

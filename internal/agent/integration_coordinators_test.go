@@ -17,7 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kured/kuredtest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -170,4 +174,71 @@ func (p *agentProc) readyzBody() string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestIntegrationChartReadsInstalledCoordinators (issue 32 §2): the chart's
+// defaults read every installed coordinator without being asked. On a
+// cluster whose reboots run under the system-upgrade-controller (its Plan
+// CRD served, a failed job that left its node cordoned) and the Flatcar
+// update operator (its operator's Deployment, its agent's label on a
+// node), the agent run with the chart's args and grants (kured and
+// fleetlock off: neither runs here; no --coordinators) reports suc and
+// flatcar ok and names SUC's wedge as the fleet's blocker (the filter,
+// coordinators.kinds, is rendered in deploy's TestHelmCoordinatorKinds).
+func TestIntegrationChartReadsInstalledCoordinators(t *testing.T) {
+	c := agentCluster(t)
+	bin := buildAgent(t)
+	admin := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
+		t.Fatal(err)
+	}
+	// SUC is read wherever its Plans are served: the shared apiserver is
+	// left without them.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := suctest.RemoveCRD(ctx, c.Dynamic(t)); err != nil {
+			t.Errorf("clean-up: %v", err)
+		}
+	})
+	sucNS := c.Namespace(t, "system-upgrade")
+	node, kind, err := suctest.Wedge(ctx, admin, c.Dynamic(t), sucNS, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.BatchV1().Jobs(sucNS).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
+	fns := c.Namespace(t, "reboot-coordinator")
+	op, err := admin.AppsV1().Deployments(fns).Create(ctx, flatcartest.Deployment(fns, nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.AppsV1().Deployments(fns).Delete(context.Background(), op.Name, metav1.DeleteOptions{})
+	})
+	createNode(t, admin, "flatcar-1", "33333333333333333333333333333333", time.Now().Add(-3*time.Hour))
+	fa, err := flatcartest.AgentClient(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := flatcartest.Write(ctx, fa, "flatcar-1", flatcartest.AgentStarted); err != nil {
+		t.Fatal(err)
+	}
+
+	a := chartAgent(t, c, bin, "kured.enabled=false", "fleetlock.enabled=false")
+	hb := a.waitHeartbeat(t, "suc and flatcar read, SUC's wedge the fleet's blocker", func(hb heartbeat) bool {
+		return sourceStatus(hb, suc.Source) == model.StatusOK && sourceStatus(hb, flatcar.Source) == model.StatusOK &&
+			hb.Blocker != nil && string(hb.Blocker.Kind) == kind && hb.Blocker.Node == node
+	})
+	if sourceStatus(hb, model.SourceKured) != model.StatusDisabled {
+		t.Errorf("kured %q, want disabled", sourceStatus(hb, model.SourceKured))
+	}
+	for _, l := range a.lines(t) {
+		if m, _ := l["msg"].(string); m == "starting" && l["coordinators"] != "all" {
+			t.Errorf("start line: coordinators %v, want all", l["coordinators"])
+		}
+	}
 }

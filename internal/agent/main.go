@@ -107,9 +107,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 	namespace := ResolveNamespace(cfg.LeaderElectionNamespace, getenv, os.ReadFile)
 	identity := Identity(getenv, randomSuffix())
 	var coordinators func(context.Context, time.Time) []kinds.Result
-	if cfg.Coordinators {
+	if cfg.Coordinators.Observed() {
 		coordinators = func(ctx context.Context, now time.Time) []kinds.Result {
-			return kinds.ReadAll(ctx, coord.Clients{Kube: client, Dynamic: dyn, Drain: kube.DrainRead(client)}, now)
+			return cfg.Coordinators.ReadAll(ctx, coord.Clients{Kube: client, Dynamic: dyn, Drain: kube.DrainRead(client)}, now)
 		}
 	}
 	a := New(&Agent{
@@ -134,6 +134,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		"requestTimeout", cfg.RequestTimeout.String(), "dryRun", cfg.DryRun, "reapGhost", cfg.ReapGhost,
 		"reapExpired", cfg.ReapExpired, "releaseOrphaned", cfg.ReleaseOrphaned, "orphanGrace", cfg.OrphanGrace.String(),
 		"kured", cfg.Kured, "kuredDaemonSet", cfg.KuredDaemonSet, "fleetlock", cfg.Fleetlock, "fleetlockNamespace", cfg.FleetlockNamespace,
+		"coordinators", cfg.Coordinators.String(),
 		"prometheusURL", sanitize.MaskURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"alertGate", AlertGateDecision(cfg),
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	coordkinds "github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig/kubectlflags"
@@ -43,9 +44,10 @@ type Common struct {
 	DrainBound         time.Duration
 	TargetOS           string
 	SyncTimeout        time.Duration
-	// Coordinators is --coordinators: a one-shot report or action also
-	// reads system-upgrade-controller and the Flatcar update operator.
-	Coordinators bool
+	// Coordinators is --coordinators: which coordinator kinds are read
+	// (the zero value: every registered kind, each reported not-installed
+	// when it is not there).
+	Coordinators coordkinds.Selection
 
 	Demo bool
 	// DemoScenario is --demo's value: fleetlock (the default) or kured.
@@ -100,7 +102,9 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.DrainBound, "drain-bound", c.DrainBound, "How long a drain may take before it is a stall, when kured's own --drain-timeout is not set (a drain held by a PodDisruptionBudget is shown at once, muted)")
 	fs.StringVar(&c.TargetOS, "target-os", c.TargetOS, "OS image, kernel or version the fleet upgrades to (default: the newest of each OS family)")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", c.SyncTimeout, "How long to wait for every source's first picture (1s to 1h)")
-	fs.BoolVar(&c.Coordinators, "coordinators", c.Coordinators, "Also read Rancher's system-upgrade-controller and the Flatcar update operator (the dashboard again every 10s): their wedges are named as blockers, and a node one left cordoned may be uncordoned")
+	co := fs.VarPF(&coordinatorsFlag{c}, "coordinators", "", "Which coordinator kinds to read: all (each reported not-installed when it is not there), a comma list of "+strings.Join(coordkinds.Names(), ", ")+
+		", or "+coordkinds.SelectLocks+" (or false: kured and fleetlock only). A kind left out is not read, its wedges not named; the dashboard reads system-upgrade-controller and the Flatcar update operator again every 10s")
+	co.NoOptDefVal = coordkinds.SelectAll
 	demo := fs.VarPF(&demoFlag{c}, "demo", "", "Use the embedded simulated cluster: --demo (fleetlock's ghost-Lease incident) or --demo=SCENARIO, one of "+strings.Join(sim.ScenarioNames(), ", "))
 	demo.NoOptDefVal = sim.ScenarioFleetlock
 	fs.Int64Var(&c.DemoSeed, "seed", c.DemoSeed, "Random seed of the demo cluster")
@@ -150,6 +154,30 @@ func (d *demoFlag) Set(v string) error {
 // scenario given after a space).
 func (d *demoFlag) Values() []string { return sim.ScenarioNames() }
 
+// coordinatorsFlag is --coordinators: a filter of the registered kinds
+// (--coordinators=kured,suc). Its old boolean form still parses: the bare
+// flag and "true" select every kind (the default now), "false" the lock
+// kinds (what was read without the flag before).
+type coordinatorsFlag struct{ c *Common }
+
+func (f *coordinatorsFlag) Type() string { return "kinds" }
+
+func (f *coordinatorsFlag) String() string {
+	if f == nil || f.c == nil {
+		return coordkinds.SelectAll
+	}
+	return f.c.Coordinators.String()
+}
+
+func (f *coordinatorsFlag) Set(v string) error {
+	sel, err := coordkinds.Select(v)
+	if err != nil {
+		return err
+	}
+	f.c.Coordinators = sel
+	return nil
+}
+
 // verbosityFlag is -v / --v: -v alone is klog's level 6; -v=N any level
 // from 0 (quiet) to 10.
 type verbosityFlag struct{ c *Common }
@@ -187,7 +215,7 @@ func (c *Common) LiveOptions(env Env) live.Options {
 		RequestTimeout: c.RequestTimeout, KuredDaemonSet: c.KuredDaemonSet, FleetlockNamespace: c.FleetlockNamespace,
 		PrometheusURL: c.PrometheusURL, PrometheusTokenFile: c.PrometheusToken, PrometheusInsecure: c.PrometheusInsecure,
 		PrometheusInterval: c.PrometheusInterval, PrometheusAlerts: c.PrometheusAlerts,
-		OrphanGrace: c.OrphanGrace, DrainBound: c.DrainBound, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout, Coordinators: c.Coordinators,
+		OrphanGrace: c.OrphanGrace, DrainBound: c.DrainBound, TargetOS: c.TargetOS, SyncTimeout: c.SyncTimeout, Kinds: c.Coordinators,
 		Demo: c.Demo, DemoScenario: c.DemoScenario, DemoSeed: c.DemoSeed, DemoSpeed: c.DemoSpeed, DemoAt: c.DemoAt,
 		// Hostile text for hack/e2e-tmux.sh; unset, the demo is unchanged.
 		DemoGhostHolder: env.Getenv("REBOOTWATCH_DEMO_GHOST_HOLDER"),

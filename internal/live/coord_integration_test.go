@@ -14,16 +14,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// Issue 24: a one-shot session with Coordinators names each SUC and FLUO
-// wedge as a blocker with its evidence in the snapshot: a SUC job failed on
-// a node its drain container cordoned (job-failed, then stuck-cordon with
-// uncordon), and a Flatcar node whose agent did not run after its reboot
-// (agent-stopped). Without Coordinators the snapshot names neither.
+// Issue 24: a one-shot session names each SUC and FLUO wedge as a blocker
+// with its evidence in the snapshot: a SUC job failed on a node its drain
+// container cordoned (job-failed, then stuck-cordon with uncordon), and a
+// Flatcar node whose agent did not run after its reboot (agent-stopped).
+// Issue 32 §2: it does so with no selection (every kind is read when it is
+// installed); a selection reads only the kinds it names, and "locks"
+// (--coordinators=false) names neither.
 func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
 	tc := testcluster.Start(t)
@@ -119,10 +122,14 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 	}
 
 	judgeAt := back.Add(10 * time.Minute)
-	snapshot := func(coordinators bool) model.Snapshot {
+	snapshot := func(spec string) model.Snapshot {
 		t.Helper()
+		sel, err := kinds.Select(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s, err := Open(ctx, Options{Config: tc.Admin, Context: "itest", RequestTimeout: 10 * time.Second, Once: true,
-			Coordinators: coordinators, WallNow: func() time.Time { return judgeAt }})
+			Kinds: sel, WallNow: func() time.Time { return judgeAt }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +160,17 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 		}
 		return out
 	}
-	snap := snapshot(true)
+	sources := func(snap model.Snapshot) map[model.SourceName]model.SourceStatus {
+		out := map[model.SourceName]model.SourceStatus{}
+		for _, src := range snap.Sources {
+			out[src.Name] = src.Status
+		}
+		return out
+	}
+	snap := snapshot("")
+	if got := sources(snap); got["suc"] != model.StatusOK || got["flatcar"] != model.StatusOK {
+		t.Errorf("no selection: sources %v, want suc ok and flatcar ok", got)
+	}
 	k3s := blockers(snap, "k3s-1")
 	if b, ok := k3s["job-failed"]; !ok || !strings.Contains(b.Reason, "BackoffLimitExceeded") || len(b.Evidence) == 0 {
 		t.Errorf("k3s-1 job-failed = %+v (all %+v)", b, k3s)
@@ -169,11 +186,22 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 		t.Errorf("fleet blockers = %+v", snap.Fleet.Blockers)
 	}
 
-	snap = snapshot(false)
+	snap = snapshot("kured,suc")
+	if got := sources(snap); got["suc"] != model.StatusOK || got["kured"] == model.StatusDisabled ||
+		got["fleetlock"] != model.StatusDisabled || got["flatcar"] != "" {
+		t.Errorf("kured,suc: sources %v, want suc ok, kured read, fleetlock disabled, flatcar not read", got)
+	}
+	if _, ok := blockers(snap, "k3s-1")["job-failed"]; !ok {
+		t.Errorf("kured,suc: k3s-1 has no job-failed: %+v", blockers(snap, "k3s-1"))
+	}
+	if _, ok := blockers(snap, "flatcar-1")["agent-stopped"]; ok {
+		t.Errorf("kured,suc: flatcar-1 agent-stopped though flatcar is not selected")
+	}
+	snap = snapshot("false")
 	for _, node := range []string{"k3s-1", "flatcar-1"} {
 		for k := range blockers(snap, node) {
 			if k == "job-failed" || k == "agent-stopped" {
-				t.Errorf("%s: %s without Coordinators", node, k)
+				t.Errorf("%s: %s with --coordinators=false", node, k)
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func TestDashboardRereadsCoordinatorsRealCluster(t *testing.T) {
 	}))
 	defer srv.Close()
 	s, err := Open(ctx, Options{Config: &rest.Config{Host: srv.URL, QPS: -1}, Context: "itest", RequestTimeout: 2 * time.Second,
-		Coordinators: true, CoordinatorInterval: 100 * time.Millisecond})
+		CoordinatorInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ const (
 // on their reading makes before it writes (lock.FreshReaders.LeftCordoned).
 // A kind installed but not judged is an error: its answer is unknown.
 func (s *Session) leftCordonedNow(ctx context.Context) (lock.Cordons, error) {
-	rs := kinds.ReadAll(ctx, s.coordClients(), s.Clock())
+	rs := s.opts.Kinds.ReadAll(ctx, s.coordClients(), s.Clock())
 	for _, r := range rs {
 		if r.Installed && r.Unknown != "" {
 			return lock.Cordons{}, fmt.Errorf("%s: %s", r.Kind, r.Unknown)
@@ -73,7 +73,7 @@ func (s *Session) readCoordinators(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
 	at := s.Clock()
-	rs := kinds.ReadAll(rctx, s.coordClients(), at)
+	rs := s.opts.Kinds.ReadAll(rctx, s.coordClients(), at)
 	if ctx.Err() != nil {
 		return // the session closed mid-read: keep the last reading
 	}
@@ -125,7 +125,7 @@ func (s *Session) coordinatorBlockers() []model.Blocker {
 }
 
 // coordinatorsRead are the coordinator kinds as last read, and when (nil
-// when they are not read: Options.Coordinators).
+// when they are not read: Options.Kinds).
 func (s *Session) coordinatorsRead() ([]kinds.Result, time.Time) {
 	s.coordMu.Lock()
 	defer s.coordMu.Unlock()

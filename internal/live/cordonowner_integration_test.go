@@ -61,7 +61,7 @@ func TestDashboardUncordonsOnlyTheCoordinatorsCordonRealCluster(t *testing.T) {
 	}
 
 	s, err := Open(ctx, Options{Config: tc.Admin, Context: "itest", RequestTimeout: 5 * time.Second,
-		Coordinators: true, CoordinatorInterval: 100 * time.Millisecond})
+		CoordinatorInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

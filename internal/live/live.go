@@ -66,15 +66,18 @@ type Options struct {
 	// kube.Options.Once, longhorn.Options.Once). The session then never
 	// updates after its first picture.
 	Once bool
-	// Coordinators reads every coordinator kind of internal/coord
-	// (system-upgrade-controller, the Flatcar update operator) when the
-	// session opens and, for a dashboard, again every CoordinatorInterval:
-	// their blockers are added to the model's, and a node one left
-	// cordoned may be uncordoned (behind every gate). The demo always
-	// reads them in a coordinator kind's scenario (from the demo cluster).
-	// CoordinatorNames are their names
-	// ("suc-namespace", "flatcar-operator").
-	Coordinators     bool
+	// Kinds selects the coordinator kinds read (--coordinators; the zero
+	// value: every registered kind). A selected lock-object kind (kured,
+	// fleetlock) runs its source; one left out reports disabled. The
+	// selected kinds read once (system-upgrade-controller, the Flatcar
+	// update operator: kinds.Selection.ReadAll) are read when the session
+	// opens and, for a dashboard, again every CoordinatorInterval, each
+	// reported not-installed when it is not: their blockers are added to
+	// the model's, and a node one left cordoned may be uncordoned (behind
+	// every gate). The demo reads them only in a coordinator kind's own
+	// scenario (its demo cluster has no other). CoordinatorNames are their
+	// names ("suc-namespace", "flatcar-operator").
+	Kinds            kinds.Selection
 	CoordinatorNames map[string]string
 	// CoordinatorInterval is how often a dashboard reads the coordinator
 	// kinds again (default 10s; 1s in the demo), each read bounded by
@@ -113,7 +116,7 @@ type Session struct {
 	// explain is the stall explainer with the session's bounds.
 	explain model.Explain
 	// coordinators are the coordinator kinds as last read, at
-	// coordinatorsAt (Options.Coordinators; coordinators.go), under coordMu.
+	// coordinatorsAt (Options.Kinds; coordinators.go), under coordMu.
 	coordMu        sync.Mutex
 	coordinators   []kinds.Result
 	coordinatorsAt time.Time
@@ -158,13 +161,40 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
+	var coordRead chan struct{}
+	if o.Kinds.Observed() && (!o.Demo || sim.CoordinatorScenario(o.DemoScenario)) {
+		// The first picture waits for the coordinator kinds' first read,
+		// which runs beside the sources' lists, never before them: every
+		// front end reads them by default, and a cluster without them
+		// must not wait for their discovery (docs/performance.md).
+		s.coordOn, coordRead = true, make(chan struct{})
+		s.waits = append(s.waits, func(wctx context.Context) error {
+			select {
+			case <-coordRead:
+				return nil
+			case <-wctx.Done():
+				return fmt.Errorf("coordinator kinds not read: %w", wctx.Err())
+			}
+		})
+	}
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if o.Coordinators || o.Demo && sim.CoordinatorScenario(o.DemoScenario) {
-		s.coordOn = true
-		s.readCoordinators(ctx)
+	if s.coordOn {
+		sink := s.sink(ctx)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer close(coordRead)
+			s.readCoordinators(ctx)
+			// Each kind's health as a source, before the first picture's
+			// Synced (announceSync waits for coordRead).
+			rs, at := s.coordinatorsRead()
+			for _, r := range rs {
+				sink(model.SourceChanged{Health: r.Health(at)})
+			}
+		}()
 		if !o.Once && !o.Action {
 			s.watchCoordinators(ctx)
 		}
@@ -253,6 +283,7 @@ func (s *Session) sourceOptions() sourceset.Options {
 		// Who freed a lock, for the timeline of a running session.
 		LockEvents:     !s.opts.Once && !s.Demo,
 		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,
+		Disabled: s.opts.Kinds.Disabled(),
 		Prometheus: prometheus.Options{
 			URL: s.opts.PrometheusURL, BearerTokenFile: s.opts.PrometheusTokenFile, InsecureSkipVerify: s.opts.PrometheusInsecure,
 			Interval: s.opts.PrometheusInterval, AlertFilter: s.opts.PrometheusAlerts,
@@ -336,7 +367,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	c.Judge, c.Explain = s.engine.Judge, s.explain
 	c.LockSources = lock.Sources()
 	if s.coordOn {
-		c.CoordinatorSources = kinds.CoordinatorSources()
+		c.CoordinatorSources = s.opts.Kinds.CoordinatorSources()
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
 			return coord.Merge(s.explain(c, now), s.coordinatorBlockers())
 		}

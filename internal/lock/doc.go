@@ -15,13 +15,18 @@
 // encoding/json, its --concurrency); a value not in the form kured writes is
 // unknown.
 //
-// What each waiting node waits for (the blockers) is internal/explain's,
-// not the engine's.
+// What a coordinator still does on its own after its holder's reboot
+// (kured: its pod's first tick uncordons, then its release delay) is the
+// kind's package's, asked through coord.AfterReboot for any driver that
+// declares it. What each waiting node waits for (the blockers) is
+// internal/explain's, not the engine's.
 //
 // It must never: judge a holder a ghost from a node list that is not fresh
 // and complete; judge a kured lock from a value kured would read otherwise;
 // claim a write done that its coordinator does not read as done; write without the judged resourceVersion and UID as a
 // precondition; retry a write after a conflict; let the agent override a
 // gate; import the TUI or start goroutines of its own (but the fresh reads of
-// one action, which run at once and have all ended before it writes).
+// one action, which run at once and have all ended before it writes); know a
+// coordinator kind by name (import its package, compare with its LockKind:
+// TestNoKindSpecialCase in internal/coord/kinds).
 package lock

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
-	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -28,9 +27,10 @@ type Options struct {
 
 // Engine judges locks and plans actions. It remembers a little across
 // judgements (when it first saw each lock, which nodes it saw cordoned and
-// when it saw them uncordoned or first schedulable, when it saw kured's
-// reboot-in-progress mark removed, the Zincati ids of machine ids); it is
-// safe for concurrent use.
+// when it saw them uncordoned or first schedulable, when it saw the node
+// marks a coordinator removes after the reboot removed
+// (coord.AfterReboot.Marks), the Zincati ids of machine ids); it is safe for
+// concurrent use.
 type Engine struct {
 	opts Options
 
@@ -39,8 +39,8 @@ type Engine struct {
 	cordoned   map[string]bool      // nodes unschedulable when last judged
 	uncordoned map[string]time.Time // node -> when first seen schedulable again after a cordon
 	schedSeen  map[string]time.Time // node -> when first seen schedulable (since it last was not)
-	marked     map[string]bool      // nodes with kured's reboot-in-progress mark when last judged
-	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
+	marked     marksOn              // mark -> nodes that carried it when last judged
+	unmarked   marksOff             // mark -> node -> when it was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
 
@@ -60,7 +60,7 @@ func New(opts Options) *Engine {
 		opts.OrphanGrace = DefaultOrphanGrace
 	}
 	return &Engine{opts: opts, firstSeen: map[string]time.Time{}, cordoned: map[string]bool{}, uncordoned: map[string]time.Time{},
-		schedSeen: map[string]time.Time{}, marked: map[string]bool{}, unmarked: map[string]time.Time{}, appIDs: map[string]string{},
+		schedSeen: map[string]time.Time{}, marked: marksOn{}, unmarked: marksOff{}, appIDs: map[string]string{},
 		leftBy: map[string]string{}}
 }
 
@@ -176,14 +176,16 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 		} else if _, ok := e.schedSeen[name]; !ok {
 			e.schedSeen[name] = now
 		}
-		_, marked := n.Annotations[kuredMark]
-		switch {
-		case marked:
-			e.marked[name] = true
-			delete(e.unmarked, name)
-		case e.marked[name]:
-			delete(e.marked, name)
-			e.unmarked[name] = now
+		for _, mark := range afterMarks {
+			_, marked := n.Annotations[mark]
+			switch {
+			case marked:
+				setIn(e.marked, mark, name, true)
+				delete(e.unmarked[mark], name)
+			case e.marked[mark][name]:
+				delete(e.marked[mark], name)
+				setIn(e.unmarked, mark, name, now)
+			}
 		}
 		if why := busyReason(c, n); why != "" {
 			ctx.busy[name] = why
@@ -194,16 +196,22 @@ func (e *Engine) judgeAll(c *model.Cluster, now time.Time) ([]judged, *judgeCtx)
 			delete(e.cordoned, name)
 		}
 	}
-	for _, m := range []map[string]time.Time{e.uncordoned, e.schedSeen, e.unmarked} {
+	ms := []map[string]time.Time{e.uncordoned, e.schedSeen}
+	for _, m := range e.unmarked {
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
 		for name := range m {
 			if _, ok := c.Node(name); !ok {
 				delete(m, name)
 			}
 		}
 	}
-	for name := range e.marked {
-		if _, ok := c.Node(name); !ok {
-			delete(e.marked, name)
+	for _, m := range e.marked {
+		for name := range m {
+			if _, ok := c.Node(name); !ok {
+				delete(m, name)
+			}
 		}
 	}
 	ix := coord.NewIndexFunc(nodes, func(n string) bool { _, ok := c.Node(n); return ok }, e.appIDs)
@@ -419,6 +427,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	}
 	j.rebooted = rebootWhy != ""
 	cordonOK := !n.Unschedulable || j.leftCordoned()
+	// A coordinator that still acts on its holder after the reboot (kured)
+	// answers for its own sequence; nil for one that does not.
+	after, _ := j.drv.(coord.AfterReboot)
 	if n.Unschedulable && j.leftCordoned() {
 		ev("cordon", j.entry.CordonNote)
 	}
@@ -442,8 +453,14 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 			set(model.VerdictHeld, "held by %s, which has not rebooted since the lock was taken", name)
 		}
 		return
-	case !cordonOK && s.Kind == model.LockKured:
-		e.judgeKuredCordoned(c, j, n, rebootWhy, rebootedAt, readySince, now)
+	case !cordonOK && after != nil:
+		// The coordinator uncordons it itself after the reboot: it judges
+		// how long it may take (kured: its pod's first tick).
+		ev("rebooted", rebootWhy)
+		v := after.StillCordoned(e.holder(c, j, n, rebootWhy, rebootedAt, readySince, now))
+		s.Evidence = append(s.Evidence, v.Evidence...)
+		s.Verdict, s.Reason = v.Verdict, v.Reason
+		j.stalled, s.Stalled = v.Stalled, v.Stalled
 		return
 	case !cordonOK:
 		set(model.VerdictHeld, "held by %s, rebooted (%s) and still cordoned (recovering)", name, rebootWhy)
@@ -475,20 +492,20 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 			}
 		}
 	}
-	var pod kured.PodView
-	if s.Kind == model.LockKured {
-		pod = kured.PodOn(c, s.LockRef, name)
-		ev("kured's pod", pod.Describe(name))
-		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.Dead() {
-			ev("kured releases by", by.UTC().Format(time.RFC3339)+", from "+from)
+	var rel coord.Release
+	if after != nil {
+		r := after.ReleasesBy(e.holder(c, j, n, rebootWhy, rebootedAt, readySince, now))
+		rel = r
+		s.Evidence = append(s.Evidence, r.Evidence...)
+		if r.Pending {
 			if j.entry.ReleaseDelay > 0 {
 				// The release-delay blocker and gate; without a delay
-				// kured is only between its start and its first tick.
+				// the coordinator is only between its start and its
+				// first step.
 				j.inDelay = true
-				s.ReleaseAt = by
+				s.ReleaseAt = r.By
 			}
-			set(model.VerdictHeld, "held by %s, which rebooted %s ago; kured may still release it on its own until %s (its first tick after its pod starts, then --lock-release-delay %s), counted from %s",
-				name, model.HumanDuration(now.Sub(rebootedAt)), by.UTC().Format(time.RFC3339), j.entry.ReleaseDelay, from)
+			set(model.VerdictHeld, "%s", r.Reason)
 			return
 		}
 	}
@@ -502,14 +519,13 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	} else {
 		ev("steady for", model.HumanDuration(steady)+" (grace "+grace+")")
 	}
-	if steady < e.opts.OrphanGrace && s.Kind == model.LockKured {
-		// Issue 33 §3: kured's pod read and not running past its bound.
-		if why, cycle, gone := kured.Gone(pod, name, rebootWhy, rebootedAt, readySince, now, j.entry.ReleaseDelay, e.opts.OrphanGrace); gone {
-			ev("kured's cycle", cycle)
-			j.stalled, s.Stalled = true, true
-			set(model.VerdictOrphaned, "%s", why)
-			return
-		}
+	if steady < e.opts.OrphanGrace && rel.Stalled {
+		// The coordinator provably will not release it (issue 33 §3:
+		// kured's pod read and not running past its own bound).
+		s.Evidence = append(s.Evidence, rel.StallEvidence...)
+		j.stalled, s.Stalled = true, true
+		set(model.VerdictOrphaned, "%s", rel.StallReason)
+		return
 	}
 	if steady < e.opts.OrphanGrace {
 		if schedUnknown {
@@ -522,40 +538,62 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	set(model.VerdictOrphaned, "held by %s, which rebooted (%s) and has been Ready and %s for %s", name, rebootWhy, schedWord(n), model.HumanDuration(steady))
 }
 
-// judgeKuredCordoned judges a kured holder that rebooted, is Ready and is
-// still cordoned by kured (the lock's metadata.unschedulable is false).
-// kured uncordons it at its first tick after its pod starts again, then
-// waits its --lock-release-delay and releases (kuredcycle.go). Within that
-// bound plus the orphan grace it is recovering; past it, kured on the node
-// has not finished its cycle (its pod crash-loops, or is missing): the lock
-// is orphaned, and its release also uncordons the node, as kured would.
-func (e *Engine) judgeKuredCordoned(c *model.Cluster, j *judged, n *model.Node, rebootWhy string, rebootedAt, readySince, now time.Time) {
-	s := &j.status
-	name := n.Name
-	ev := func(k, v string) { s.Evidence = append(s.Evidence, model.Evidence{Key: k, Value: v}) }
-	ev("rebooted", rebootWhy)
-	pod := kured.PodOn(c, s.LockRef, name)
-	ev("kured's pod", pod.Describe(name))
-	base, from := rebootedAt, "the reboot at "+rebootedAt.UTC().Format(time.RFC3339)
-	if st := pod.StartedAt(); st.After(base) {
-		base, from = st, "kured's pod start at "+st.UTC().Format(time.RFC3339)
+// holder is the rebooted, Ready holder of j as a coordinator's
+// AfterReboot hook sees it, with what this engine saw of its node.
+func (e *Engine) holder(c *model.Cluster, j *judged, n *model.Node, rebootWhy string, rebootedAt, readySince, now time.Time) coord.Holder {
+	h := coord.Holder{Cluster: c, Ref: j.status.LockRef, Node: n, Entry: j.entry, RebootWhy: rebootWhy,
+		RebootedAt: rebootedAt, ReadySince: readySince, Now: now, OrphanGrace: e.opts.OrphanGrace,
+		Uncordoned: e.uncordoned[n.Name], MarksRemoved: map[string]time.Time{}}
+	for mark, nodes := range e.unmarked {
+		if at, ok := nodes[n.Name]; ok {
+			h.MarksRemoved[mark] = at
+		}
 	}
-	d := j.entry.ReleaseDelay
-	deadline := base.Add(kured.FirstTickLatest + d + e.opts.OrphanGrace)
-	if r := readySince.Add(e.opts.OrphanGrace); r.After(deadline) {
-		deadline = r
+	return h
+}
+
+// schedulableSince says since when a holder has been schedulable, and from
+// what: the uncordon this engine saw, or the managedFields entry that wrote
+// spec.unschedulable false. ok is false when neither tells: first is then
+// when this engine first saw it schedulable (a lower bound of how long it
+// has been so), zero for a fresh engine.
+func (e *Engine) schedulableSince(n *model.Node) (since time.Time, from string, ok bool, first time.Time) {
+	if u, seen := e.uncordoned[n.Name]; seen {
+		return u, "the uncordon, seen at " + u.UTC().Format(time.RFC3339), true, time.Time{}
 	}
-	ev("kured's cycle", fmt.Sprintf("kured uncordons %s at its first tick (30–90 s after its pod starts), then waits --lock-release-delay %s and releases: not finished by %s (%s + 90 s + %s + the orphan grace %s) is a stall",
-		name, d, deadline.UTC().Format(time.RFC3339), from, d, model.HumanDuration(e.opts.OrphanGrace)))
-	if now.Before(deadline) {
-		s.Verdict = model.VerdictHeld
-		s.Reason = fmt.Sprintf("held by %s, rebooted (%s) and still cordoned (recovering): kured uncordons it and releases the lock after its pod's first tick; %s", name, rebootWhy, pod.Short(name))
-		return
+	if m := n.UnschedulableSetAt; !m.IsZero() {
+		return m, "managedFields: spec.unschedulable written by " + n.UnschedulableSetBy + " at " + m.UTC().Format(time.RFC3339), true, time.Time{}
 	}
-	j.stalled, s.Stalled = true, true
-	s.Verdict = model.VerdictOrphaned
-	s.Reason = fmt.Sprintf("kured on %s has not finished its cycle %s after the reboot: %s is Ready but still cordoned and holds the lock; %s",
-		name, model.HumanDuration(now.Sub(rebootedAt)), name, pod.Short(name))
+	return time.Time{}, "", false, e.schedSeen[n.Name]
+}
+
+// afterMarks are the node marks every registered lock kind's coordinator
+// removes after the reboot (coord.AfterReboot.Marks): the engine records
+// when it saw each removed.
+var afterMarks = func() []string {
+	var out []string
+	for _, d := range registry {
+		if a, ok := d.(coord.AfterReboot); ok {
+			out = append(out, a.Marks()...)
+		}
+	}
+	return out
+}()
+
+// marksOn and marksOff are the engine's memory of the marks coordinators
+// remove after the reboot (afterMarks): mark -> node -> whether it carried
+// it when last judged, and when it was seen removed.
+type (
+	marksOn  = map[string]map[string]bool
+	marksOff = map[string]map[string]time.Time
+)
+
+// setIn sets m[k1][k2] = v, making the inner map when needed.
+func setIn[V any](m map[string]map[string]V, k1, k2 string, v V) {
+	if m[k1] == nil {
+		m[k1] = map[string]V{}
+	}
+	m[k1][k2] = v
 }
 
 // schedWord says how a finished holder stands: schedulable, or still

@@ -2,7 +2,14 @@ package sim
 
 import (
 	"context"
+	"slices"
+	"sort"
+	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
@@ -67,6 +74,7 @@ func coordDemoFor(name string, start time.Time) (coord.Demo, bool) {
 // seedCoord writes the scenario's steps at or before time zero.
 func (s *Sim) seedCoord(d coord.Demo) func() error {
 	return func() error {
+		s.serve(d.ListKinds)
 		s.coord = &coordDemo{steps: d.Steps}
 		for len(s.coord.steps) > 0 && s.coord.steps[0].At <= 0 {
 			if err := s.coordStep(context.Background()); err != nil {
@@ -93,4 +101,31 @@ func (s *Sim) coordStep(ctx context.Context) error {
 		at = s.now
 	}
 	return st.Write(ctx, coord.DemoClients{Kube: s.Client, Dynamic: s.Dynamic}, at)
+}
+
+// serve installs the scenario's custom resources in the demo cluster: its
+// discovery serves them, as a real apiserver serves an installed CRD (a
+// kind read without asking first asks whether its CRD is served). The
+// other scenarios' resources can be listed (sim.New) but are not served.
+func (s *Sim) serve(listKinds map[schema.GroupVersionResource]string) {
+	fd, ok := s.Client.Discovery().(*fakediscovery.FakeDiscovery)
+	if !ok {
+		return
+	}
+	gvrs := make([]schema.GroupVersionResource, 0, len(listKinds))
+	for gvr := range listKinds {
+		gvrs = append(gvrs, gvr)
+	}
+	sort.Slice(gvrs, func(i, j int) bool { return gvrs[i].String() < gvrs[j].String() })
+	for _, gvr := range gvrs {
+		gv := gvr.GroupVersion().String()
+		r := metav1.APIResource{Name: gvr.Resource, Namespaced: true, Kind: strings.TrimSuffix(listKinds[gvr], "List"),
+			Verbs: metav1.Verbs{"get", "list", "watch"}}
+		i := slices.IndexFunc(fd.Resources, func(l *metav1.APIResourceList) bool { return l.GroupVersion == gv })
+		if i < 0 {
+			fd.Resources = append(fd.Resources, &metav1.APIResourceList{GroupVersion: gv})
+			i = len(fd.Resources) - 1
+		}
+		fd.Resources[i].APIResources = append(fd.Resources[i].APIResources, r)
+	}
 }

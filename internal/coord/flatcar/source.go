@@ -169,9 +169,17 @@ func agentPod(p *corev1.Pod) AgentPod {
 
 // Observe reads FLUO once and judges it (coord.Observer); Names
 // "flatcar-operator" is the operator Deployment's namespace/name. FLUO is
-// installed when its operator's Deployment is found (or cannot be looked
-// for) or a node carries its keys.
+// installed when a node carries its agent's label or its operator's
+// Deployment is found (Discover, which reads nothing else when neither is
+// there); then every node and the operator's settings are read.
 func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
+	installed, why := Discover(ctx, c.Kube, c.Names["flatcar-operator"])
+	switch {
+	case !installed:
+		return coord.Observation{}
+	case why != "":
+		return coord.Observation{Installed: true, Unknown: why}
+	}
 	in := Read(ctx, c.Kube, c.Names["flatcar-operator"])
 	r := Judge(in, now)
 	if len(r.NeedAgentPod) > 0 {
@@ -180,16 +188,8 @@ func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord
 		in.AgentPods = ReadAgentPods(ctx, c.Kube, r.NeedAgentPod)
 		r = Judge(in, now)
 	}
-	o := coord.Observation{Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
-	o.Installed = in.SettingsUnread == "" || strings.HasPrefix(in.SettingsUnread, "forbidden") || in.NodesUnread != ""
-	for _, n := range in.Nodes {
-		for k := range n.Annotations {
-			if strings.HasPrefix(k, Prefix) {
-				o.Installed = true
-			}
-		}
-	}
-	if o.Unknown == "" && in.SettingsUnread != "" && o.Installed {
+	o := coord.Observation{Installed: true, Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
+	if o.Unknown == "" && in.SettingsUnread != "" {
 		o.Unknown = "operator settings not read: " + in.SettingsUnread
 	}
 	return o

@@ -21,13 +21,35 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/rbac.yaml")
 
 // TestRBACRender: the rendered rules are the ones checked in: the render,
-// the chart's coordinators rules and deploy/'s coordinators component.
+// the chart's rules of each kind read once (files/coordinators/<kind>.yaml,
+// and no file of a kind no longer registered) and deploy/'s coordinators
+// grant.
 func TestRBACRender(t *testing.T) {
-	for _, f := range []struct{ path, got string }{
+	const chartFiles = "../../../deploy/helm/rebootwatch-agent/files/coordinators/"
+	files := []struct{ path, got string }{
 		{"testdata/rbac.yaml", kinds.RenderRBAC()},
-		{"../../../deploy/helm/rebootwatch-agent/files/coordinators-rbac.yaml", kinds.CoordinatorsRBAC()},
-		{"../../../deploy/components/coordinators/rbac.yaml", kinds.CoordinatorsComponent()},
-	} {
+		{"../../../deploy/coordinators-rbac.yaml", kinds.CoordinatorsManifest()},
+	}
+	want := map[string]bool{}
+	for _, k := range kinds.Observed() {
+		files = append(files, struct{ path, got string }{chartFiles + string(k) + ".yaml", kinds.CoordinatorRBAC(k)})
+		want[string(k)+".yaml"] = true
+	}
+	if *update {
+		if err := os.MkdirAll(chartFiles, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadDir(chartFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range have {
+		if !want[e.Name()] {
+			t.Errorf("%s%s is no registered kind's rules: remove it", chartFiles, e.Name())
+		}
+	}
+	for _, f := range files {
 		if *update {
 			if err := os.WriteFile(f.path, []byte(f.got), 0o644); err != nil {
 				t.Fatal(err)

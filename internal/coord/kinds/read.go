@@ -19,36 +19,26 @@ type Result struct {
 // but could not be judged: its wedges are unknown, not absent.
 const UnknownKind model.BlockerKind = "coordinator-unknown"
 
-// CoordinatorSources are the sources of the kinds ReadAll reads (those
-// with a one-shot read, coord.Observer): the model's CoordinatorSources
-// when they are read (--coordinators).
-func CoordinatorSources() []model.SourceName {
-	var out []model.SourceName
-	for _, d := range registry {
-		if _, ok := d.(coord.Observer); ok {
-			out = append(out, d.Capabilities().Source)
-		}
-	}
-	return out
-}
+// CoordinatorSources are the sources of every registered kind ReadAll
+// reads (those with a one-shot read, coord.Observer): the model's
+// CoordinatorSources when every kind is selected (Selection).
+func CoordinatorSources() []model.SourceName { return AllKinds().CoordinatorSources() }
 
 // ReadAll observes every registered kind once, at now.
 func ReadAll(ctx context.Context, c coord.Clients, now time.Time) []Result {
-	var out []Result
-	for _, d := range registry {
-		obs, ok := d.(coord.Observer)
-		if !ok {
-			continue
-		}
-		r := Result{Kind: d.Capabilities().Kind, Observation: obs.Observe(ctx, c, now)}
-		if r.Installed && r.Unknown != "" {
-			r.Blockers = append(r.Blockers, model.Blocker{Kind: UnknownKind,
-				Reason: string(r.Kind) + ": " + r.Unknown + "; its wedges are unknown",
-				Short:  string(r.Kind) + " unread", Clears: "grant rebootwatch read access to its objects"})
-		}
-		out = append(out, r)
+	return AllKinds().ReadAll(ctx, c, now)
+}
+
+// observe reads one kind: a kind installed but not judged also names the
+// fleet-wide coordinator-unknown blocker.
+func observe(ctx context.Context, d coord.Driver, obs coord.Observer, c coord.Clients, now time.Time) Result {
+	r := Result{Kind: d.Capabilities().Kind, Observation: obs.Observe(ctx, c, now)}
+	if r.Installed && r.Unknown != "" {
+		r.Blockers = append(r.Blockers, model.Blocker{Kind: UnknownKind,
+			Reason: string(r.Kind) + ": " + r.Unknown + "; its wedges are unknown",
+			Short:  string(r.Kind) + " unread", Clears: "grant rebootwatch read access to its objects, or leave the kind out (--coordinators)"})
 	}
-	return out
+	return r
 }
 
 // Health is what the kind's read says as a source: not installed, ok, or

@@ -5,7 +5,9 @@
 // parse, resolve, the write that frees an entry, its apply and its
 // verification as kured reads the result); and what kured's source reads
 // (source.go: discovery, the informer's transform, the one-shot read), and
-// its release sequence with how its own pod on a node is seen (cycle.go).
+// its release sequence with how its own pod on a node is seen (cycle.go),
+// which answers the lock engine's questions about a rebooted holder
+// (afterreboot.go: coord.AfterReboot).
 // Its fixtures are in kuredtest.
 //
 // It must not import the lock engine, a source or the TUI (they import

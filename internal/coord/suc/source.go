@@ -76,8 +76,17 @@ func unread(err error) string {
 }
 
 // Observe reads SUC once and judges it (coord.Observer); Names
-// "suc-namespace" limits the Plans read to one namespace.
+// "suc-namespace" limits the Plans read to one namespace. It first asks
+// whether the Plan CRD is served (Served): when not, SUC is not installed
+// and nothing else is read; when that cannot be told, SUC is unknown.
 func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
+	served, why := Served(ctx, c.Kube.Discovery())
+	switch {
+	case !served:
+		return coord.Observation{}
+	case why != "":
+		return coord.Observation{Installed: true, Unknown: why}
+	}
 	in := Read(ctx, c.Dynamic, c.Kube, c.Names["suc-namespace"])
 	if c.Drain != nil {
 		if nodes := drainingNodes(in); len(nodes) > 0 {

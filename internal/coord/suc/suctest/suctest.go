@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
@@ -104,6 +105,47 @@ func InstallCRD(ctx context.Context, dyn dynamic.Interface) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// RemoveCRD deletes plans.upgrade.cattle.io (and so every Plan) and waits
+// until Plans are no longer served: a test that installed SUC on a shared
+// apiserver leaves it as it found it, since SUC is read whenever it is
+// served.
+func RemoveCRD(ctx context.Context, dyn dynamic.Interface) error {
+	if err := dyn.Resource(crdGVR).Delete(ctx, CRDName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	for {
+		_, err := dyn.Resource(PlanGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("plans still served: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Serve makes a fake clientset's discovery serve plans.upgrade.cattle.io/v1,
+// as a real apiserver does once the CRD is installed (InstallCRD): SUC is
+// read only when its Plans are served (suc.Served). It does nothing to a
+// real client's discovery, and nothing twice.
+func Serve(c kubernetes.Interface) {
+	fd, ok := c.Discovery().(*fakediscovery.FakeDiscovery)
+	if !ok {
+		return
+	}
+	gv := PlanGVR.GroupVersion().String()
+	for _, l := range fd.Resources {
+		if l.GroupVersion == gv {
+			return
+		}
+	}
+	fd.Resources = append(fd.Resources, &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{
+		{Name: PlanGVR.Resource, SingularName: "plan", Namespaced: true, Kind: "Plan", Verbs: metav1.Verbs{"get", "list", "watch"}},
+	}})
 }
 
 // PlanSpec is what a test's Plan says (a user writes it).
@@ -347,6 +389,7 @@ const KubectlManager = "kubectl"
 // that, and the job failed past its backoff limit after the cordon. It
 // returns the node and the first blocker kind it must show.
 func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, ns string, now time.Time) (string, string, error) {
+	Serve(c)
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: WedgeNode, Labels: map[string]string{"kubernetes.io/hostname": WedgeNode, "kubernetes.io/os": "linux"}}}
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
 	if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
