@@ -160,7 +160,8 @@ type Cluster struct {
 	families    []string          // the families seen, most nodes first, valid while targetOK
 	familyOf    map[string]string // OSFamily by image (osFamily), emptied by deriveTargets
 	targetOK    bool
-	pods        podState // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
+	coord       map[LockKind]CoordinatorRead // each coordinator kind's slots and node cycles (slots.go)
+	pods        podState                     // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -271,6 +272,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		}
 	case LockActionsWatched:
 		c.actionsWatched = e.Watched
+	case CoordinatorRead:
+		c.applyCoordinator(e, now)
 	case Synced:
 		c.synced = true
 	case PDBUpserted, PDBDeleted, NodePodsSet, BlockingSelectorsSet, BlockingPodsSet:
@@ -354,6 +357,7 @@ func (c *Cluster) advance(now time.Time) bool {
 		}
 	}
 	rebootStale := c.staleSource(SourcePrometheus)
+	cycles, slots := c.declared()
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		t := c.track(name)
@@ -362,6 +366,16 @@ func (c *Cluster) advance(now time.Time) bool {
 			RebootStale: rebootStale}
 		if held {
 			in.LockID = lockKey(s)
+		} else if h, ok := slots[name]; ok {
+			// A slot of a kind without a lock object.
+			in.Holds, in.LockKind, in.LockCreated = true, h.Group.Kind, h.Holder.Since
+			in.LockID = h.Group.Name() + "#" + h.Holder.Holder
+		}
+		if d, ok := cycles[name]; ok {
+			in.Declared, in.LeftCordoned = d.Phase, d.LeftCordoned
+			if in.LockKind == "" {
+				in.LockKind = d.Kind
+			}
 		}
 		if t.Phase == "" && mixed {
 			in.Upgraded = c.Upgraded(n, target)

@@ -21,6 +21,15 @@ type PhaseInput struct {
 	// source that is not ok now: the phases it alone decides (pending,
 	// idle, done) are held rather than derived from it.
 	RebootStale bool
+	// Declared is the node's phase as its coordinator's package declares
+	// it (NodeCycle): an in-cycle phase means the node holds that
+	// coordinator's slot and is where it says; done ends the cycle (a SUC
+	// node whose plan label is the plan's latest hash, rebooted or not);
+	// pending means it waits for a slot. "" declares nothing.
+	Declared Phase
+	// LeftCordoned: the declaring coordinator finished with the node and
+	// left it cordoned (NodeCycle.LeftCordoned).
+	LeftCordoned bool
 }
 
 // Advance moves a node's track to its phase at now (DESIGN §4) and returns
@@ -44,6 +53,10 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	if !known {
 		t.set(PhaseUnknown, now, false)
 		return 0
+	}
+	if in.Declared.InCycle() {
+		// The coordinator has the node in its cycle: it holds its slot.
+		in.Holds = true
 	}
 	if in.Holds && !t.InCycle && in.LockID != "" && in.LockID == t.doneLock && in.LockCreated.Equal(t.doneLockCreated) &&
 		n.BootID != "" && n.BootID == t.doneBoot {
@@ -72,8 +85,14 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 			t.Rebooted = true
 		}
 		switch {
+		case in.Declared == PhaseDone:
+			// Its coordinator says the node's cycle is over.
+			return t.finish(n, now, in.LeftCordoned && n.Unschedulable)
 		case !ready:
 			t.set(PhaseRebooting, now, true)
+			return 0
+		case in.Declared.InCycle():
+			t.set(in.Declared, now, true)
 			return 0
 		case !t.Rebooted && in.Holds:
 			t.set(PhaseDraining, now, true)
@@ -87,14 +106,7 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 			// cordoned now stays so: fleetlock's holder whose lock someone
 			// else freed (fleetlock uncordons only on the holder's own
 			// unlock), or kured's stuck cordon. It is done, not mid-cycle.
-			t.InCycle = false
-			t.StillCordoned = n.Unschedulable
-			t.doneLock, t.doneLockCreated, t.doneBoot = t.cycleLock, t.cycleLockCreated, n.BootID
-			t.set(PhaseDone, now, true)
-			if d := now.Sub(t.CycleStart); d > 0 {
-				return d
-			}
-			return 0
+			return t.finish(n, now, n.Unschedulable)
 		default:
 			// The lock went away before any reboot: the cycle was abandoned.
 			t.InCycle = false
@@ -110,6 +122,11 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	switch {
 	case !ready:
 		t.set(PhaseDown, now, false)
+	case in.Declared == PhasePending:
+		t.set(PhasePending, now, t.Phase == PhasePending)
+	case in.Declared == PhaseDone:
+		t.StillCordoned = in.LeftCordoned && n.Unschedulable
+		t.set(PhaseDone, now, false)
 	case in.RebootStale && (t.Phase == PhasePending || t.Phase == PhaseIdle || t.Phase == PhaseDone):
 		// Only the reboot signal would move it, and that is out of date.
 		t.StillCordoned = t.StillCordoned && n.Unschedulable
@@ -131,6 +148,19 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		t.set(PhaseDone, now, false)
 	default:
 		t.set(PhaseIdle, now, false)
+	}
+	return 0
+}
+
+// finish ends the track's cycle at done; stillCordoned says whether the
+// node needs an uncordon now. It returns the cycle's duration.
+func (t *Track) finish(n *Node, now time.Time, stillCordoned bool) time.Duration {
+	t.InCycle = false
+	t.StillCordoned = stillCordoned
+	t.doneLock, t.doneLockCreated, t.doneBoot = t.cycleLock, t.cycleLockCreated, n.BootID
+	t.set(PhaseDone, now, true)
+	if d := now.Sub(t.CycleStart); d > 0 {
+		return d
 	}
 	return 0
 }

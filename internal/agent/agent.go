@@ -541,7 +541,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 // readCoordinators reads the coordinator kinds (with --coordinators), bounded
 // by the request timeout, and reports each as a source: a kind that could
 // not be read is forbidden or error in the heartbeat and readiness, never
-// left out.
+// left out. Each kind's slots and nodes' cycle go to the model.
 func (a *Agent) readCoordinators(ctx context.Context, at time.Time) {
 	if a.Coordinators == nil {
 		return
@@ -551,6 +551,7 @@ func (a *Agent) readCoordinators(ctx context.Context, at time.Time) {
 	a.coordinators = a.Coordinators(rctx, at)
 	for _, r := range a.coordinators {
 		a.cluster.Apply(model.SourceChanged{Health: r.Health(at)}, at)
+		a.cluster.Apply(r.Cycle(), at)
 	}
 }
 

@@ -317,6 +317,35 @@ type Observation struct {
 	Blockers []model.Blocker
 	// Uncordon lists the nodes the kind allows the uncordon action for.
 	Uncordon []string
+	// Judged is true when the kind's state was read and judged: Slots and
+	// Nodes are then its whole picture (empty: no slot held, no node in
+	// its cycle); false leaves the model's last picture of it in place.
+	Judged bool
+	// Slots are the kind's slot groups and Nodes its nodes' places in its
+	// cycle, in the model's terms: what the model derives every node's
+	// phase, progress and timeline from (model.CoordinatorRead).
+	Slots []model.SlotGroup
+	Nodes []model.NodeCycle
+}
+
+// Group is a kind's slots as one model.SlotGroup of owner (the object
+// whose slots they are: "system-upgrade/agent-plan"; "" for none); step
+// names each holder's place in the cycle ("job failed"), may be nil.
+func (s Slots) Group(kind model.LockKind, owner string, step func(node string) string) model.SlotGroup {
+	g := model.SlotGroup{Kind: kind, Owner: owner, Known: s.Known, Unknown: s.Unknown, Capacity: s.Capacity}
+	for _, h := range s.Held {
+		mh := model.SlotHolder{Holder: h.Holder, Node: h.Node, Since: h.Since}
+		if step != nil && h.Node != "" {
+			mh.Step = step(h.Node)
+		}
+		g.Holders = append(g.Holders, mh)
+	}
+	return g
+}
+
+// Cycle is a node's state as a model.NodeCycle of kind and owner.
+func (n NodeState) Cycle(kind model.LockKind, owner string) model.NodeCycle {
+	return model.NodeCycle{Kind: kind, Owner: owner, Node: n.Node, Phase: n.Phase, Step: n.Step, Cordoned: n.Cordoned}
 }
 
 // Observer is a driver that can read its kind once (its source's one-shot

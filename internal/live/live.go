@@ -346,6 +346,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	rs, at := s.coordinatorsRead()
 	for _, r := range rs {
 		c.Apply(model.SourceChanged{Health: r.Health(at)}, at)
+		c.Apply(r.Cycle(), at)
 	}
 	c.AwaitSync = true
 	return c
