@@ -34,6 +34,9 @@ type SlotGroup struct {
 	// Warning is a problem of the object itself (a kured multi-lock listing
 	// more holders than its maxOwners).
 	Warning string
+	// Lock is true for a lock object's group: its entries are also the
+	// judged locks (LockStatuses), which the front ends list as locks.
+	Lock bool
 }
 
 // SlotHolder is one held slot.
@@ -222,7 +225,7 @@ func (c *Cluster) Slots() []SlotGroup {
 			i = len(out)
 			byRef[s.LockRef] = i
 			out = append(out, SlotGroup{Kind: s.Kind, Owner: s.Namespace + "/" + s.Name, Known: s.Verdict != VerdictUnknown || s.Holder != "",
-				Capacity: s.Capacity, Warning: s.Warning})
+				Capacity: s.Capacity, Warning: s.Warning, Lock: true})
 			if s.Verdict == VerdictUnknown && s.Holder == "" {
 				out[i].Unknown = s.Reason
 			}
@@ -319,4 +322,27 @@ func (c *Cluster) NodeCycles(node string) []NodeCycle {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return cycleRank(out[i].Phase) > cycleRank(out[j].Phase) })
 	return out
+}
+
+// Used renders how many slots are held of the capacity: "1/1", "3/1",
+// "2/?" (capacity not known), "?" (slots unknown).
+func (g SlotGroup) Used() string {
+	if !g.Known {
+		return "?"
+	}
+	if g.Capacity <= 0 {
+		return fmt.Sprintf("%d/?", len(g.Holders))
+	}
+	return fmt.Sprintf("%d/%d", len(g.Holders), g.Capacity)
+}
+
+// HolderName renders a holder: its node, and the raw id when it differs.
+func (h SlotHolder) HolderName() string { return holderName(h) }
+
+// DeclaresPhase reports whether a coordinator kind without a lock object
+// declares the node's current phase (NodeCycle): its blockers there are
+// that kind's to name, not the lock engine's bounds.
+func (c *Cluster) DeclaresPhase(node string) bool {
+	cs := c.NodeCycles(node)
+	return len(cs) > 0 && cs[0].Phase == c.Phase(node)
 }

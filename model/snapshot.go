@@ -161,8 +161,11 @@ type SnapshotSlots struct {
 	Unknown string               `json:"unknown,omitempty"`
 	Holders []SnapshotSlotHolder `json:"holders"`
 	// Over is true when more nodes hold its slots than its capacity.
-	Over    bool   `json:"over"`
-	Warning string `json:"warning,omitempty"`
+	Over bool `json:"over"`
+	// LockObject is true for a lock object's group (its entries are also
+	// in locks).
+	LockObject bool   `json:"lockObject"`
+	Warning    string `json:"warning,omitempty"`
 }
 
 // SnapshotSlotHolder is one held slot.
@@ -178,7 +181,7 @@ type SnapshotSlotHolder struct {
 func SnapshotSlotsOf(gs []SlotGroup) []SnapshotSlots {
 	out := []SnapshotSlots{}
 	for _, g := range gs {
-		sg := SnapshotSlots{Kind: g.Kind, Owner: g.Owner, Known: g.Known, Unknown: g.Unknown, Over: g.Over(),
+		sg := SnapshotSlots{Kind: g.Kind, Owner: g.Owner, Known: g.Known, Unknown: g.Unknown, Over: g.Over(), LockObject: g.Lock,
 			Warning: g.Warning, Holders: []SnapshotSlotHolder{}}
 		if g.Capacity > 0 {
 			n := g.Capacity

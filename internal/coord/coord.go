@@ -252,14 +252,30 @@ func owns(f map[string]any, path ...string) bool {
 // a node's go after its own in precedence order, the fleet-wide ones to
 // General; when nothing stopped the fleet, the first stalling one added
 // (a node's before the fleet-wide) becomes the fleet's blocker, with how
-// many other nodes have a stalling one.
+// many other nodes have a stalling one. A coordinator's blocker of a node
+// replaces the engine's of the same kind for that node (the engine's
+// generic reading of a draining node, say, beside the kind's own that
+// knows when its job started): one node, one drain blocker.
 func Merge(b model.Blockers, extra []model.Blocker) model.Blockers {
 	if len(extra) == 0 {
 		return b
 	}
+	own := map[string]bool{}
+	for _, x := range extra {
+		if x.Node != "" {
+			own[x.Node+"\x00"+string(x.Kind)] = true
+		}
+	}
 	out := model.Blockers{Fleet: b.Fleet, General: append([]model.Blocker{}, b.General...), Nodes: map[string][]model.Blocker{}}
 	for n, bs := range b.Nodes {
-		out.Nodes[n] = append([]model.Blocker{}, bs...)
+		for _, x := range bs {
+			if !own[n+"\x00"+string(x.Kind)] {
+				out.Nodes[n] = append(out.Nodes[n], x)
+			}
+		}
+	}
+	if out.Fleet != nil && out.Fleet.Node != "" && own[out.Fleet.Node+"\x00"+string(out.Fleet.Kind)] {
+		out.Fleet = nil
 	}
 	var first *model.Blocker
 	stalled := map[string]bool{}
