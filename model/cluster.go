@@ -118,6 +118,10 @@ type Cluster struct {
 	// that failed or is forbidden is "could not read" as a lock source is
 	// (Unread, exit 1): what it would block is unknown.
 	CoordinatorSources []SourceName
+	// Marks reads what the lock-object kinds mark on a node itself (kured's
+	// reboot-in-progress annotation), injected by the wiring as Judge is
+	// (internal/coord/kinds.NodeMarks): PhaseInput.Marks. Nil: no marks.
+	Marks func(n *Node) []NodeCycle
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool
@@ -370,6 +374,9 @@ func (c *Cluster) advance(now time.Time) bool {
 			// A slot of a kind without a lock object.
 			in.Holds, in.LockKind, in.LockCreated = true, h.Group.Kind, h.Holder.Since
 			in.LockID = h.Group.Name() + "#" + h.Holder.Holder
+		}
+		if c.Marks != nil {
+			in.Marks = c.Marks(n)
 		}
 		if d, ok := cycles[name]; ok {
 			in.Declared, in.LeftCordoned = d.Phase, d.LeftCordoned
@@ -633,12 +640,6 @@ func (c *Cluster) CycleDurations() []time.Duration { return c.cycles }
 
 // Now returns the time of the last Apply or Recompute.
 func (c *Cluster) Now() time.Time { return c.now }
-
-// Kured node annotations (set by kured with --annotate-nodes).
-const (
-	AnnotationRebootInProgress = "weave.works/kured-reboot-in-progress"
-	AnnotationRebootNeeded     = "weave.works/kured-most-recent-reboot-needed"
-)
 
 // ShortID is the first 8 bytes of an id (a boot id, a machine id): enough
 // to tell two apart in a reason's evidence. The text is raw: renderers

@@ -30,6 +30,13 @@ type PhaseInput struct {
 	// LeftCordoned: the declaring coordinator finished with the node and
 	// left it cordoned (NodeCycle.LeftCordoned).
 	LeftCordoned bool
+	// Marks are what the lock-object kinds read from the node's own
+	// annotations (Cluster.Marks): a pending mark says the coordinator
+	// wants to reboot the node (taken when RebootRequired is unknown); a
+	// done mark with LeftCordoned says the node rebooted after the
+	// coordinator marked it and was left cordoned (taken at first sight,
+	// holding no slot, still cordoned: done · still cordoned by that kind).
+	Marks []NodeCycle
 }
 
 // Advance moves a node's track to its phase at now (DESIGN §4) and returns
@@ -113,10 +120,18 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 		}
 	}
 	req := in.RebootRequired != nil && *in.RebootRequired
-	if in.RebootRequired == nil && kuredMarkedPending(n, readySince) {
-		// No kured_reboot_required for this node, but kured (with
-		// --annotate-nodes) marked it reboot-in-progress and it has not
-		// rebooted since: kured wants to reboot it.
+	marked, leftBy := false, LockKind("")
+	for _, m := range in.Marks {
+		switch {
+		case m.Phase == PhasePending:
+			marked = true
+		case m.Phase == PhaseDone && m.LeftCordoned && leftBy == "":
+			leftBy = m.Kind
+		}
+	}
+	if in.RebootRequired == nil && marked {
+		// No reboot-required signal for this node, but its coordinator
+		// marked it for a reboot it has not gone through yet.
 		req = true
 	}
 	switch {
@@ -135,12 +150,11 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	case t.Phase == PhaseDone:
 		// Stays done until it needs another reboot or takes a lock again.
 		t.StillCordoned = t.StillCordoned && n.Unschedulable
-	case first && !in.Holds && n.Unschedulable && kuredStuckCordon(n, readySince):
-		// kured --annotate-nodes: marked reboot-in-progress before a reboot
-		// it went through (Ready since after the mark), holding no lock and
-		// still cordoned: kured's known stuck cordon.
+	case first && !in.Holds && n.Unschedulable && leftBy != "":
+		// Its coordinator's mark says it rebooted in that coordinator's
+		// cycle; holding no slot and still cordoned: left cordoned.
 		t.StillCordoned = true
-		t.LockKind = "kured"
+		t.LockKind = leftBy
 		t.set(PhaseDone, now, false)
 	case first && in.Upgraded && in.RebootRequired != nil:
 		// First seen already on the target OS, needing no reboot, while
@@ -163,29 +177,6 @@ func (t *Track) finish(n *Node, now time.Time, stillCordoned bool) time.Duration
 		return d
 	}
 	return 0
-}
-
-// kuredStuckCordon reports whether kured's reboot-in-progress mark is older
-// than the node's Ready transition: it rebooted after kured marked it.
-func kuredStuckCordon(n *Node, readySince time.Time) bool {
-	v, ok := n.Annotations[AnnotationRebootInProgress]
-	if !ok {
-		return false
-	}
-	marked, err := time.Parse(time.RFC3339, v)
-	return err == nil && !readySince.IsZero() && readySince.After(marked)
-}
-
-// kuredMarkedPending reports whether kured marked the node
-// reboot-in-progress and it has not been Ready-transitioned since (so the
-// mark is not left over from a reboot it went through).
-func kuredMarkedPending(n *Node, readySince time.Time) bool {
-	v, ok := n.Annotations[AnnotationRebootInProgress]
-	if !ok {
-		return false
-	}
-	marked, err := time.Parse(time.RFC3339, v)
-	return err == nil && (readySince.IsZero() || !readySince.After(marked))
 }
 
 // set moves the track to p. keep says whether p continues the current

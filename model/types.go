@@ -172,7 +172,7 @@ type Node struct {
 	MachineID     string
 	OSImage       string
 	KernelVersion string
-	// Annotations holds only the kured annotations (weave.works/kured-*).
+	// Annotations holds only the node annotations the coordinator kinds declare (coord.Capabilities.NodeAnnotations).
 	Annotations map[string]string
 	Created     time.Time
 	// UnschedulableSetAt and UnschedulableSetBy are the time and manager of

@@ -110,6 +110,7 @@ func New(a *Agent) *Agent {
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.LockSources = lock.Sources()
+	a.cluster.Marks = kinds.NodeMarks
 	if a.Coordinators != nil {
 		a.cluster.CoordinatorSources = kinds.CoordinatorSources()
 	}

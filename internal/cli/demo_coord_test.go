@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rebootwatch/rebootwatch/sources/sim"
 )
@@ -178,6 +179,30 @@ func TestCoordinatorDemoSlotsAndPhases(t *testing.T) {
 			}
 			if strings.Contains(out.String(), "outside a reboot cycle") {
 				t.Errorf("a reboot in the coordinator's cycle is called down:\n%s", out)
+			}
+		})
+	}
+}
+
+// Issue 32 §1: watch on --demo=suc and --demo=flatcar says the slot held
+// and honest progress in its first line, and logs the slot. Before: "4/4
+// upgraded · no lock held" for SUC; FLUO's holder was "down".
+func TestCoordinatorDemoWatch(t *testing.T) {
+	for _, tc := range []struct{ demo, at, start, slot string }{
+		{"suc", "5m", "1/4 upgraded · holder k3s-agent-1 (suc: job failed)", "suc system-upgrade/agent-plan slot held by k3s-agent-1 (job failed)"},
+		{"flatcar", "0s", "1/4 upgraded · holder flatcar-worker-1 (flatcar: rebooting)", "flatcar slot held by flatcar-worker-1 (rebooting)"},
+	} {
+		t.Run(tc.demo, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			env, out, errb := testEnv(demoStart)
+			run(ctx, []string{"watch", "--demo=" + tc.demo, "--speed", "0", "--demo-at", tc.at}, env)
+			s := out.String()
+			if !strings.Contains(s, tc.start) || !strings.Contains(s, "slot    "+tc.slot) {
+				t.Errorf("watch lacks %q or the slot line %q:\n%s\nstderr %s", tc.start, tc.slot, s, errb)
+			}
+			if strings.Contains(s, "outside a reboot cycle") {
+				t.Errorf("the coordinator's reboot is called down:\n%s", s)
 			}
 		})
 	}

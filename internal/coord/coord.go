@@ -364,6 +364,16 @@ func (n NodeState) Cycle(kind model.LockKind, owner string) model.NodeCycle {
 	return model.NodeCycle{Kind: kind, Owner: owner, Node: n.Node, Phase: n.Phase, Step: n.Step, Cordoned: n.Cordoned}
 }
 
+// NodeMarker is a lock-object kind that marks the nodes it reboots on
+// the nodes themselves (kured's reboot-in-progress annotation with
+// --annotate-nodes): Marks reads a node's marks as model.NodeCycles (a
+// pending mark: it wants to reboot the node; a done mark with
+// LeftCordoned: the node rebooted after the mark). Pure: the node's
+// annotations and Ready condition only.
+type NodeMarker interface {
+	Marks(n *model.Node) []model.NodeCycle
+}
+
 // Observer is a driver that can read its kind once (its source's one-shot
 // read) and judge it.
 type Observer interface {

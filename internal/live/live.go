@@ -335,6 +335,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
 	c.Judge, c.Explain = s.engine.Judge, s.explain
 	c.LockSources = lock.Sources()
+	c.Marks = kinds.NodeMarks
 	if s.coordOn {
 		c.CoordinatorSources = kinds.CoordinatorSources()
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {

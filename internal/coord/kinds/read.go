@@ -104,3 +104,15 @@ func Blockers(rs []Result) []model.Blocker {
 	}
 	return out
 }
+
+// NodeMarks reads a node's marks of every registered kind that marks its
+// nodes (coord.NodeMarker): the model's Cluster.Marks.
+func NodeMarks(n *model.Node) []model.NodeCycle {
+	var out []model.NodeCycle
+	for _, d := range registry {
+		if m, ok := d.(coord.NodeMarker); ok {
+			out = append(out, m.Marks(n)...)
+		}
+	}
+	return out
+}
