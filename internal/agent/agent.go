@@ -453,7 +453,9 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.cluster.Recompute(now)
 	statuses := a.cluster.LockStatuses()
 	a.Metrics.SetLocks(statuses, now)
-	a.Metrics.SetHolders(statuses)
+	slots := a.cluster.Slots()
+	a.Metrics.SetSlots(slots)
+	a.Metrics.SetHolders(statuses, slots...)
 
 	leader := a.IsLeader()
 	// Notifications go out from the leader only (every replica tracks),
