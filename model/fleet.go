@@ -374,7 +374,7 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 		}
 	}
 	for _, g := range c.Slots() {
-		if g.Over() {
+		if g.Over() && g.Warning == "" { // a Warning already says it (kured's over maxOwners)
 			var hs []string
 			for _, h := range g.Holders {
 				hs = append(hs, holderName(h))

@@ -561,10 +561,14 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 		// the lock, and where a lock would be is not a place to look.
 		return fail(err)
 	}
-	if !spec.Present {
-		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings}, nil
-	}
 	conc, known := spec.Config.concurrency()
+	capacity := 0
+	if known {
+		capacity = conc
+	}
+	if !spec.Present {
+		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings, Capacity: capacity}, nil
+	}
 	kl, err := Parse(spec.Value)
 	if err != nil {
 		return fail(fmt.Errorf("%v — %s", err, kuredReadsSays(spec.Value, conc, known)))
@@ -587,14 +591,21 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 			notes = append(notes, model.Evidence{Key: "maxOwners", Value: fmt.Sprintf("the value says %d; kured uses its own --concurrency %d", kl.MaxOwners, conc)})
 		}
 	}
+	if !known {
+		// kured's own setting unread: the value's shape says it.
+		capacity = 1
+		if kl.Multi {
+			capacity = kl.MaxOwners
+		}
+	}
 	if len(kl.Entries) == 0 {
-		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings}, nil
+		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings, Capacity: capacity}, nil
 	}
 	count := map[string]int{}
 	for _, e := range kl.Entries {
 		count[e.NodeID]++
 	}
-	p := coord.Parsed{Notes: notes, Settings: settings}
+	p := coord.Parsed{Notes: notes, Settings: settings, Capacity: capacity}
 	if kl.Multi && kl.MaxOwners > 0 && len(kl.Entries) > kl.MaxOwners {
 		// kured never lists more holders than maxOwners: more nodes than
 		// allowed may be rebooting at once (a hand edit, or a concurrency
