@@ -170,3 +170,33 @@ func TestCoordinatorUnreadKeepsItsPicture(t *testing.T) {
 		t.Errorf("slots %+v, want unknown (forbidden)", s.Slots)
 	}
 }
+
+// A lock object is a slot group too: its judged entries are the holders
+// (step: the verdict), its capacity the driver's reading; a lock whose
+// own warning says it is over (kured's maxOwners) is not reported twice.
+func TestLockObjectsAreSlotGroups(t *testing.T) {
+	c := slotCluster(readyNode("a", "1", "x", "1", true), readyNode("b", "2", "x", "1", true))
+	ref := LockRef{Kind: "lockkind", Namespace: "ns", Name: "l"}
+	free := LockRef{Kind: "lockkind", Namespace: "ns", Name: "free"}
+	c.Judge = func(*Cluster, time.Time) []LockStatus {
+		return []LockStatus{
+			{LockRef: ref, Holder: "a", HolderNodes: []string{"a"}, Verdict: VerdictHeld, Capacity: 1, Warning: "over its maxOwners"},
+			{LockRef: ref, Holder: "b", HolderNodes: []string{"b"}, Verdict: VerdictOrphaned, Capacity: 1, Warning: "over its maxOwners"},
+			{LockRef: free, Verdict: VerdictFree, Capacity: 1},
+		}
+	}
+	c.Recompute(t0)
+	gs := c.Slots()
+	if len(gs) != 2 || !gs[0].Lock || gs[0].Owner != "ns/free" || len(gs[0].Holders) != 0 || gs[0].Used() != "0/1" ||
+		gs[1].Owner != "ns/l" || gs[1].Used() != "2/1" || gs[1].Holders[1].Step != "orphaned" || !gs[1].Over() {
+		t.Fatalf("slot groups %+v", gs)
+	}
+	for _, a := range c.Attention(t0) {
+		if strings.Contains(a.Message, "more than its capacity") {
+			t.Errorf("over capacity reported beside the lock's own warning: %v", a)
+		}
+	}
+	if n := c.Snapshot(t0).Nodes[0]; n.HoldsLock == nil || *n.HoldsLock != "lockkind" || n.Slot == nil || *n.Slot != "lockkind ns/l" {
+		t.Errorf("a's holdsLock %v slot %v", n.HoldsLock, n.Slot)
+	}
+}
