@@ -237,6 +237,16 @@ func (m *Model) body(g geometry) []string {
 		lnote = "connecting"
 	default:
 		lnote = fmt.Sprintf("%d", len(sts))
+		held, groups := 0, 0
+		for _, g := range m.c.Slots() {
+			if !g.Lock {
+				held, groups = held+len(g.Holders), groups+1
+			}
+		}
+		if groups > 0 {
+			// The slots of kinds without a lock object, listed below.
+			lnote += fmt.Sprintf(" · %d slot%s held", held, map[bool]string{true: "s"}[held != 1])
+		}
 	}
 	hp, hnote := m.panelState(model.SourceLonghorn)
 	if g.full {
