@@ -165,6 +165,7 @@ type Cluster struct {
 	familyOf    map[string]string // OSFamily by image (osFamily), emptied by deriveTargets
 	targetOK    bool
 	coord       map[LockKind]CoordinatorRead // each coordinator kind's slots and node cycles (slots.go)
+	decl        *declaredIndex               // coord indexed by node; nil when stale
 	pods        podState                     // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
 }
 

@@ -131,6 +131,7 @@ func (c *Cluster) applyCoordinator(e CoordinatorRead, now time.Time) {
 		c.coord = map[LockKind]CoordinatorRead{}
 	}
 	old, had := c.coord[e.Kind]
+	c.decl = nil
 	if !e.Known {
 		// Unknown is not "none": keep the last picture, say why.
 		if had {
@@ -142,6 +143,7 @@ func (c *Cluster) applyCoordinator(e CoordinatorRead, now time.Time) {
 		return
 	}
 	c.coord[e.Kind] = e
+	c.decl = nil
 	if !had || !old.Known {
 		for _, g := range e.Slots {
 			for _, h := range g.Holders {
@@ -261,14 +263,34 @@ func (c *Cluster) coordByName() map[string]bool {
 	return m
 }
 
+// declaredIndex is what the coordinator reads declare, indexed by node:
+// derived once per CoordinatorRead (a plan selecting 5,000 nodes is read
+// every few seconds; the phases, progress and snapshot read it many times
+// between).
+type declaredIndex struct {
+	cycles map[string]NodeCycle
+	holds  map[string]SlotHolderOf
+	byNode map[string][]NodeCycle
+}
+
 // declared is each node's place in its coordinators' cycles, the most
 // telling one when several declare one, and which kind holds a slot for it.
+// Callers must not modify the maps.
 func (c *Cluster) declared() (cycles map[string]NodeCycle, holds map[string]SlotHolderOf) {
-	cycles = map[string]NodeCycle{}
-	holds = map[string]SlotHolderOf{}
+	if c.decl == nil {
+		c.decl = c.indexDeclared()
+	}
+	return c.decl.cycles, c.decl.holds
+}
+
+func (c *Cluster) indexDeclared() *declaredIndex {
+	cycles := map[string]NodeCycle{}
+	holds := map[string]SlotHolderOf{}
+	byNode := map[string][]NodeCycle{}
 	for _, k := range sortedKeys(c.coordByName()) {
 		r := c.coord[LockKind(k)]
 		for _, n := range r.Nodes {
+			byNode[n.Node] = append(byNode[n.Node], n)
 			if cycleRank(n.Phase) == 0 {
 				continue
 			}
@@ -287,7 +309,10 @@ func (c *Cluster) declared() (cycles map[string]NodeCycle, holds map[string]Slot
 			}
 		}
 	}
-	return cycles, holds
+	for _, ns := range byNode {
+		sort.SliceStable(ns, func(i, j int) bool { return cycleRank(ns[i].Phase) > cycleRank(ns[j].Phase) })
+	}
+	return &declaredIndex{cycles: cycles, holds: holds, byNode: byNode}
 }
 
 // SlotHolderOf is one held slot with its group.
@@ -312,16 +337,8 @@ func (c *Cluster) SlotsHeldBy(node string) []SlotHolderOf {
 // NodeCycles returns what the coordinators declare of a node, most telling
 // first.
 func (c *Cluster) NodeCycles(node string) []NodeCycle {
-	var out []NodeCycle
-	for _, k := range sortedKeys(c.coordByName()) {
-		for _, n := range c.coord[LockKind(k)].Nodes {
-			if n.Node == node {
-				out = append(out, n)
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return cycleRank(out[i].Phase) > cycleRank(out[j].Phase) })
-	return out
+	c.declared()
+	return append([]NodeCycle(nil), c.decl.byNode[node]...)
 }
 
 // Used renders how many slots are held of the capacity: "1/1", "3/1",
@@ -343,6 +360,7 @@ func (h SlotHolder) HolderName() string { return holderName(h) }
 // declares the node's current phase (NodeCycle): its blockers there are
 // that kind's to name, not the lock engine's bounds.
 func (c *Cluster) DeclaresPhase(node string) bool {
-	cs := c.NodeCycles(node)
+	c.declared()
+	cs := c.decl.byNode[node]
 	return len(cs) > 0 && cs[0].Phase == c.Phase(node)
 }
