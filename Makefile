@@ -22,7 +22,7 @@ VERSION ?=
 
 export REBOOTWATCH_BIN_DIR := $(BIN)
 
-.PHONY: all deps build plugin release demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint shellcheck testcluster helm screenshots clean help
+.PHONY: all deps build plugin image release demo test unit integration e2e bench bench-scale lint fmt vet golangci-lint shellcheck testcluster helm screenshots clean help
 
 all: build
 
@@ -33,7 +33,8 @@ help:
 	@echo 'make unit          unit tests only (-race, -short)'
 	@echo 'make build         bin/rebootwatch, bin/rebootwatch-agent, bin/kubectl-rebootwatch'
 	@echo 'make lint          go vet, golangci-lint (incl. the import rules), shellcheck'
-	@echo 'make release       archives + checksums for 6 platforms, krew manifest, chart in dist/ (GoReleaser; VERSION=vX.Y.Z for a tag)'
+	@echo 'make image         the agent image (OCI, linux/amd64 + arm64) in dist/, no Docker (VERSION=vX.Y.Z to stamp one)'
+	@echo 'make release       archives + checksums for 6 platforms, krew manifest, chart, agent image in dist/ (GoReleaser; VERSION=vX.Y.Z for a tag)'
 	@echo 'make fmt           gofmt every Go file'
 	@echo 'make bench         Go benchmarks (-benchmem)'
 	@echo 'make bench-scale   the scale benchmark against a real apiserver (about 10 minutes)'
@@ -52,12 +53,26 @@ build:
 plugin:
 	$(GO) build -o $(BIN)/kubectl-rebootwatch ./cmd/kubectl-rebootwatch
 
+# image builds the agent's OCI image in the ignored dist/ with no Docker
+# daemon and no base image (hack/image, its own module, with the pinned
+# go-containerregistry): the static agent cross-built for linux/amd64 and
+# linux/arm64 with the release's flags, a non-root user, the build machine's
+# CA bundle (Debian's ca-certificates: make deps) and the OCI labels, as
+# dist/rebootwatch-agent-image/ (an OCI layout), its .tar and its .tag (the
+# version, the tag to push it under). Same tree, same digests (times are the
+# commit's). VERSION=vX.Y.Z stamps that version; without it, the snapshot
+# version of HEAD. docs/agent.md#install pushes it and installs the chart.
+image:
+	cd hack/image && $(GO) run . -root $(CURDIR) -out $(CURDIR)/dist $(if $(VERSION),-version $(VERSION))
+
 # release builds, in the ignored dist/, the archives of rebootwatch,
 # kubectl-rebootwatch and rebootwatch-agent for linux, darwin and windows on
 # amd64 and arm64 with checksums.txt (GoReleaser, .goreleaser.yaml; nothing
 # is published), renders the krew manifest from them and checks it against
-# them (hack/krew: dist/rebootwatch-krew.yaml), and packages the chart with
-# the release's version as its appVersion (hack/package-chart.sh).
+# them (hack/krew: dist/rebootwatch-krew.yaml), packages the chart with
+# the release's version as its appVersion (hack/package-chart.sh) and builds
+# the agent's image of that version (make image; GoReleaser's --clean would
+# remove one built before).
 # docs/release.md is the whole procedure.
 # GoReleaser stops after 1h by default: a cold cross-build of 18 binaries on
 # two busy cores took longer (about 29 CPU-minutes), hence --timeout 3h.
@@ -68,8 +83,9 @@ release:
 	$(GO) run $(GORELEASER) release --clean --skip=publish --timeout 3h $(if $(VERSION),,--snapshot)
 	@tag=$$($(GO) run ./hack/krew -dist dist) && \
 	  if [ -n "$(VERSION)" ] && [ "$$tag" != "$(VERSION)" ]; then echo "make release: built $$tag, not $(VERSION)" >&2; exit 1; fi && \
-	  HELM=$(BIN)/helm bash hack/package-chart.sh "$$tag" dist/
-	@ls -1 dist/*.tar.gz dist/*.zip dist/*.tgz dist/checksums.txt dist/rebootwatch-krew.yaml
+	  HELM=$(BIN)/helm bash hack/package-chart.sh "$$tag" dist/ && \
+	  $(MAKE) image VERSION="$$tag"
+	@ls -1d dist/*.tar.gz dist/*.zip dist/*.tgz dist/checksums.txt dist/rebootwatch-krew.yaml dist/rebootwatch-agent-image*
 
 demo: build
 	$(BIN)/rebootwatch --demo

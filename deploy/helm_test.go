@@ -66,7 +66,7 @@ type valueSet struct {
 }
 
 var (
-	defaultValues    = valueSet{name: "default", release: "rebootwatch-agent", namespace: "rebootwatch"}
+	defaultValues    = valueSet{name: "default", release: "rebootwatch-agent", namespace: "rebootwatch", valuesFile: "testdata/default-values.yaml"}
 	nondefaultValues = valueSet{name: "non-default", release: "rw", namespace: "ops", valuesFile: "testdata/nondefault-values.yaml"}
 )
 
@@ -115,11 +115,28 @@ func TestHelmRejectsBadValues(t *testing.T) {
 		{"kured.daemonSet.name="},
 		{"fleetlock.namespace="},
 		{"serviceMonitor.enabled=true", "service.enabled=false"},
+		{"image.repository="},
 	} {
 		v := defaultValues
 		v.set = bad
 		if out, err := runHelm(t, append([]string{"template", v.release, chartDir}, v.args()...)...); err == nil {
 			t.Errorf("--set %v rendered:\n%s", bad, out)
+		}
+	}
+}
+
+// TestHelmRequiresImage (issue 34 §1): no rebootwatch-agent image is
+// published, so the chart has no default image to run: without
+// image.repository it refuses to render, saying how to build and name one,
+// instead of deploying an image no node can pull.
+func TestHelmRequiresImage(t *testing.T) {
+	out, err := runHelm(t, "template", "rebootwatch-agent", chartDir, "--namespace", "rebootwatch")
+	if err == nil {
+		t.Fatalf("rendered without image.repository:\n%s", out)
+	}
+	for _, want := range []string{"image.repository is required", "make image", "image.tag", "docs/agent.md#install"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("helm template without image.repository: %q not in\n%s", want, out)
 		}
 	}
 }

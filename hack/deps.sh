@@ -3,7 +3,8 @@
 # they are missing: tmux (the end-to-end script), prometheus (the Prometheus
 # source's integration tests), bash-completion (the completion script's
 # test completes real command lines) and shellcheck (`make lint` checks the
-# shell scripts), all from Debian. Nothing else is needed but
+# shell scripts) and ca-certificates (the CA bundle `make image` puts in the
+# agent's image), all from Debian. Nothing else is needed but
 # Go. Run by `make test`; safe to run again.
 set -euo pipefail
 need=()
@@ -11,6 +12,7 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi

@@ -42,6 +42,17 @@ func TestUncordonCoordinatorLeftCordoned(t *testing.T) {
 		if r, _ := m.table.Selected(); r.Name != "w-05" {
 			t.Fatalf("cursor never on w-05:\n%s", screen(m))
 		}
+		// Issue 32 §4: the key bar shows u wherever an uncordon is
+		// offered, and only there.
+		for _, width := range []int{100, 160} {
+			size(m, width, 34)
+			lines := strings.Split(screen(m), "\n")
+			bar := lines[len(lines)-1]
+			if strings.Contains(bar, "u uncordon") != left {
+				t.Errorf("%d columns, offered %v: key bar %q", width, left, bar)
+			}
+		}
+		size(m, 120, 34)
 		press(m, "u")
 		if !left {
 			if m.dialog != nil || !strings.Contains(screen(m), "select one in the node list") {

@@ -791,6 +791,31 @@ func (m *Model) openDialog(a model.Action) {
 	m.dialog = dialog.New(p, m.wall, m.opts.DryRun, m.opts.AllowUnsafe)
 }
 
+// uncordonTarget is the node under the cursor (or in the detail), and
+// whether its uncordon is offered: it is done · still cordoned, or a
+// coordinator kind left it cordoned (its own cordon).
+func (m *Model) uncordonTarget() (string, bool) {
+	if m.opts.ReadOnly || m.opts.Actions == nil {
+		return "", false
+	}
+	name := ""
+	if m.mode == modeDetail && !m.detailIsLock {
+		name = m.detailNode
+	} else if r, ok := m.table.Selected(); ok && m.focus != focusLocks {
+		name = r.Name
+	}
+	if name == "" {
+		return "", false
+	}
+	if m.c.StillCordoned(name) {
+		return name, true
+	}
+	if cc, ok := m.opts.Actions.(CoordinatorCordons); ok && cc.LeftCordoned(name) {
+		return name, true
+	}
+	return name, false
+}
+
 // openUncordon opens the uncordon dialog for the node under the cursor (or
 // in the detail) when it is done · still cordoned; otherwise it says why not.
 func (m *Model) openUncordon() {
@@ -801,17 +826,8 @@ func (m *Model) openUncordon() {
 		m.toast = toast.New("an action is still running", toast.Warn, m.wall)
 		return
 	}
-	name := ""
-	if m.mode == modeDetail && !m.detailIsLock {
-		name = m.detailNode
-	} else if r, ok := m.table.Selected(); ok && m.focus != focusLocks {
-		name = r.Name
-	}
-	left := false
-	if cc, ok := m.opts.Actions.(CoordinatorCordons); ok && name != "" {
-		left = cc.LeftCordoned(name)
-	}
-	if name == "" || !m.c.StillCordoned(name) && !left {
+	name, offered := m.uncordonTarget()
+	if !offered {
 		m.toast = toast.New("u uncordons a node that is done · still cordoned or that its coordinator left cordoned: select one in the node list", toast.Warn, m.wall)
 		return
 	}

@@ -396,18 +396,21 @@ func (m *Model) footer(w int) string {
 	if m.toast != nil {
 		// The toast first; tab, ? and q at its right when both fit whole.
 		t := m.toast.Render(p, w)
-		sets := m.ctx.Keys.Footer()
+		_, offered := m.uncordonTarget()
+		sets := m.ctx.Keys.FooterWith(offered)
 		if keys := m.ctx.Help.ShortHelpView(sets[len(sets)-1]); pctx.Width(t)+2+pctx.Width(keys) <= w {
 			return t + strings.Repeat(" ", w-pctx.Width(t)-pctx.Width(keys)) + keys
 		}
 		return pctx.Fit(t, w)
 	}
-	key := fmt.Sprintf("%d/%s", w, m.ctx.Theme.Name)
+	_, offered := m.uncordonTarget()
+	key := fmt.Sprintf("%d/%s/%v", w, m.ctx.Theme.Name, offered)
 	if m.footerKey != key {
-		// The fullest set of hints that fits: tab, ? and q are in each.
+		// The fullest set of hints that fits: tab, ? and q are in each,
+		// and u where an uncordon is offered.
 		hm := m.ctx.Help
 		hm.SetWidth(0)
-		sets := m.ctx.Keys.Footer()
+		sets := m.ctx.Keys.FooterWith(offered)
 		line := hm.ShortHelpView(sets[len(sets)-1])
 		for _, set := range sets {
 			if v := hm.ShortHelpView(set); pctx.Width(v) <= w {

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -113,5 +115,46 @@ func TestParseFlagsCoordinators(t *testing.T) {
 	c, err = ParseFlags([]string{"--kured=false", "--fleetlock=false", "--coordinators"}, io.Discard)
 	if err != nil || !c.Coordinators {
 		t.Errorf("--coordinators alone: %v %v", c.Coordinators, err)
+	}
+}
+
+// Issue 32 §3, the agent: a node cordoned by hand beside a tenant's Job
+// (SUC's plan and node labels, no controller label, another namespace) is
+// no SUC wedge: beside a real one, the agent's fleet blocker is the real
+// one and counts no other stalled node. Before the fix n1 was "its plan no
+// longer exists: stuck-cordon", a stalled node with the uncordon action.
+func TestAgentTenantLookAlikeJobIsNoWedge(t *testing.T) {
+	now := time.Now()
+	kube := newFakeClientset()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{suc.PlanGVR: "PlanList"})
+	ctx := context.Background()
+	spec := suctest.PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"node-role.kubernetes.io/control-plane": "true"}}
+	if _, err := suctest.Create(ctx, dyn, suctest.Plan("system-upgrade", "server-plan", spec), suctest.Synced(spec.Version, "", nil, now)); err != nil {
+		t.Fatal(err)
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"kubernetes.io/hostname": "n1"}}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	if _, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	latest := suctest.MungeVersion(spec.Version)
+	tj := suctest.Job("tenant", "agent-plan", "n1", latest, suctest.LatestHash(latest, ""), true, false)
+	delete(tj.Labels, suc.LabelController)
+	if _, err := suctest.CreateJob(ctx, kube, tj, now.Add(-time.Hour), now.Add(-30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// A real wedge beside it, so that the heartbeat's fleet blocker is
+	// there to count the nodes that stall.
+	wedge, kind, err := suctest.Wedge(ctx, kube, dyn, "system-upgrade", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Coordinators = true
+	h := startAgent(t, cfg, kube, coordinatorWorld(now), withCoordinators(coord.Clients{Kube: kube, Dynamic: dyn}))
+	hb := h.waitFor(t, "SUC's wedge as the fleet's blocker", func(hb heartbeat) bool {
+		return hb.Blocker != nil && string(hb.Blocker.Kind) == kind
+	})
+	if hb.Blocker.Node != wedge || hb.Blocker.Others != 0 {
+		t.Errorf("fleet blocker %+v: want %s on %s with no other node stalled (n1's hand cordon is no SUC wedge)", hb.Blocker, kind, wedge)
 	}
 }

@@ -514,7 +514,7 @@ func (o *actionOutput) describe() {
 	}
 	say(w, "Write:   %s\n", p.Write)
 	if p.Uncordon.Op != "" {
-		say(w, "Then:    %s\n         (the lock's coordinator cordoned the holder and uncordons it only when the holder unlocks itself; --keep-cordoned leaves it cordoned)\n", p.Uncordon)
+		say(w, "Then:    %s\n         (the lock's coordinator cordoned the holder and would not uncordon it now; --keep-cordoned leaves it cordoned)\n", p.Uncordon)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -179,7 +180,7 @@ func commandHint(cmd *cobra.Command, args []string, word string) string {
 			}
 		}
 		if f != nil && f.NoOptDefVal != "" {
-			return prev + "=" + word
+			return optionalValueHint(cmd, prev, f, word)
 		}
 		break
 	}
@@ -187,6 +188,46 @@ func commandHint(cmd *cobra.Command, args []string, word string) string {
 		return "--" + word
 	}
 	return ""
+}
+
+// valueLister is a flag value that knows every value it accepts (--demo's
+// scenarios).
+type valueLister interface{ Values() []string }
+
+// optionalValueHint says what `prev word` meant, where prev is a flag whose
+// value is optional and word was taken as a command: the flag with that
+// value when word is one it accepts (or when the flag does not list its
+// values); the subcommand when word is a subcommand misspelt (`--demo
+// watc`: `--demo watch`); the closest accepted value when word is a value
+// misspelt (`--demo kurd`: `--demo=kured`). "" when nothing is close.
+func optionalValueHint(cmd *cobra.Command, prev string, f *pflag.Flag, word string) string {
+	vl, ok := f.Value.(valueLister)
+	if !ok {
+		return prev + "=" + word
+	}
+	values := vl.Values()
+	if slices.Contains(values, word) {
+		return prev + "=" + word
+	}
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		out := make([]string, len(s))
+		for i, c := range s {
+			out[i] = prev + " " + c
+		}
+		return strings.Join(out, " or ")
+	}
+	var best []string
+	bestD := 2 // one or two edits away
+	for _, v := range values {
+		switch d := editDistance(word, v); {
+		case d > bestD:
+		case d < bestD:
+			best, bestD = []string{prev + "=" + v}, d
+		default:
+			best = append(best, prev+"="+v)
+		}
+	}
+	return strings.Join(best, " or ")
 }
 
 var (

@@ -206,6 +206,9 @@ func TestBadFlagIsOneLineOnStderrWithAHint(t *testing.T) {
 		// (issue 23 §4), and a mode named as a command.
 		{[]string{"--demo", "kured"}, `unknown command "kured" for "rebootwatch" (did you mean --demo=kured?)`, "rebootwatch"},
 		{[]string{"--demo", "kured", "watch"}, `unknown command "kured" for "rebootwatch" (did you mean --demo=kured?)`, "rebootwatch"},
+		// issue 34 §3: a subcommand or a scenario misspelt after --demo.
+		{[]string{"--demo", "watc"}, `unknown command "watc" for "rebootwatch" (did you mean --demo watch?)`, "rebootwatch"},
+		{[]string{"--demo", "kurd"}, `unknown command "kurd" for "rebootwatch" (did you mean --demo=kured?)`, "rebootwatch"},
 		{[]string{"snapshot"}, `unknown command "snapshot" for "rebootwatch" (did you mean --snapshot?)`, "rebootwatch"},
 		{[]string{"--demo=kured", "snapshot", "-o", "json"}, `unknown command "snapshot" for "rebootwatch" (did you mean --snapshot?)`, "rebootwatch"},
 	} {

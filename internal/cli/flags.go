@@ -146,6 +146,10 @@ func (d *demoFlag) Set(v string) error {
 	return nil
 }
 
+// Values lists the scenarios --demo accepts (for the "did you mean" of a
+// scenario given after a space).
+func (d *demoFlag) Values() []string { return sim.ScenarioNames() }
+
 // verbosityFlag is -v / --v: -v alone is klog's level 6; -v=N any level
 // from 0 (quiet) to 10.
 type verbosityFlag struct{ c *Common }

@@ -91,6 +91,10 @@ type Capabilities struct {
 	// Writes names what of the coordinator's own the engine ever writes
 	// ("" for nothing: the kind's objects are read only).
 	Writes string
+	// Uncordons says, in the coordinator's words, when the coordinator
+	// itself uncordons a node it cordoned: the engine's uncordon write
+	// says it does what the coordinator would have done ("as <Uncordons>").
+	Uncordons string
 }
 
 // Driver is one coordinator kind as the coordinator packages provide it.
@@ -331,8 +335,14 @@ type Observation struct {
 	// Unknown says why the kind could not be judged ("" when it was).
 	Unknown  string
 	Blockers []model.Blocker
-	// Uncordon lists the nodes the kind allows the uncordon action for.
+	// Uncordon lists the nodes the kind allows the uncordon action for:
+	// the newest cordon is provably the coordinator's own, for the cycle
+	// that left it.
 	Uncordon []string
+	// NotOwned maps a cordoned node in the kind's cycle whose cordon is not
+	// provably the coordinator's to why (whose it is: manager and time, or
+	// which read is missing): the uncordon is refused, saying so.
+	NotOwned map[string]string
 	// Judged is true when the kind's state was read and judged: Slots and
 	// Nodes are then its whole picture (empty: no slot held, no node in
 	// its cycle); false leaves the model's last picture of it in place.

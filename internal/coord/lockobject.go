@@ -160,6 +160,12 @@ type Write struct {
 	// judged (the node must still run that boot).
 	Node   string
 	BootID string
+	// CordonBy and CordonAt: for the uncordon write, the cordon judged
+	// (the manager and time of the managedFields entry owning
+	// spec.unschedulable); when CordonBy is set, the node must still carry
+	// that cordon: one written since by anyone is not undone.
+	CordonBy string
+	CordonAt time.Time
 }
 
 // OpUncordon is the op of the engine's own write that uncordons a node
@@ -174,6 +180,10 @@ func (w Write) String() string {
 	pre := fmt.Sprintf("update %s (precondition uid %s, resourceVersion %s): ", w.Object, w.UID, w.ResourceVersion)
 	if w.Op == OpUncordon {
 		pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still cordoned): ", w.Object, w.UID, model.ShortID(w.BootID))
+		if w.CordonBy != "" {
+			pre = fmt.Sprintf("update %s (precondition uid %s, boot id %s, still the cordon of %s at %s): ", w.Object, w.UID, model.ShortID(w.BootID),
+				w.CordonBy, w.CordonAt.UTC().Format(time.RFC3339))
+		}
 	}
 	if w.Summary != "" {
 		return pre + w.Summary

@@ -298,11 +298,14 @@ func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
 		ev("kured --time-zone", x.kured.TimeZone+" ("+from("time-zone")+")"),
 	}
 	if x.windowErr != nil {
-		err := x.windowErr
+		// kured exits at start with these settings (its window, or any
+		// other setting it rejects first): quote its own error, never a
+		// window of ours.
+		said := kured.QuoteStartError(x.windowErr.Error())
 		return model.Blocker{Kind: model.BlockerWindow, Stalls: true,
-				Evidence: evidence, Clears: "fix kured's --reboot-days/--start-time/--end-time/--time-zone", Short: "window: invalid"},
+				Evidence: append(evidence, ev("kured exits with", said)), Clears: "fix kured's settings: kured cannot start with them", Short: "kured cannot start"},
 			func(name string) string {
-				return fmt.Sprintf("%s cannot reboot: kured's reboot window does not parse (%v), and kured does not start with it", name, err)
+				return fmt.Sprintf("%s cannot reboot: kured cannot start with these settings: %s", name, said)
 			}, true
 	}
 	if x.window.Contains(x.now) {

@@ -109,6 +109,19 @@ func (l Loader) rules() (*clientcmd.ClientConfigLoadingRules, error) {
 		rules.ExplicitPath = l.Kubeconfig
 	case l.getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
 		rules.Precedence = filepath.SplitList(l.getenv(clientcmd.RecommendedConfigPathEnvVar))
+		// kubectl skips the files of the list that do not exist; when none
+		// does, there is nothing to load, and saying "no context" would
+		// hide the cause: the path is wrong.
+		if missing := missingFiles(rules.Precedence); len(missing) == len(nonEmpty(rules.Precedence)) {
+			if l.server() != "" {
+				return rules, nil
+			}
+			what := "does not exist"
+			if len(missing) > 1 {
+				what = "do not exist"
+			}
+			return nil, noConfigf("KUBECONFIG names %s, which %s (use --kubeconfig, fix KUBECONFIG, or --demo to try rebootwatch without a cluster)", strings.Join(missing, ", "), what)
+		}
 	default:
 		def := filepath.Join(l.getenv("HOME"), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
 		if _, err := os.Stat(def); err != nil {
@@ -166,7 +179,7 @@ func (l Loader) RESTConfig(context string) (*rest.Config, string, error) {
 	case name == "":
 		return nil, "", errors.New("kubeconfig has no current context: pass --context")
 	case !ok:
-		return nil, "", fmt.Errorf("kubeconfig has no context %q", name)
+		return nil, "", fmt.Errorf("kubeconfig has no context %q%s", name, knownContexts(raw))
 	}
 	// No in-cluster and no default-server fallback here: an empty or
 	// server-less kubeconfig is an error.
@@ -214,9 +227,53 @@ func (l Loader) Contexts(list string, all bool) ([]string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("kubeconfig has no context %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("kubeconfig has no context %s%s", strings.Join(missing, ", "), knownContexts(raw))
 	}
 	return out, nil
+}
+
+// knownContexts says which contexts the kubeconfig has, for an error about
+// one it lacks: " (its contexts: a, b)", or " (it has none)". At most 20
+// are named; the rest are counted.
+func knownContexts(raw *clientcmdapi.Config) string {
+	names := make([]string, 0, len(raw.Contexts))
+	for n := range raw.Contexts {
+		names = append(names, fmt.Sprintf("%q", n))
+	}
+	if len(names) == 0 {
+		return " (it has none)"
+	}
+	sort.Strings(names)
+	const most = 20
+	more := ""
+	if len(names) > most {
+		more = fmt.Sprintf(" and %d more", len(names)-most)
+		names = names[:most]
+	}
+	return " (its contexts: " + strings.Join(names, ", ") + more + ")"
+}
+
+// missingFiles returns the paths of list (empty entries skipped) that do
+// not exist.
+func missingFiles(list []string) []string {
+	var out []string
+	for _, p := range nonEmpty(list) {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// nonEmpty drops the empty entries of a path list ("a::b").
+func nonEmpty(list []string) []string {
+	var out []string
+	for _, p := range list {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ContextNames lists the kubeconfig's contexts, sorted (shell completion);

@@ -37,7 +37,9 @@ func TestRESTConfigFollowsKubectlRules(t *testing.T) {
 		{name: "$KUBECONFIG list", kenv: "/nonexistent" + string(os.PathListSeparator) + path, wantHost: "127.0.0.1", wantCtx: "alpha"},
 		{name: "--kubeconfig wins over $KUBECONFIG", flag: path, kenv: "/nonexistent", wantHost: "127.0.0.1", wantCtx: "alpha"},
 		{name: "~/.kube/config", home: home, wantHost: "127.0.0.1", wantCtx: "alpha"},
-		{name: "unknown context", flag: path, context: "gamma", errHas: `no context "gamma"`},
+		{name: "unknown context", flag: path, context: "gamma", errHas: `no context "gamma" (its contexts: "alpha", "beta")`},
+		{name: "$KUBECONFIG names a missing file", kenv: "/nonexistent", errHas: "KUBECONFIG names /nonexistent, which does not exist"},
+		{name: "$KUBECONFIG names only missing files", kenv: "/gone/a" + string(os.PathListSeparator) + "/gone/b", errHas: "KUBECONFIG names /gone/a, /gone/b, which do not exist"},
 		{name: "missing --kubeconfig file", flag: "/does/not/exist", errHas: "kubeconfig /does/not/exist"},
 		{name: "nothing at all", home: t.TempDir(), errHas: "--demo"},
 	}
@@ -110,7 +112,7 @@ func TestContexts(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "zeta,alpha" {
 		t.Fatalf("list: %v %v", got, err)
 	}
-	if _, err := l.Contexts("alpha,nope,gone", false); err == nil || !strings.Contains(err.Error(), `"nope", "gone"`) {
+	if _, err := l.Contexts("alpha,nope,gone", false); err == nil || !strings.Contains(err.Error(), `"nope", "gone" (its contexts: "alpha", "zeta")`) {
 		t.Fatalf("missing contexts: %v", err)
 	}
 	if _, err := (Loader{Getenv: env(map[string]string{"HOME": dir})}).Contexts("a,b", false); err == nil || !strings.Contains(err.Error(), "no kubeconfig") {

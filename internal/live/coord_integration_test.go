@@ -58,9 +58,6 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(filepath.Join(bin, "kubectl"), "--kubeconfig", tc.Kubeconfig, "cordon", "k3s-1").CombinedOutput(); err != nil {
-		t.Fatalf("kubectl cordon: %v %s", err, out)
-	}
 	spec := suctest.PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"kubernetes.io/hostname": "k3s-1"}}
 	latest := suctest.MungeVersion(spec.Version)
 	jb := suctest.Job(ns, "k3s-server", "k3s-1", latest, suctest.LatestHash(latest, ""), true, false)
@@ -71,7 +68,15 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 		suctest.Cond("Complete", "False", "JobFailed", msg, now))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suctest.CreateJob(ctx, cs, jb, now.Add(-10*time.Minute), now.Add(-5*time.Minute)); err != nil {
+	if _, err := suctest.CreateJob(ctx, cs, jb, now.Add(-10*time.Minute), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// The job's drain container cordons k3s-1 (kubectl drain), then the
+	// job fails: the cordon is the job's.
+	if out, err := exec.Command(filepath.Join(bin, "kubectl"), "--kubeconfig", tc.Kubeconfig, "cordon", "k3s-1").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl cordon: %v %s", err, out)
+	}
+	if _, err := suctest.FailJob(ctx, cs, ns, jb.Name, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 

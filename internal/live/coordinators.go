@@ -7,6 +7,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+	"github.com/rebootwatch/rebootwatch/internal/lock"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/kube"
 )
@@ -23,28 +24,31 @@ const (
 // returns the nodes they left cordoned: the fresh read an uncordon resting
 // on their reading makes before it writes (lock.FreshReaders.LeftCordoned).
 // A kind installed but not judged is an error: its answer is unknown.
-func (s *Session) leftCordonedNow(ctx context.Context) (map[string]string, error) {
+func (s *Session) leftCordonedNow(ctx context.Context) (lock.Cordons, error) {
 	rs := kinds.ReadAll(ctx, s.coordClients(), s.Clock())
-	left := leftCordoned(rs)
 	for _, r := range rs {
 		if r.Installed && r.Unknown != "" {
-			return nil, fmt.Errorf("%s: %s", r.Kind, r.Unknown)
+			return lock.Cordons{}, fmt.Errorf("%s: %s", r.Kind, r.Unknown)
 		}
 	}
-	return left, nil
+	return cordons(rs), nil
 }
 
 func (s *Session) coordClients() coord.Clients {
 	return coord.Clients{Kube: s.Client, Dynamic: s.Dynamic, Names: s.opts.CoordinatorNames, Drain: kube.DrainRead(s.Client)}
 }
 
-// leftCordoned are the nodes the installed kinds allow the uncordon of,
-// with the reason of the blocker that says so.
-func leftCordoned(rs []kinds.Result) map[string]string {
-	left := map[string]string{}
+// cordons are the nodes the installed kinds allow the uncordon of, with
+// the reason of the blocker that says so, and those whose cordon a kind
+// says is not its own, with whose it is.
+func cordons(rs []kinds.Result) lock.Cordons {
+	left, not, kind := map[string]string{}, map[string]string{}, map[string]model.LockKind{}
 	for _, r := range rs {
 		if !r.Installed {
 			continue
+		}
+		for n, why := range r.NotOwned {
+			not[n] = string(r.Kind) + ": " + why
 		}
 		for _, n := range r.Uncordon {
 			why := ""
@@ -54,9 +58,10 @@ func leftCordoned(rs []kinds.Result) map[string]string {
 				}
 			}
 			left[n] = string(r.Kind) + ": " + why
+			kind[n] = r.Kind
 		}
 	}
-	return left
+	return lock.Cordons{Left: left, NotOwned: not, Kinds: kind}
 }
 
 // readCoordinators reads every coordinator kind once (bounded by the
@@ -72,11 +77,11 @@ func (s *Session) readCoordinators(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // the session closed mid-read: keep the last reading
 	}
-	left := leftCordoned(rs)
+	cs := cordons(rs)
 	s.coordMu.Lock()
 	s.coordinators, s.coordinatorsAt = rs, at
 	s.coordMu.Unlock()
-	s.engine.SetLeftCordoned(left)
+	s.engine.SetCordons(cs)
 }
 
 // watchCoordinators reads the coordinator kinds again every interval

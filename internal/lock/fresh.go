@@ -66,10 +66,13 @@ type FreshReaders struct {
 	// whose judged configuration is kured; nil when none was read). filter
 	// is false when no blocking-alert filter is configured (nothing asked).
 	Alerts func(ctx context.Context, cfg *kured.Config) (names []string, filter bool, err error)
-	// LeftCordoned reads the coordinator kinds of internal/coord now: the
-	// nodes they say they left cordoned (node -> why). An uncordon whose
-	// node gate rested on their reading (Plan.LeftBy) is refused without it.
-	LeftCordoned func(ctx context.Context) (map[string]string, error)
+	// LeftCordoned reads the coordinator kinds of internal/coord now, and
+	// each judges again, from its fresh read of the nodes and its own
+	// records (SUC's jobs and plans, FLUO's annotations and agent pod),
+	// whose cordon each node carries: the nodes they left cordoned and those
+	// whose cordon is not theirs. An uncordon whose node gate rested on
+	// their reading (Plan.LeftBy) is refused without it.
+	LeftCordoned func(ctx context.Context) (Cordons, error)
 }
 
 // Judged are the inputs of the gates other than the nodes, as the plan was
@@ -297,11 +300,14 @@ func (a *Actor) checkFresh(ctx context.Context, p Plan) (Result, bool) {
 		if a.Fresh.LeftCordoned == nil {
 			return refuse(model.OutcomeRefused, "the node gate rests on a coordinator's reading (%s), which this actor cannot read again", p.LeftBy)
 		}
-		left, err := a.Fresh.LeftCordoned(ctx)
+		cs, err := a.Fresh.LeftCordoned(ctx)
 		if err != nil {
 			return refuse(model.OutcomeRefused, "could not read the coordinator kinds fresh for the action (%v) — judge again", err)
 		}
-		if _, ok := left[node]; !ok {
+		if why, ok := cs.NotOwned[node]; ok {
+			return refuse(model.OutcomeRefused, "read again now, the cordon of %s is not its coordinator's: %s (judged: %s) — judge again", node, why, p.LeftBy)
+		}
+		if _, ok := cs.Left[node]; !ok {
 			return refuse(model.OutcomeRefused, "read again now, no coordinator says it left %s cordoned (judged: %s) — judge again", node, p.LeftBy)
 		}
 	}

@@ -43,6 +43,12 @@ type Engine struct {
 	unmarked   map[string]time.Time // node -> when kured's reboot-in-progress mark was seen removed
 	appIDs     map[string]string    // machine id -> Zincati id ("" = unusable)
 	leftBy     map[string]string    // node -> why a coordinator of internal/coord left it cordoned
+
+	// What the coordinator kinds of internal/coord said of the cordons
+	// they do not own (node -> whose it is) and which kind left a node
+	// cordoned (SetCordons).
+	notOwned map[string]string
+	leftKind map[string]model.LockKind
 }
 
 // Judge must stay a model.Judge.
@@ -269,6 +275,7 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s.Verdict, s.Reason = model.VerdictFree, p.FreeReason
 		s.Evidence = append(s.Evidence, p.Notes...)
 		s.Settings = p.Settings
+		s.Warning = p.Warning // a free lock's coordinator may be unable to run (kured's settings)
 		return []judged{{status: s, obj: obj, drv: d, parsed: &p}}
 	}
 	out := make([]judged, 0, len(p.Entries))
@@ -469,8 +476,9 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 			}
 		}
 	}
+	var pod kured.PodView
 	if s.Kind == model.LockKured {
-		pod := kured.PodOn(c, s.LockRef, name)
+		pod = kured.PodOn(c, s.LockRef, name)
 		ev("kured's pod", pod.Describe(name))
 		if by, from := e.releaseBy(j, n, pod, rebootedAt, now); now.Before(by) && !pod.Dead() {
 			ev("kured releases by", by.UTC().Format(time.RFC3339)+", from "+from)
@@ -494,6 +502,15 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 		ev("steady for", "unknown: at least "+model.HumanDuration(steady)+", as long as this process has seen it schedulable (grace "+grace+")")
 	} else {
 		ev("steady for", model.HumanDuration(steady)+" (grace "+grace+")")
+	}
+	if steady < e.opts.OrphanGrace && s.Kind == model.LockKured {
+		// Issue 33 §3: kured's pod read and not running past its bound.
+		if why, cycle, gone := kured.Gone(pod, name, rebootWhy, rebootedAt, readySince, now, j.entry.ReleaseDelay, e.opts.OrphanGrace); gone {
+			ev("kured's cycle", cycle)
+			j.stalled, s.Stalled = true, true
+			set(model.VerdictOrphaned, "%s", why)
+			return
+		}
 	}
 	if steady < e.opts.OrphanGrace {
 		if schedUnknown {

@@ -110,3 +110,46 @@ func TestAlertGateSaysWhoseFilter(t *testing.T) {
 		t.Fatalf("plan %+v %v", p.Refusal, err)
 	}
 }
+
+// Settings kured rejects at start are attention (exit 2), quoting kured's
+// own error, even with the lock free and no node waiting: kured's pods exit
+// at start, so nothing reboots (issue 33 §2: "th, fr" read as Thursday and
+// Friday said nothing blocks). A configuration kured starts with is quiet.
+func TestKuredStartErrorIsAttention(t *testing.T) {
+	now := at(time.Hour)
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--reboot-days=th, fr"}, want: `kured cannot start with these settings: "Failed to build time window: invalid weekday:  fr"`},
+		{env: map[string]string{"KURED_REBOOT_DAYS": "sa, th"}, want: `kured cannot start with these settings: "Failed to build time window: invalid weekday:  th"`},
+		{env: map[string]string{"KURED_CONCURRENCY": "0x3"}, want: `kured cannot start with these settings: "Invalid value for env var named KURED_CONCURRENCY"`},
+		{args: []string{"--reboot-days=th"}, env: map[string]string{"KURED_REBOOT_DAYS": "sa", "KURED_CONCURRENCY": "+1"}},
+	} {
+		cfg := kured.ParseConfig(tc.args, tc.env, nil)
+		for _, value := range []string{"", single(ent("n1", now.Add(-time.Minute), 0))} {
+			l := kuredLock(value)
+			if value == "" {
+				l = kuredAbsent()
+			}
+			kspec(&l).Config = &cfg
+			e := New(Options{})
+			c := build(e, step{now, []model.Event{nodesOK(), up(node("n1")), up(node("n2")), lockEv(l)}})
+			att := c.Attention(now)
+			var said []string
+			for _, a := range att {
+				said = append(said, a.Message)
+			}
+			if tc.want == "" {
+				if len(att) != 0 || c.ExitCode(now) != 0 {
+					t.Errorf("%v %v lock %q: attention %q", tc.args, tc.env, value, said)
+				}
+				continue
+			}
+			if !strings.Contains(strings.Join(said, "\n"), tc.want) || c.ExitCode(now) != 2 {
+				t.Errorf("%v %v lock %q: exit %d, attention %q, want %q", tc.args, tc.env, value, c.ExitCode(now), said, tc.want)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	coordkinds "github.com/rebootwatch/rebootwatch/internal/coord/kinds"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -25,7 +26,37 @@ const OpUncordon = coord.OpUncordon
 func uncordonWrite(ref model.LockRef, n *model.Node) Write {
 	return Write{Ref: ref, Object: "Node " + n.Name, UID: n.UID, Op: OpUncordon, Field: "spec.unschedulable",
 		Node: n.Name, BootID: n.BootID, OldValue: "true", NewValue: "false",
-		Summary: "set spec.unschedulable true → false (uncordon " + n.Name + ", as its coordinator does when the holder unlocks itself)"}
+		Summary: "set spec.unschedulable true → false (uncordon " + n.Name + ", " + uncordonsAs(ref.Kind) + ")"}
+}
+
+// uncordonsAs says what the coordinator of kind would have done, in its
+// package's words (coord.Capabilities.Uncordons).
+func uncordonsAs(kind model.LockKind) string {
+	if d, ok := coordkinds.For(kind); ok {
+		if how := d.Capabilities().Uncordons; how != "" {
+			return "as " + how
+		}
+	}
+	return "which its coordinator did not do"
+}
+
+// cordonWrite is the uncordon of a node done · still cordoned or left
+// cordoned by a coordinator kind: uncordonWrite, tied also to the cordon
+// judged (its managedFields manager and time), so that a cordon written
+// since — by anyone — is not undone.
+func cordonWrite(ref model.LockRef, kind model.LockKind, n *model.Node) Write {
+	w := uncordonWrite(model.LockRef{Kind: kind}, n)
+	w.Ref = ref
+	w.CordonBy, w.CordonAt = n.UnschedulableSetBy, n.UnschedulableSetAt
+	return w
+}
+
+// whose says whose cordon n carries, as its managedFields say.
+func whose(n *model.Node) string {
+	if n.UnschedulableSetBy == "" {
+		return "who cordoned it cannot be read"
+	}
+	return "cordoned by " + n.UnschedulableSetBy + " at " + n.UnschedulableSetAt.UTC().Format(time.RFC3339)
 }
 
 // applyUncordon makes an uncordon write.
@@ -42,6 +73,15 @@ func applyUncordon(ctx context.Context, c kubernetes.Interface, w Write) (Applie
 		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s rebooted again since it was judged (boot id %s → %s); not uncordoned", w.Node, model.ShortID(w.BootID), model.ShortID(n.Status.NodeInfo.BootID))}
 	case !n.Spec.Unschedulable:
 		return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s is no longer cordoned; nothing changed", w.Node)}
+	}
+	if w.CordonBy != "" {
+		// The cordon undone must be the one judged: one written since (an
+		// uncordon and a cordon by anyone, in between) is not.
+		now := coord.NodeFrom(n, nil)
+		if now.UnschedulableSetBy != w.CordonBy || !now.UnschedulableSetAt.Equal(w.CordonAt) {
+			return Applied{}, &PreconditionError{Msg: fmt.Sprintf("conflict: node %s carries another cordon than the one judged (now: by %s at %s; judged: by %s at %s); not uncordoned",
+				w.Node, orUnknown(now.UnschedulableSetBy), now.UnschedulableSetAt.UTC().Format(time.RFC3339), w.CordonBy, w.CordonAt.UTC().Format(time.RFC3339))}
+		}
 	}
 	n = n.DeepCopy()
 	n.Spec.Unschedulable = false
@@ -87,6 +127,40 @@ func (e *Engine) SetLeftCordoned(left map[string]string) {
 	e.leftBy = m
 }
 
+// Cordons is what the coordinator kinds of internal/coord say, at one
+// reading, of the cordoned nodes in their cycles.
+type Cordons struct {
+	// Left maps a node a kind left cordoned (its own cordon, for the cycle
+	// that left it) to why: its uncordon passes the node gate.
+	Left map[string]string
+	// NotOwned maps a cordoned node whose cordon is not provably the
+	// kind's to why (whose cordon it is, or which read is missing): its
+	// uncordon is refused at the node gate, saying so.
+	NotOwned map[string]string
+	// Kinds maps each node of Left to the kind that left it cordoned.
+	Kinds map[string]model.LockKind
+}
+
+// SetCordons replaces what the coordinator kinds said of their cordons
+// with c (SetLeftCordoned, and the cordons they do not own).
+func (e *Engine) SetCordons(c Cordons) {
+	left := make(map[string]string, len(c.Left))
+	for n, why := range c.Left {
+		left[n] = why
+	}
+	not := make(map[string]string, len(c.NotOwned))
+	for n, why := range c.NotOwned {
+		not[n] = why
+	}
+	kinds := make(map[string]model.LockKind, len(c.Kinds))
+	for n, k := range c.Kinds {
+		kinds[n] = k
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.leftBy, e.notOwned, e.leftKind = left, not, kinds
+}
+
 // LeftCordoned says whether a coordinator kind left node cordoned, and why.
 func (e *Engine) LeftCordoned(node string) (string, bool) {
 	e.mu.Lock()
@@ -114,10 +188,15 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 	}
 	st := model.LockStatus{LockRef: model.LockRef{Kind: kind}, Holder: node, HolderNodes: []string{node}}
 	e.mu.Lock()
-	leftBy := e.leftBy[node]
+	leftBy, notOwned, leftKind := e.leftBy[node], e.notOwned[node], e.leftKind[node]
 	e.mu.Unlock()
+	if leftBy == "" || leftKind == "" {
+		leftKind = kind
+	}
 	st.Reason = "done · still cordoned: rebooted in its cycle and holds no lock, but its coordinator did not uncordon it"
 	switch {
+	case notOwned != "":
+		st.Reason = "cordoned, not by its coordinator: " + notOwned
 	case leftBy != "":
 		st.Reason = "left cordoned: " + leftBy
 	case !c.StillCordoned(node):
@@ -144,12 +223,17 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		add(GateNode, false, "%s is not cordoned", node)
 	case len(holds) > 0:
 		add(GateNode, false, "%s holds %s: release the lock (which uncordons it) instead", node, strings.Join(holds, ", "))
+	case notOwned != "":
+		// A coordinator kind read the cordon and says it is not its own
+		// (a later cordon by someone else, or one it cannot attribute): a
+		// cordon rebootwatch never undoes.
+		add(GateNode, false, "%s: not its coordinator's cordon, never undone here: %s", node, notOwned)
 	case leftBy != "":
-		add(GateNode, true, "%s is Ready, holds no lock and is still cordoned: %s", node, leftBy)
+		add(GateNode, true, "%s is Ready, holds no lock and is still cordoned (%s): %s", node, whose(n), leftBy)
 	case !c.StillCordoned(node):
-		add(GateNode, false, "%s is %s: only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node))
+		add(GateNode, false, "%s is %s (%s): only a node that finished its reboot cycle is uncordoned here", node, c.Phase(node), whose(n))
 	default:
-		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned", node)
+		add(GateNode, true, "%s rebooted in its cycle, is Ready, holds no lock and is still cordoned (%s)", node, whose(n))
 	}
 	gs = append(gs, otherNodesGate(ctx, js, -1, map[string]bool{node: true}), volumesGate(c), alertsGate(c))
 	p := Plan{Status: st, Action: model.ActionUncordon, Gates: gs, Allowed: allGatesPass(gs), Unattended: e.opts.Unattended, LeftBy: leftBy}
@@ -160,7 +244,14 @@ func (e *Engine) PlanUncordon(c *model.Cluster, node string, now time.Time) (Pla
 		}
 		p.Refusal = fmt.Sprintf("uncordon refused: %s", strings.Join(why, "; "))
 	}
-	p.Write = uncordonWrite(st.LockRef, n)
+	p.Write = cordonWrite(st.LockRef, leftKind, n)
 	p.Nodes, p.Judged = judgedNodes(c), judgedInputs(c)
 	return p, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
 }

@@ -106,6 +106,12 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 		b.WriteString("  " + p.r(p.warn(), x(locksWhy, maxText)) + "\n")
 	case len(snap.Locks) == 0 && !slotsBeyondLocks(snap.Slots):
 		b.WriteString("  no reboot lock found (kured DaemonSet or fleetlock Lease)\n")
+		// Where each lock source looked ("none" is a claim about a place).
+		for _, h := range snap.Sources {
+			if (h.Name == model.SourceKured || h.Name == model.SourceFleetlock) && h.Status == model.StatusNotInstalled && h.Message != "" {
+				b.WriteString("    " + string(h.Name) + ": " + x(h.Message, maxText) + "\n")
+			}
+		}
 	case len(snap.Locks) == 0:
 		// Only the slots of kinds without a lock object (below).
 	default:

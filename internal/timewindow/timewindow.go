@@ -51,13 +51,15 @@ var kuredDays = map[string]time.Weekday{
 	"sa": time.Saturday, "sat": time.Saturday, "saturday": time.Saturday,
 }
 
-// Parse builds kured's window from its four settings. An error
-// is what kured itself fails on at start (it then does not run at all).
+// Parse builds kured's window from its four settings. An error is kured's
+// own (pkg/timewindow New, parseWeekdays, parseWeekday, parseTime), word for
+// word: kured fails on it at start and does not run at all. A day is taken
+// as given, never trimmed: kured reads " fr" (from --reboot-days=th, fr) as
+// no weekday and exits with "invalid weekday:  fr".
 func Parse(days []string, start, end, zone string) (*Window, error) {
 	w := &Window{startSpec: start, endSpec: end}
 	var names []string
 	for _, d := range days {
-		d = strings.TrimSpace(d)
 		if d == "" {
 			continue
 		}
@@ -77,7 +79,7 @@ func Parse(days []string, start, end, zone string) (*Window, error) {
 	w.daysSpec = strings.Join(names, ",")
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, fmt.Errorf("time zone %q: %v", zone, err)
+		return nil, err
 	}
 	w.loc = loc
 	if w.start, err = parseClock(start, loc); err != nil {
@@ -119,30 +121,59 @@ func (w *Window) Contains(t time.Time) bool {
 }
 
 // NextOpen returns the first time at or after t that the window contains;
-// ok is false when it never opens (no day set).
+// ok is false when it never opens (no day set, or none within a year).
+//
+// It follows Contains exactly, in the zone's wall time, DST changes
+// included: Contains can only turn from closed to open at an instant where
+// one of its inputs changes, that is at a day's start (time.Date of the
+// day and --start-time, which Go moves when that wall time does not exist),
+// that start less 24 h (a window wrapped over midnight), a day's end, a
+// local midnight, or a change of the zone's offset (where the local date
+// can jump forward or back). The first of those instants after t that
+// Contains says open is the opening (TestNextOpenAcrossDSTMatchesContains
+// checks it against a scan of Contains at every DST change of two years).
 func (w *Window) NextOpen(t time.Time) (time.Time, bool) {
 	if w.Contains(t) {
 		return t, true
 	}
-	// The window can only open at a window start or at a local midnight
-	// (when the weekday changes): try those in the next eight days.
+	if w.days == [7]bool{} {
+		return time.Time{}, false
+	}
+	// Most windows open within a week: try 16 days first, trusting only an
+	// opening well inside them, then a year.
+	if at, ok := w.firstOpen(t, 16); ok && at.Before(t.AddDate(0, 0, 13)) {
+		return at, true
+	}
+	return w.firstOpen(t, 400)
+}
+
+// firstOpen is the first candidate instant after t, within days days of
+// it, that Contains says open.
+func (w *Window) firstOpen(t time.Time, days int) (time.Time, bool) {
 	lt := t.In(w.loc)
 	y, m, d := lt.Date()
-	var best time.Time
-	for i := 0; i <= 8; i++ {
-		for _, c := range []time.Time{
-			time.Date(y, m, d+i, 0, 0, 0, 0, w.loc),
-			time.Date(y, m, d+i, w.start.h, w.start.m, w.start.s, 0, w.loc),
-		} {
-			if c.After(t) && w.Contains(c) && (best.IsZero() || c.Before(best)) {
-				best = c
-			}
+	var cands []time.Time
+	for i := -1; i <= days; i++ {
+		s := time.Date(y, m, d+i, w.start.h, w.start.m, w.start.s, 0, w.loc)
+		cands = append(cands, time.Date(y, m, d+i, 0, 0, 0, 0, w.loc), s, s.Add(-24*time.Hour),
+			time.Date(y, m, d+i, w.end.h, w.end.m, w.end.s, 1e9-1, w.loc))
+	}
+	last := time.Date(y, m, d+days+1, 0, 0, 0, 0, w.loc)
+	for x := t.Add(-48 * time.Hour); ; {
+		_, end := x.ZoneBounds()
+		if end.IsZero() || end.After(last) || !end.After(x) {
+			break
 		}
-		if !best.IsZero() {
-			return best, true
+		cands = append(cands, end)
+		x = end
+	}
+	var best time.Time
+	for _, c := range cands {
+		if c.After(t) && (best.IsZero() || c.Before(best)) && w.Contains(c) {
+			best = c
 		}
 	}
-	return time.Time{}, false
+	return best, !best.IsZero()
 }
 
 // Location is the window's time zone.
@@ -157,8 +188,11 @@ func (w *Window) String() string {
 // 22:00 Europe/Berlin, in 3h12m" ("never opens: no reboot day is set").
 func (w *Window) Opens(now time.Time) string {
 	at, ok := w.NextOpen(now)
-	if !ok {
+	switch {
+	case !ok && w.days == [7]bool{}:
 		return "never opens: no reboot day is set"
+	case !ok:
+		return "does not open within a year"
 	}
 	return fmt.Sprintf("opens %s %s, in %s", at.In(w.loc).Format("Mon 15:04"), w.loc, model.HumanDuration(at.Sub(now)))
 }

@@ -1,6 +1,7 @@
 package timewindow
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,27 @@ func TestWindowErrors(t *testing.T) {
 		if _, err := Parse([]string{c[0]}, c[1], c[2], c[3]); err == nil {
 			t.Errorf("%v: no error", c)
 		}
+	}
+}
+
+// kured takes each day as given: a blank before a day name is no weekday,
+// and its errors are its own words (pkg/timewindow parseWeekday).
+func TestWindowDaysAreNotTrimmed(t *testing.T) {
+	for _, c := range []struct {
+		days []string
+		want string
+	}{
+		{[]string{"th", " fr"}, "invalid weekday:  fr"},
+		{[]string{"sa ", "th"}, "invalid weekday: sa "},
+		{[]string{"7"}, "invalid weekday, number out of range: 7"},
+		{[]string{"Mo", "", "+3"}, ""},
+	} {
+		_, err := Parse(c.days, "0:00", "23:59:59", "UTC")
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%q: error %v, want %q", c.days, err, c.want)
+		}
+	}
+	if _, err := Parse(nil, "0:00", "1:00", "Nowhere/City"); err == nil || err.Error() != "unknown time zone Nowhere/City" {
+		t.Errorf("zone error %v, want kured's (time.LoadLocation's) own", err)
 	}
 }

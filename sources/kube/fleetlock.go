@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -16,7 +15,10 @@ import (
 )
 
 // This file is the fleetlock lock kind's source: the fleetlock-<group>
-// Leases of the fleetlock namespace.
+// Leases of the fleetlock namespace. While there is none there, it says
+// where it looked, and whether fleetlock was found elsewhere (its
+// Deployment, or fleetlock-* Leases of another namespace: fleetlock.Look,
+// listed once at start): then the source is an error, never not-installed.
 
 func init() { lockSources[model.LockFleetlock] = startFleetlock }
 
@@ -32,11 +34,29 @@ func startFleetlock(s *Source) {
 		})
 	s.audit(fleet, auditTarget{what: "Lease", rc: restOf(cs.CoordinationV1().RESTClient()), resource: "leases",
 		kind: "LeaseList", ns: fns})
+	// Looked for elsewhere once the namespace read shows none (under s.mu).
+	var elsewhere *fleetlock.Elsewhere
+	looking := false
 	fleet.whenSynced = func() (model.SourceStatus, string) {
-		if len(s.fleet) == 0 {
-			return model.StatusNotInstalled, fmt.Sprintf("no %s* Lease in namespace %q", fleetlock.Prefix, fns)
+		if len(s.fleet) > 0 {
+			return model.StatusOK, ""
 		}
-		return model.StatusOK, ""
+		if elsewhere != nil {
+			return elsewhere.Status()
+		}
+		if !looking {
+			looking = true
+			s.wg.Go(func() {
+				ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
+				e := fleetlock.Look(ctx, cs, fns)
+				cancel()
+				s.mu.Lock()
+				elsewhere = &e
+				s.mu.Unlock()
+				s.refresh(fleet)
+			})
+		}
+		return "", "" // not decided before other namespaces were looked at
 	}
 	onLease := func(obj any) {
 		l, ok := obj.(*coordinationv1.Lease)

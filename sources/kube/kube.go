@@ -173,7 +173,8 @@ type part struct {
 	failed bool // the last list/watch failed
 	heard  time.Time
 	stale  bool // reported stale; hearing again re-reports its status
-	// whenSynced decides the status once synced (e.g. not-installed when empty).
+	// whenSynced decides the status once synced (e.g. not-installed when
+	// empty); "" when it cannot tell yet (the part stays unsettled).
 	whenSynced func() (model.SourceStatus, string)
 }
 
@@ -507,6 +508,9 @@ func (s *Source) refresh(p *part) {
 	s.mu.Lock()
 	st, msg := p.whenSynced()
 	s.mu.Unlock()
+	if st == "" {
+		return // not decided yet: the part refreshes again when it is
+	}
 	if st == model.StatusOK {
 		p.rep.OK(msg)
 	} else {

@@ -172,7 +172,9 @@ func TestOnceListsInOneRequest(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	sort.Strings(calls)
-	want := "daemonsets limit=0;leases limit=0;nodes limit=0;poddisruptionbudgets limit=0;pods limit=1"
+	// No fleetlock Lease in "default": fleetlock's Deployments and the
+	// Leases of every namespace are listed once, to say where it looked.
+	want := "daemonsets limit=0;deployments limit=0;leases limit=0;leases limit=0;nodes limit=0;poddisruptionbudgets limit=0;pods limit=1"
 	if got := strings.Join(calls, ";"); got != want {
 		t.Errorf("list calls:\n got %s\nwant %s", got, want)
 	}

@@ -155,11 +155,14 @@ type layout struct {
 	merged                    bool // the verdict on the lock's line
 }
 
-// layouts, fullest first. The smaller ones shorten the reason and the
-// gates' reasons to one line each (the lock's detail has them whole)
-// before they shorten what Yes would write: on an 80x24 terminal every gate
-// and the whole write show.
+// layouts, fullest first. The first wraps every text whole (as far as
+// sanitize.Short bounds a hostile one): a screen with the room shows the
+// state, each gate's reason and the write in full, never cut with "…". The
+// smaller ones shorten the reason and the gates' reasons to one line each
+// (the lock's detail has them whole) before they shorten what Yes would
+// write: on an 80x24 terminal every gate and the whole write show.
 var layouts = []layout{
+	{reason: 12, gate: 8, write: 12, then: 8, blank: true},
 	{reason: 3, gate: 3, write: 8, then: 6, blank: true},
 	{reason: 1, gate: 1, write: 8, then: 6, blank: true},
 	{reason: 1, gate: 1, write: 8, then: 6, merged: true},

@@ -180,3 +180,46 @@ func TestYConfirms(t *testing.T) {
 		t.Fatalf("y during an override = %v, typed %q; want it typed", r, d.Typed)
 	}
 }
+
+// flatcarUncordonPlan is the uncordon of --demo=flatcar's flatcar-worker-1
+// with the texts the engine and FLUO's package write: a long state, a node
+// gate saying whose cordon it is, and the write in FLUO's words.
+func flatcarUncordonPlan() lock.Plan {
+	why := "flatcar: flatcar-worker-1 rebooted (its boot id changed since it set reboot-in-progress) but still says " +
+		"reboot-in-progress=true: its update-agent has not run since the reboot, so FLUO's slot stays taken"
+	st := model.LockStatus{Holder: "flatcar-worker-1", HolderNodes: []string{"flatcar-worker-1"}, Reason: "left cordoned: " + why}
+	p := lock.Plan{Status: st, Action: model.ActionUncordon, Allowed: true, LeftBy: why,
+		Write: lock.Write{Object: "Node flatcar-worker-1", UID: "node-5c1f", Op: lock.OpUncordon, Node: "flatcar-worker-1", BootID: "9d2e41c07a",
+			CordonBy: "update-agent", CordonAt: t0,
+			Summary: "set spec.unschedulable true → false (uncordon flatcar-worker-1, as FLUO's update-agent does after the operator's after-reboot checks, when it made the node unschedulable)"}}
+	for _, g := range [][2]string{{"fresh-data", "nodes and lock data are fresh"},
+		{"node", "flatcar-worker-1 is Ready, holds no lock and is still cordoned (cordoned by update-agent at 2026-12-01T11:52:30Z): " + why},
+		{"other-nodes", "every other node is Ready and not mid-cycle"}, {"volumes", "no Longhorn volume is degraded or faulted"},
+		{"alerts", "no blocking-alert filter configured"}} {
+		p.Gates = append(p.Gates, lock.Gate{Name: g[0], Passed: true, Reason: g[1]})
+	}
+	return p
+}
+
+// Issue 32 §4: at 100 columns and wider the uncordon dialog wraps its
+// state, its gates and its write whole: nothing is cut with "…" (at 160x44
+// it cut the state).
+func TestUncordonDialogWrapsAtWideScreens(t *testing.T) {
+	ctx := pctx.New(themes.Dark(), false, false, false)
+	p := flatcarUncordonPlan()
+	for _, sz := range [][2]int{{100, 44}, {160, 44}} {
+		lines := New(p, t0, false, false).Render(ctx, sz[0], sz[1])
+		all := ansi.Strip(strings.Join(lines, "\n"))
+		if strings.Contains(all, "…") || len(lines) > sz[1] {
+			t.Errorf("%dx%d: cut (%d lines):\n%s", sz[0], sz[1], len(lines), all)
+		}
+		// Lines break after a hyphen too ("update-" / "agent").
+		flat := strings.ReplaceAll(strings.Join(strings.Fields(strings.ReplaceAll(all, "│", "")), " "), "- ", "-")
+		for _, want := range []string{"so FLUO's slot stays taken", "cordoned by update-agent at 2026-12-01T11:52:30Z",
+			"after the operator's after-reboot checks, when it made the node unschedulable)"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%dx%d: %q not shown whole:\n%s", sz[0], sz[1], want, all)
+			}
+		}
+	}
+}

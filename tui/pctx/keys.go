@@ -43,6 +43,28 @@ func NewKeyMap(readOnly bool) KeyMap {
 // ShortHelp is the footer's one-line help at its fullest.
 func (k KeyMap) ShortHelp() []key.Binding { return k.Footer()[0] }
 
+// FooterWith is Footer, with u (uncordon) in every set, after the
+// actions, when an uncordon is offered for the node under the cursor.
+func (k KeyMap) FooterWith(uncordon bool) [][]key.Binding {
+	sets := k.Footer()
+	if !uncordon || !k.Uncordon.Enabled() {
+		return sets
+	}
+	u := k.Uncordon
+	u.SetHelp(u.Help().Key, "uncordon")
+	for i, set := range sets {
+		next := make([]key.Binding, 0, len(set)+1)
+		for _, b := range set {
+			if b.Help() == k.Help.Help() {
+				next = append(next, u)
+			}
+			next = append(next, b)
+		}
+		sets[i] = next
+	}
+	return sets
+}
+
 // Footer is the footer's one-line help, fullest first: each next set
 // shortens a hint or leaves one out, the least needed first (theme, sort,
 // moving, filter, detail, reap, release). tab, ? and q are in every set:

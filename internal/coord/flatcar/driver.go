@@ -28,10 +28,17 @@ func (Driver) Capabilities() coord.Capabilities {
 			// The operator's Deployment, for its settings (discovered
 			// cluster-wide unless named).
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list"}},
+			// The update-agent pod on a node the agent cordoned (listed by
+			// spec.nodeName): whether the agent runs decides the uncordon.
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		},
 		Blockers: []model.BlockerKind{BlockerAgentStopped, BlockerRebootCheck, BlockerPaused,
 			model.BlockerCordon, model.BlockerSlowReboot, model.BlockerWindow, model.BlockerLock},
 		Actions: []model.Action{model.ActionUncordon},
 		Writes:  "",
+		// agent.go process: after the reboot, once the operator's
+		// after-reboot checks passed and it cleared reboot-ok, and only
+		// when agent-made-unschedulable is true.
+		Uncordons: "FLUO's update-agent does after the operator's after-reboot checks, when it made the node unschedulable",
 	}
 }

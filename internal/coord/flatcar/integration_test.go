@@ -113,6 +113,16 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// judge is Observe's two reads: the nodes and settings, then the
+	// update-agent pods of the nodes whose judging needs them.
+	judge := func(in flatcar.Input, at time.Time) flatcar.Report {
+		r := flatcar.Judge(in, at)
+		if len(r.NeedAgentPod) > 0 {
+			in.AgentPods = flatcar.ReadAgentPods(ctx, acs, r.NeedAgentPod)
+			r = flatcar.Judge(in, at)
+		}
+		return r
+	}
 	in := flatcar.Read(ctx, acs, "")
 	if in.NodesUnread != "" || in.SettingsUnread != "" || in.Settings.Unknown != "" {
 		t.Fatalf("unread: nodes %q settings %q %q", in.NodesUnread, in.SettingsUnread, in.Settings.Unknown)
@@ -120,7 +130,7 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	if in.Settings.Deployment != ns+"/flatcar-linux-update-operator" || len(in.Settings.Before) != 1 || in.Settings.Before[0] != check {
 		t.Fatalf("settings = %+v", in.Settings)
 	}
-	r := flatcar.Judge(in, back.Add(10*time.Minute))
+	r := judge(in, back.Add(10*time.Minute))
 	// Issue 32 §1: the one-shot read declares FLUO's slot (n1, since the
 	// agent's reboot-in-progress write) and each node's place in its
 	// cycle, for the model: n1 recovering, n2 waiting.
@@ -162,13 +172,32 @@ func TestReadAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	in = flatcar.Read(ctx, acs, "")
-	r = flatcar.Judge(in, time.Now().Add(time.Hour))
+	r = judge(in, time.Now().Add(time.Hour))
 	rc := find(t, r.Blockers, "n2", flatcar.BlockerRebootCheck)
 	if !rc.Stalls || !strings.Contains(rc.Reason, check+" (unset)") {
 		t.Errorf("reboot-check = %+v", rc)
 	}
 	if sc := find(t, r.Blockers, "n1", model.BlockerCordon); sc.Action != model.ActionUncordon {
 		t.Errorf("n1 left cordoned = %+v", sc)
+	}
+	// Its agent pod runs (the DaemonSet's pod on n1, read with the
+	// driver's RBAC): the agent uncordons n1 itself, so it is not offered.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flatcar-linux-update-agent-n1"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "update-agent",
+			Image: "ghcr.io/flatcar/flatcar-linux-update-operator:v0.10.0-rc2", Command: []string{"/bin/update-agent"}}}}}
+	pod, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "update-agent", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
+	if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := judge(flatcar.Read(ctx, acs, ""), time.Now().Add(time.Hour)); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "is Running and Ready") {
+		t.Errorf("n1 offered while its agent pod runs: %v %q", r.Uncordon, r.NotOwned["n1"])
 	}
 
 	// Without the Deployment grant: the checks are unknown, never none.

@@ -38,12 +38,14 @@ const (
 	rebootInProgressWriter = "annotation:" + AnnRebootInProgress
 	beforeLabelWriter      = "label:" + LabelBeforeReboot
 	afterLabelWriter       = "label:" + LabelAfterReboot
+	agentCordonWriter      = "annotation:" + AnnAgentUnschedulable
 )
 
 // NodeKeys are the keys whose writers the source keeps (coord.NodeFrom):
-// when the agent set reboot-in-progress, and when the operator set the
-// before/after-reboot labels.
-var NodeKeys = []string{rebootInProgressWriter, beforeLabelWriter, afterLabelWriter}
+// when the agent set reboot-in-progress, when the operator set the
+// before/after-reboot labels, and who wrote agent-made-unschedulable (the
+// agent's cordon is the one its writer made: AgentCordon).
+var NodeKeys = []string{rebootInProgressWriter, beforeLabelWriter, afterLabelWriter, agentCordonWriter}
 
 // Blocker kinds FLUO adds to model's.
 const (
@@ -71,6 +73,10 @@ type Input struct {
 	// Rebooted is the caller's own history: nodes whose boot id it saw
 	// change since they set reboot-in-progress (may be nil).
 	Rebooted map[string]bool
+	// AgentPods is FLUO's update-agent pod on the nodes the judging asked
+	// for (Report.NeedAgentPod); a node absent from it has its pods unread:
+	// whether its agent runs is then unknown, and nothing rests on it.
+	AgentPods map[string]AgentPod
 	// AgentGrace is how long after a reboot the agent may take to clear
 	// reboot-in-progress; CheckBound how long a check may stay unset
 	// before it stalls the fleet; LostBound how long a slot holder's
@@ -87,7 +93,81 @@ type Report struct {
 	Blockers []model.Blocker
 	// Uncordon lists the nodes the agent made unschedulable that finished
 	// their reboot: the uncordon action may be offered (behind the gates).
+	// The newest cordon is the agent's own (AgentCordon), and its agent pod
+	// was read and does not run (it would uncordon the node itself).
 	Uncordon []string
+	// NotOwned maps a cordoned node of FLUO's cycle that is not offered to
+	// why: whose cordon it is (manager and time), or that its agent pod
+	// runs or could not be read.
+	NotOwned map[string]string
+	// NeedAgentPod lists the nodes whose update-agent pod the judging
+	// needs (Input.AgentPods): the caller reads them and judges again.
+	NeedAgentPod []string
+}
+
+// AgentPod is what was read of FLUO's update-agent pod on a node (the pod
+// of the agent's DaemonSet: a container whose command is update-agent,
+// examples/deploy/update-agent.yaml).
+type AgentPod struct {
+	// Known: the node's pods were read; Why says why not.
+	Known bool
+	Why   string
+	// Name is namespace/name; "" when no agent pod is on the node.
+	Name string
+	// Running: phase Running, its containers running and not being
+	// deleted; Since is when its container (re)started.
+	Running bool
+	Since   time.Time
+	// Ready and ReadySince are its Ready condition.
+	Ready      bool
+	ReadySince time.Time
+	// Waiting is a waiting container's reason (CrashLoopBackOff), and
+	// Restarts its restart count.
+	Waiting  string
+	Restarts int
+}
+
+// Describe says what was read of the agent pod on node.
+func (p AgentPod) Describe(node string) string {
+	switch {
+	case !p.Known:
+		return "the update-agent pod on " + node + " is not read (" + p.Why + ")"
+	case p.Name == "":
+		return "no update-agent pod runs on " + node
+	case p.Running && p.Ready:
+		return fmt.Sprintf("update-agent pod %s is Running and Ready since %s", p.Name, ts(p.ReadySince))
+	case p.Running:
+		return fmt.Sprintf("update-agent pod %s is Running (since %s), not Ready", p.Name, ts(p.Since))
+	case p.Waiting != "":
+		return fmt.Sprintf("update-agent pod %s is waiting: %s (%d restarts)", p.Name, p.Waiting, p.Restarts)
+	}
+	return fmt.Sprintf("update-agent pod %s is not running", p.Name)
+}
+
+// AgentCordon says whether n's cordon is the one FLUO's agent made: it
+// set agent-made-unschedulable=true before it cordoned (agent.go process:
+// only when the node was schedulable), both with its own Updates, so the
+// managedFields entry that owns spec.unschedulable is the one that wrote
+// that annotation. A cordon written since by anyone else — an
+// administrator's kubectl cordon after the agent (or rebootwatch)
+// uncordoned the node, leaving a stale annotation behind — is owned by
+// another manager and is not the agent's; nor is one whose writer cannot
+// be read. why says whose cordon it is (DESIGN §6 rule 9).
+func AgentCordon(n *coord.Node) (bool, string) {
+	w, wrote := n.Writes[agentCordonWriter]
+	switch {
+	case !n.Unschedulable:
+		return false, n.Name + " is not cordoned"
+	case n.Annotations[AnnAgentUnschedulable] != True:
+		return false, fmt.Sprintf("%s is cordoned but not annotated %s=true: FLUO's agent did not cordon it", n.Name, AnnAgentUnschedulable)
+	case n.UnschedulableSetBy == "":
+		return false, fmt.Sprintf("who cordoned %s cannot be read (no managedFields entry owns spec.unschedulable): not provably FLUO's agent's cordon", n.Name)
+	case !wrote || w.Manager == "":
+		return false, fmt.Sprintf("cordoned by %s at %s; who wrote %s=true cannot be read: not provably FLUO's agent's cordon", n.UnschedulableSetBy, ts(n.UnschedulableSetAt), AnnAgentUnschedulable)
+	case w.Manager != n.UnschedulableSetBy:
+		return false, fmt.Sprintf("cordoned by %s at %s, not by %s, which wrote %s=true (last at %s): a later cordon, not FLUO's agent's", n.UnschedulableSetBy, ts(n.UnschedulableSetAt), w.Manager, AnnAgentUnschedulable, ts(w.At))
+	}
+	return true, fmt.Sprintf("cordoned by %s (FLUO's agent, which also wrote %s=true) at %s", n.UnschedulableSetBy, AnnAgentUnschedulable, ts(n.UnschedulableSetAt))
 }
 
 type node struct {
@@ -145,6 +225,36 @@ func Judge(in Input, now time.Time) Report {
 	r.Slots = coord.Slots{Known: true, Capacity: DefaultMaxRebooting}
 	wedged := map[string]string{}
 	uncordon := map[string]bool{}
+	var podsUnread []string
+	// offer offers the uncordon of n, the agent's own cordon, when its agent
+	// pod was read and does not run; else says why not. It returns what
+	// was read of the cordon and the pod, for the evidence.
+	offer := func(n node) []model.Evidence {
+		own, whose := AgentCordon(n.Node)
+		e := []model.Evidence{ev("cordon", whose)}
+		if !own {
+			r.notOwned(n.Name, whose)
+			return e
+		}
+		pod, read := in.AgentPods[n.Name]
+		if !read {
+			r.NeedAgentPod = append(r.NeedAgentPod, n.Name)
+			pod = AgentPod{Why: "not read"}
+		}
+		e = append(e, ev("agent pod", pod.Describe(n.Name)))
+		switch {
+		case !pod.Known:
+			if read {
+				podsUnread = append(podsUnread, n.Name+": "+pod.Why)
+			}
+			r.notOwned(n.Name, whose+"; "+pod.Describe(n.Name)+": whether FLUO's agent runs there, and will uncordon it itself, is unknown")
+		case pod.Running:
+			r.notOwned(n.Name, whose+"; "+pod.Describe(n.Name)+": the agent runs and uncordons the node itself")
+		default:
+			uncordon[n.Name] = true
+		}
+		return e
+	}
 	add := func(b model.Blocker) { r.Blockers = append(r.Blockers, b) }
 	for _, n := range nodes {
 		st := coord.NodeState{Node: n.Name, Cordoned: n.Unschedulable, Evidence: annotations(n)}
@@ -200,9 +310,26 @@ func Judge(in Input, now time.Time) Report {
 					Clears: "look at " + agentDaemonSetHint + n.Name + " (a crash-looping agent: flatcar/Flatcar#2421)",
 					Evidence: with(st.Evidence, ev("reboot-in-progress set", ts(n.Writes[rebootInProgressWriter].At)+" by "+n.Writes[rebootInProgressWriter].Manager),
 						ev("Ready since", ts(n.Ready.Since)), ev("agent grace", model.HumanDuration(in.AgentGrace)))}
-				if n.Unschedulable && n.agentCordoned {
-					b.Evidence = append(b.Evidence, ev("cordoned", "by the agent ("+AnnAgentUnschedulable+"=true); it uncordons only when it runs again"))
-					uncordon[n.Name] = true
+				pod, read := in.AgentPods[n.Name]
+				switch {
+				case !read:
+					r.NeedAgentPod = append(r.NeedAgentPod, n.Name)
+					b.Reason = fmt.Sprintf("%s rebooted (%s) but still says reboot-in-progress=true past the agent's grace; whether its update-agent runs is not known (its pod not read), and FLUO's slot stays taken", n.Name, why)
+					b.Short = "agent ?"
+				case !pod.Known:
+					b.Reason = fmt.Sprintf("%s rebooted (%s) but still says reboot-in-progress=true past the agent's grace; whether its update-agent runs is unknown (%s), and FLUO's slot stays taken", n.Name, why, pod.Describe(n.Name))
+					b.Short = "agent ?"
+				case pod.Running && !pod.Since.Before(n.Writes[rebootInProgressWriter].At.Truncate(time.Second)):
+					// Its agent has run since the reboot: it is stuck
+					// before it clears reboot-in-progress, not stopped.
+					st.Step = "rebooted, agent running but stuck"
+					wedged[n.Name] = "its agent runs but has not cleared reboot-in-progress"
+					b.Reason = fmt.Sprintf("%s rebooted (%s) and %s, yet reboot-in-progress is still true: the agent is stuck before it clears it, so FLUO's slot stays taken", n.Name, why, pod.Describe(n.Name))
+					b.Short = "agent stuck"
+					b.Clears = "look at the log of " + pod.Name + " (it clears reboot-in-progress on start, then waits for the operator)"
+				}
+				if n.Unschedulable {
+					b.Evidence = append(b.Evidence, offer(n)...)
 				}
 				add(b)
 			case rebooted:
@@ -227,10 +354,17 @@ func Judge(in Input, now time.Time) Report {
 			st.Phase, st.Step = model.PhasePending, "waiting for a slot"
 		case n.Unschedulable && n.agentCordoned:
 			st.Phase, st.Step = model.PhaseDone, "done, still cordoned"
-			uncordon[n.Name] = true
-			add(model.Blocker{Kind: model.BlockerCordon, Node: n.Name, Stalls: true, Action: model.ActionUncordon,
-				Reason: fmt.Sprintf("%s finished its reboot but is still cordoned by FLUO's agent (%s=true): the agent uncordons only after the operator clears reboot-ok", n.Name, AnnAgentUnschedulable),
-				Short:  "left cordoned", Clears: "uncordon " + n.Name, Evidence: st.Evidence})
+			e := offer(n)
+			if uncordon[n.Name] {
+				add(model.Blocker{Kind: model.BlockerCordon, Node: n.Name, Stalls: true, Action: model.ActionUncordon,
+					Reason: fmt.Sprintf("%s finished its reboot but is still cordoned by FLUO's agent (%s=true), and its agent does not run: the agent uncordons only after the operator clears reboot-ok, when it runs", n.Name, AnnAgentUnschedulable),
+					Short:  "left cordoned", Clears: "uncordon " + n.Name, Evidence: with(st.Evidence, e...)})
+			} else if own, _ := AgentCordon(n.Node); !own {
+				// Someone else's cordon, after a finished cycle: not FLUO's.
+				st.Phase, st.Step = model.PhaseIdle, "idle, cordoned (not by FLUO's agent)"
+			} else {
+				st.Step = "done, still cordoned by its agent"
+			}
 		default:
 			st.Phase, st.Step = model.PhaseIdle, "idle"
 		}
@@ -284,6 +418,12 @@ func Judge(in Input, now time.Time) Report {
 		r.Uncordon = append(r.Uncordon, n)
 	}
 	sort.Strings(r.Uncordon)
+	r.NeedAgentPod = dedupe(r.NeedAgentPod)
+	if len(podsUnread) > 0 {
+		// The uncordon decision needed them: FLUO's reading is unknown
+		// (the snapshot lists it unread), never "agent not running".
+		r.Unknown = "update-agent pods not read (" + strings.Join(podsUnread, "; ") + "): whether FLUO's agent runs there, and will uncordon its node itself, is unknown"
+	}
 	sort.SliceStable(r.Blockers, func(a, b int) bool { return r.Blockers[a].Node < r.Blockers[b].Node })
 	return r
 }
@@ -371,4 +511,25 @@ func settingsUnknown(in Input) string {
 		return in.SettingsUnread
 	}
 	return in.Settings.Unknown
+}
+
+func (r *Report) notOwned(node, why string) {
+	if r.NotOwned == nil {
+		r.NotOwned = map[string]string{}
+	}
+	r.NotOwned[node] = why
+}
+
+func dedupe(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	sort.Strings(s)
+	out := s[:1]
+	for _, x := range s[1:] {
+		if x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
 }

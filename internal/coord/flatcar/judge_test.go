@@ -38,6 +38,23 @@ func fnode(name string, readySince time.Time, writes map[string]time.Time, steps
 	return c
 }
 
+// agentCordoned is c as the apiserver records FLUO's agent's cordon: one
+// manager, update-agent, owns agent-made-unschedulable and
+// spec.unschedulable, last written at.
+func agentCordoned(c coord.Node, at time.Time) coord.Node {
+	if c.Writes == nil {
+		c.Writes = map[string]coord.FieldWrite{}
+	}
+	c.Writes["annotation:"+ft.AnnAgentUnschedulable] = coord.FieldWrite{Manager: "update-agent", At: at}
+	c.UnschedulableSetBy, c.UnschedulableSetAt = "update-agent", at
+	return c
+}
+
+// noAgentPod: n's pods were read and no update-agent pod is there.
+func noAgentPod(n string) map[string]flatcar.AgentPod {
+	return map[string]flatcar.AgentPod{n: {Known: true}}
+}
+
 func settings(args ...string) flatcar.Settings {
 	return flatcar.SettingsFrom("reboot-coordinator", "flatcar-linux-update-operator", &ft.Deployment("reboot-coordinator", args).Spec.Template.Spec.Containers[0])
 }
@@ -66,9 +83,15 @@ var rebooting = []ft.Step{ft.UpdateDownloaded("4152.2.0"), ft.MarkBefore(), ft.C
 // again to clear it. FLUO's one slot stays taken; the next node waits on
 // it and that stalls; the node may be uncordoned.
 func TestAgentStoppedAfterReboot(t *testing.T) {
-	n1 := fnode("n1", now.Add(-20*time.Minute), map[string]time.Time{inProgress: now.Add(-30 * time.Minute)}, rebooting...)
+	n1 := agentCordoned(fnode("n1", now.Add(-20*time.Minute), map[string]time.Time{inProgress: now.Add(-30 * time.Minute)}, rebooting...), now.Add(-30*time.Minute))
 	n2 := fnode("n2", now.Add(-time.Hour), nil, ft.UpdateDownloaded("4152.2.0"))
+	// First the agent pod is not read: the judging asks for it and offers
+	// nothing on the strength of an unread pod.
 	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1, n2}, Settings: settings()}, now)
+	if len(r.Uncordon) != 0 || len(r.NeedAgentPod) != 1 || r.NeedAgentPod[0] != "n1" {
+		t.Errorf("agent pod unread: uncordon %v, need %v", r.Uncordon, r.NeedAgentPod)
+	}
+	r = flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1, n2}, Settings: settings(), AgentPods: noAgentPod("n1")}, now)
 	b := find(t, r.Blockers, "n1", flatcar.BlockerAgentStopped)
 	if !b.Stalls || !strings.Contains(b.Reason, "after update-agent set reboot-in-progress") {
 		t.Errorf("agent-stopped = %+v", b)
@@ -152,8 +175,8 @@ func TestPausedAndWindow(t *testing.T) {
 
 // A rebooted node the agent cordoned, done, still cordoned.
 func TestLeftCordoned(t *testing.T) {
-	n1 := fnode("n1", now.Add(-time.Hour), nil, append(rebooting, ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())...)
-	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings()}, now)
+	n1 := agentCordoned(fnode("n1", now.Add(-time.Hour), nil, append(rebooting, ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())...), now.Add(-2*time.Hour))
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now)
 	b := find(t, r.Blockers, "n1", model.BlockerCordon)
 	if b.Action != model.ActionUncordon || r.Nodes[0].Phase != model.PhaseDone {
 		t.Errorf("stuck-cordon = %+v, phase %s", b, r.Nodes[0].Phase)
@@ -162,6 +185,61 @@ func TestLeftCordoned(t *testing.T) {
 	n2 := fnode("n2", now.Add(-time.Hour), nil, ft.Cordon)
 	if r = flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n2}, Settings: settings()}, now); len(r.Uncordon) != 0 {
 		t.Errorf("uncordon offered for a node the agent did not cordon: %v", r.Uncordon)
+	}
+}
+
+// Issue 32 §3: agent-made-unschedulable=true left over from a cycle that
+// finished two days ago, then an administrator's kubectl cordon now: the
+// cordon is kubectl's, not FLUO's agent's, and is never offered. Before
+// the fix it was "still cordoned by FLUO's agent" with the uncordon.
+func TestStaleAnnotationThenHandCordon(t *testing.T) {
+	done := append(append([]ft.Step{}, rebooting...), ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())
+	n1 := agentCordoned(fnode("n1", now.Add(-47*time.Hour), nil, done...), now.Add(-48*time.Hour))
+	n1.UnschedulableSetBy, n1.UnschedulableSetAt = "kubectl-cordon", now.Add(-time.Minute)
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now)
+	if len(r.Uncordon) != 0 {
+		t.Fatalf("a hand cordon after a stale agent-made-unschedulable offered for uncordon: %v", r.Uncordon)
+	}
+	why := r.NotOwned["n1"]
+	if !strings.Contains(why, "cordoned by kubectl-cordon at 2026-12-01T11:59:00Z, not by update-agent") {
+		t.Errorf("not owned = %q", why)
+	}
+	if r.Nodes[0].Phase == model.PhaseDone {
+		t.Errorf("a hand-cordoned node is %s %q: it is in no FLUO cycle", r.Nodes[0].Phase, r.Nodes[0].Step)
+	}
+	// After rebootwatch's own uncordon (which leaves the annotation), a
+	// later hand cordon: the same.
+	n1.UnschedulableSetBy = "kubectl-cordon"
+	if r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now); len(r.Uncordon) != 0 {
+		t.Errorf("offered again after rebootwatch's uncordon: %v", r.Uncordon)
+	}
+	// Who cordoned it cannot be read: not offered either.
+	n1.UnschedulableSetBy, n1.UnschedulableSetAt = "", time.Time{}
+	if r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "cannot be read") {
+		t.Errorf("unattributed cordon: %v %q", r.Uncordon, r.NotOwned["n1"])
+	}
+}
+
+// Issue 32 §3: the agent pod has been Running and Ready since the reboot:
+// never "its update-agent has not run since the reboot", and no uncordon
+// (the agent runs and uncordons the node itself). Its pod not read: the
+// kind is unknown (unread), and no uncordon either.
+func TestAgentPodRunningSinceReboot(t *testing.T) {
+	n1 := agentCordoned(fnode("n1", now.Add(-20*time.Minute), map[string]time.Time{inProgress: now.Add(-30 * time.Minute)}, rebooting...), now.Add(-30*time.Minute))
+	pod := flatcar.AgentPod{Known: true, Name: "reboot-coordinator/flatcar-linux-update-agent-x7k2p", Running: true,
+		Since: now.Add(-19 * time.Minute), Ready: true, ReadySince: now.Add(-19 * time.Minute)}
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: map[string]flatcar.AgentPod{"n1": pod}}, now)
+	b := find(t, r.Blockers, "n1", flatcar.BlockerAgentStopped)
+	if strings.Contains(b.Reason, "has not run") || !strings.Contains(b.Reason, "Running and Ready since 2026-12-01T11:41:00Z") {
+		t.Errorf("agent-stopped with its agent running = %q", b.Reason)
+	}
+	if len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "the agent runs") {
+		t.Errorf("uncordon %v while its agent runs (%q)", r.Uncordon, r.NotOwned["n1"])
+	}
+	r = flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(),
+		AgentPods: map[string]flatcar.AgentPod{"n1": {Why: "pods forbidden: pods is forbidden"}}}, now)
+	if len(r.Uncordon) != 0 || !strings.Contains(r.Unknown, "update-agent pods not read (n1: pods forbidden") {
+		t.Errorf("agent pod unread: uncordon %v, unknown %q", r.Uncordon, r.Unknown)
 	}
 }
 

@@ -8,7 +8,10 @@
 // blockers (an agent that did not run after its node's reboot, an unset
 // before/after-reboot check naming the annotation, reboot-paused, the
 // window, the slot held by a node whose kubelet is gone, the slot held by
-// another node), the uncordon it allows, and its one-shot read.
+// another node), the uncordon it allows (only the agent's own cordon,
+// AgentCordon, while its update-agent pod does not run: DESIGN §6 rule 9),
+// and its one-shot read (the nodes, the operator's Deployment, and the
+// update-agent pod on the nodes whose judging needs it).
 //
 // Read from flatcar/flatcar-linux-update-operator at commit
 // 8dd83d71a7d4e5461c5bd4d6e5dae52397afc7f0 (v0.10.0-rc2-10-g8dd83d71):
@@ -18,6 +21,8 @@
 // (docs/coordinators-suc-fluo.md).
 //
 // It must never start a reboot or write an annotation or label FLUO owns;
+// take agent-made-unschedulable=true alone for the agent's cordon; read an
+// update-agent pod it could not read as not running;
 // judge from a node list that is not fresh and complete; read a setting it
 // could not read as "none" (an unread operator Deployment makes the checks
 // unknown, never "no check"); or do I/O outside source.go and demo.go

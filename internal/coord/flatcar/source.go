@@ -3,6 +3,7 @@ package flatcar
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
@@ -100,6 +102,72 @@ func unread(err error) string {
 	return fmt.Sprintf("error: %v", err)
 }
 
+// ReadAgentPods reads FLUO's update-agent pod on each of nodes (a list of
+// the node's pods, spec.nodeName, as the engine reads a node's pods): the
+// pod one of whose containers runs update-agent. A node whose pods could
+// not be read is Known false, saying why.
+func ReadAgentPods(ctx context.Context, c kubernetes.Interface, nodes []string) map[string]AgentPod {
+	out := make(map[string]AgentPod, len(nodes))
+	for _, n := range nodes {
+		list, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n).String()})
+		if err != nil {
+			out[n] = AgentPod{Why: "pods " + unread(err)}
+			continue
+		}
+		v := AgentPod{Known: true}
+		for i := range list.Items {
+			p := &list.Items[i]
+			if p.Spec.NodeName != n || !runsAgent(p) {
+				continue
+			}
+			got := agentPod(p)
+			// Of several (one terminating, its replacement), the one that runs.
+			if v.Name == "" || (!v.Running && got.Running) {
+				v = got
+			}
+		}
+		out[n] = v
+	}
+	return out
+}
+
+// runsAgent: one of the pod's containers runs FLUO's update-agent
+// (examples/deploy/update-agent.yaml: command /bin/update-agent).
+func runsAgent(p *corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		if len(c.Command) > 0 && path.Base(c.Command[0]) == "update-agent" {
+			return true
+		}
+	}
+	return false
+}
+
+func agentPod(p *corev1.Pod) AgentPod {
+	v := AgentPod{Known: true, Name: p.Namespace + "/" + p.Name}
+	running := p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && len(p.Status.ContainerStatuses) > 0
+	for _, cs := range p.Status.ContainerStatuses {
+		v.Restarts += int(cs.RestartCount)
+		switch {
+		case cs.State.Running != nil:
+			if t := cs.State.Running.StartedAt.Time; t.After(v.Since) {
+				v.Since = t
+			}
+		case cs.State.Waiting != nil:
+			running = false
+			v.Waiting = cs.State.Waiting.Reason
+		default:
+			running = false
+		}
+	}
+	v.Running = running
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			v.Ready, v.ReadySince = c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
+		}
+	}
+	return v
+}
+
 // Observe reads FLUO once and judges it (coord.Observer); Names
 // "flatcar-operator" is the operator Deployment's namespace/name. FLUO is
 // installed when its operator's Deployment is found (or cannot be looked
@@ -107,7 +175,13 @@ func unread(err error) string {
 func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord.Observation {
 	in := Read(ctx, c.Kube, c.Names["flatcar-operator"])
 	r := Judge(in, now)
-	o := coord.Observation{Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon}
+	if len(r.NeedAgentPod) > 0 {
+		// Whose agent runs decides the uncordon and the agent-stopped
+		// wording: read those nodes' agent pods, then judge again.
+		in.AgentPods = ReadAgentPods(ctx, c.Kube, r.NeedAgentPod)
+		r = Judge(in, now)
+	}
+	o := coord.Observation{Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
 	o.Judged, o.Slots, o.Nodes = r.Cycle()
 	o.Installed = in.SettingsUnread == "" || strings.HasPrefix(in.SettingsUnread, "forbidden") || in.NodesUnread != ""
 	for _, n := range in.Nodes {

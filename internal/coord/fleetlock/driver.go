@@ -38,6 +38,8 @@ func (Driver) Capabilities() coord.Capabilities {
 		Blockers: []model.BlockerKind{model.BlockerLock, model.BlockerCordon, model.BlockerSlowReboot, model.BlockerDrain},
 		Actions:  []model.Action{model.ActionRelease, model.ActionReap, model.ActionUncordon},
 		Writes:   "spec.holderIdentity of a fleetlock-<group> Lease (release, reap: set to \"\", as fleetlock's own unlock), and the holder's uncordon",
+		// The steady-state handler: only while the holder still holds.
+		Uncordons: "fleetlock does when the holder unlocks itself",
 	}
 }
 

@@ -3,12 +3,13 @@
 // ids (Zincati's app-specific id of a node's machine id), the lock driver
 // the lock engine judges and writes through (coord.LockDriver), and what
 // fleetlock's source reads (source.go: the informer's transform, the lock
-// object, the one-shot read). Its fixtures are in fleetlocktest.
+// object, the one-shot read; discover.go: where fleetlock runs when its
+// namespace has no Lease). Its fixtures are in fleetlocktest.
 //
 // It must not import the lock engine, a source or the TUI (they import
 // it), name a holder a ghost while a node's machine id cannot be read, or
 // start goroutines; its only I/O is the driver's Apply and the one-shot
-// read.
+// reads (its Leases, and Look's lists of where else fleetlock may run).
 package fleetlock
 
 import (

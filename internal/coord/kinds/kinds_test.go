@@ -169,3 +169,22 @@ func demo(t *testing.T, d coord.Driver) {
 		}
 	}
 }
+
+// TestUncordonWording: every kind whose node the engine may uncordon says,
+// in its own package, when the coordinator itself uncordons (the write's
+// words, issue 32 §4): the engine has no kind switch for it.
+func TestUncordonWording(t *testing.T) {
+	for _, d := range kinds.All() {
+		c := d.Capabilities()
+		offers := strings.Contains(c.Writes, "uncordon")
+		for _, a := range c.Actions {
+			offers = offers || a == model.ActionUncordon
+		}
+		if c.Slots == coord.SlotsLockObject {
+			offers = true // done · still cordoned holders are uncordoned
+		}
+		if offers && c.Uncordons == "" {
+			t.Errorf("kind %s may be uncordoned but declares no Uncordons wording", c.Kind)
+		}
+	}
+}

@@ -131,3 +131,29 @@ func PodOn(c *model.Cluster, ref model.LockRef, node string) PodView {
 	}
 	return PodView{Known: true, Pod: found}
 }
+
+// Gone judges a rebooted, Ready holder whose lock kured still holds, from
+// kured's own pod on it (issue 33 §3): when that pod is read and is known
+// not to run (missing, waiting, finished — never a pod that could not be
+// seen), nothing on the node releases the lock, and kured, had it run,
+// would have released it by the reboot + its first tick (90 s) +
+// --lock-release-delay. Past that bound plus the orphan grace (and Ready
+// for the grace), the lock is orphaned: ok is true, with the reason and the
+// cycle's evidence. An uncordon by hand leaves no trace of when it was
+// done, and needs none: this rests on the reboot, the lock and the pod.
+func Gone(pod PodView, node, rebootWhy string, rebootedAt, readySince, now time.Time, delay, grace time.Duration) (reason, cycle string, ok bool) {
+	if !pod.Dead() {
+		return "", "", false
+	}
+	deadline := rebootedAt.Add(FirstTickLatest + delay + grace)
+	if r := readySince.Add(grace); r.After(deadline) {
+		deadline = r
+	}
+	cycle = fmt.Sprintf("kured releases at its first tick (30–90 s after its pod starts) after --lock-release-delay %s; its pod does not run, and had it run since the reboot at %s the lock would be free by %s (+ the orphan grace %s)",
+		delay, rebootedAt.UTC().Format(time.RFC3339), rebootedAt.Add(FirstTickLatest+delay).UTC().Format(time.RFC3339), model.HumanDuration(grace))
+	if now.Before(deadline) {
+		return "", cycle, false
+	}
+	return fmt.Sprintf("kured on %s is not running %s after the reboot (%s) and the lock is still held: nothing on %s will release it; %s",
+		node, model.HumanDuration(now.Sub(rebootedAt)), rebootWhy, node, pod.Short(node)), cycle, true
+}

@@ -49,6 +49,9 @@ func (Driver) Capabilities() coord.Capabilities {
 			model.BlockerReleaseDelay, model.BlockerWindow, model.BlockerAlert, model.BlockerPod},
 		Actions: []model.Action{model.ActionRelease, model.ActionReap, model.ActionUncordon},
 		Writes:  "the lock annotation of kured's DaemonSet (release, reap: one entry removed, or the annotation when it is the last)",
+		// rebootAsRequired: after the reboot, holding the lock, unless the
+		// node was cordoned before kured took it.
+		Uncordons: "kured does after the reboot, at its release loop's first tick, when kured cordoned the node",
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -561,13 +562,14 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 		// the lock, and where a lock would be is not a place to look.
 		return fail(err)
 	}
+	warn := spec.Config.StartProblem()
 	conc, known := spec.Config.concurrency()
 	capacity := 0
 	if known {
 		capacity = conc
 	}
 	if !spec.Present {
-		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings, Capacity: capacity}, nil
+		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}, nil
 	}
 	kl, err := Parse(spec.Value)
 	if err != nil {
@@ -599,18 +601,18 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 		}
 	}
 	if len(kl.Entries) == 0 {
-		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings, Capacity: capacity}, nil
+		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}, nil
 	}
 	count := map[string]int{}
 	for _, e := range kl.Entries {
 		count[e.NodeID]++
 	}
-	p := coord.Parsed{Notes: notes, Settings: settings, Capacity: capacity}
+	p := coord.Parsed{Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}
 	if kl.Multi && kl.MaxOwners > 0 && len(kl.Entries) > kl.MaxOwners {
 		// kured never lists more holders than maxOwners: more nodes than
 		// allowed may be rebooting at once (a hand edit, or a concurrency
 		// lowered while the lock was held).
-		p.Warning = fmt.Sprintf("the multi-lock lists %d holders, more than its maxOwners %d: more nodes than allowed may reboot at once", len(kl.Entries), kl.MaxOwners)
+		p.Warning = joinWarn(warn, fmt.Sprintf("the multi-lock lists %d holders, more than its maxOwners %d: more nodes than allowed may reboot at once", len(kl.Entries), kl.MaxOwners))
 		p.Notes = append(p.Notes, model.Evidence{Key: "over maxOwners", Value: fmt.Sprintf("%d holders, maxOwners %d", len(kl.Entries), kl.MaxOwners)})
 	}
 	for i, e := range kl.Entries {
@@ -835,28 +837,35 @@ func ConfigOf(spec *corev1.PodSpec) *Config {
 	if c == nil {
 		return nil
 	}
-	argv := append(append([]string{}, c.Command...), c.Args...)
+	// The image's entrypoint (kured's) runs the args when there is no
+	// command; a command's first word is the program.
+	prog, args := "", c.Args
+	if len(c.Command) > 0 {
+		prog, args = c.Command[0], append(append([]string{}, c.Command[1:]...), c.Args...)
+	}
 	env := map[string]string{}
 	var from []string
 	for _, e := range c.Env {
 		if !strings.HasPrefix(e.Name, "KURED_") {
 			continue
 		}
+		// The container's last definition of a name is the one it gets.
+		delete(env, e.Name)
+		from = slices.DeleteFunc(from, func(n string) bool { return n == e.Name })
 		if e.ValueFrom != nil {
 			from = append(from, e.Name)
 			continue
 		}
 		env[e.Name] = e.Value
 	}
-	cfg := ParseConfig(argv, env, from)
+	cfg := parseConfig(prog, args, env, from)
 	return &cfg
 }
 
 // Config is kured's configuration as its DaemonSet gives it: the
-// container's args (--flag=value or --flag value) and KURED_* environment
-// variables, which kured binds to the same flags and which win over args
-// (kured cmd/kured/main.go: flag.Parse, then LoadFromEnv). Defaults are
-// kured's own (same file, the flag definitions in main).
+// container's command line, parsed by pflag as kured parses it, then its
+// KURED_* environment applied as kured's LoadFromEnv applies it (config.go).
+// Defaults are kured's own (cmd/kured/main.go, the flag definitions in main).
 type Config struct {
 	DSName, DSNamespace  string
 	LockAnnotation       string
@@ -880,9 +889,17 @@ type Config struct {
 	// From says where each flag that was set came from ("arg" or "env
 	// KURED_X"); flags absent keep kured's default.
 	From map[string]string
-	// Problems are values that could not be read (bad durations, env from
-	// a Secret or ConfigMap that this tool does not resolve).
+	// Problems are values that could not be read (env from a Secret or
+	// ConfigMap that this tool does not resolve, a command line that is not
+	// kured's own), and kured's StartError.
 	Problems []string
+	// StartError is kured's own error when it cannot start with these
+	// settings (it exits before it runs: a flag pflag rejects, an
+	// environment value LoadFromEnv rejects, a window or reboot method it
+	// cannot build), in kured's words; "" when it starts.
+	StartError string
+	// envFrom are the KURED_* variables whose value is not read here.
+	envFrom []string
 	// unread are the flags whose value is not known here (a value that does
 	// not parse, or one from a Secret, ConfigMap or field reference).
 	unread map[string]bool
@@ -944,156 +961,11 @@ var kuredFlags = []string{"ds-name", "ds-namespace", "lock-annotation", "lock-tt
 	"reboot-days", "start-time", "end-time", "time-zone", "blocking-pod-selector", "prometheus-url", "alert-filter-regexp",
 	"alert-firing-only", "alert-filter-match-only", "drain-timeout", "drain-delay", "annotate-nodes"}
 
-// kuredBoolFlags take no value on the command line (pflag's NoOptDefVal).
-var kuredBoolFlags = map[string]bool{"alert-firing-only": true, "annotate-nodes": true, "alert-filter-match-only": true,
-	"force-reboot": true}
-
 // DefaultConfig is kured's configuration when nothing is set.
 func DefaultConfig() Config {
 	return Config{DSName: "kured", DSNamespace: "kube-system", LockAnnotation: Annotation, Concurrency: 1,
 		Period: time.Hour, RebootDays: []string{"su", "mo", "tu", "we", "th", "fr", "sa"}, StartTime: "0:00",
 		EndTime: "23:59:59", TimeZone: "UTC", From: map[string]string{}, unread: map[string]bool{}}
-}
-
-// ParseConfig reads kured's configuration from its container's command
-// line (command and args together) and environment. env maps a variable's
-// name to its literal value; names in envFrom are variables whose value comes
-// from elsewhere (valueFrom) and cannot be read here.
-func ParseConfig(argv []string, env map[string]string, envFrom []string) Config {
-	c := DefaultConfig()
-	known := map[string]bool{}
-	for _, f := range kuredFlags {
-		known[f] = true
-	}
-	slices := map[string][]string{}
-	set := func(name, value, from string) {
-		if !known[name] {
-			return
-		}
-		if name == "reboot-days" || name == "blocking-pod-selector" {
-			if from == "arg" {
-				if name == "reboot-days" {
-					slices[name] = append(slices[name], strings.Split(value, ",")...)
-				} else {
-					slices[name] = append(slices[name], value)
-				}
-			} else if name == "reboot-days" {
-				slices[name] = strings.Split(value, ",")
-			} else {
-				// kured's LoadFromEnv has no case for stringArray flags: the
-				// variable is ignored (it prints "Unsupported flag type").
-				c.Problems = append(c.Problems, "KURED_BLOCKING_POD_SELECTOR is ignored by kured (stringArray flags cannot come from the environment)")
-				return
-			}
-			c.From[name] = from
-			return
-		}
-		if err := c.setOne(name, value); err != nil {
-			c.Problems = append(c.Problems, fmt.Sprintf("--%s from %s: %v", name, from, err))
-			c.unread[name] = true
-			return
-		}
-		delete(c.unread, name)
-		c.From[name] = from
-	}
-	for i := 0; i < len(argv); i++ {
-		a := argv[i]
-		if !strings.HasPrefix(a, "--") || a == "--" {
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !hasValue {
-			if kuredBoolFlags[name] {
-				value = "true"
-			} else if i+1 < len(argv) {
-				value = argv[i+1]
-				i++
-			}
-		}
-		set(name, value, "arg")
-	}
-	for _, name := range kuredFlags {
-		v := "KURED_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		if val, ok := env[v]; ok {
-			set(name, val, "env "+v)
-		}
-		for _, f := range envFrom {
-			if f == v {
-				c.Problems = append(c.Problems, v+" comes from a Secret, ConfigMap or field reference: its value is not read")
-				c.unread[name] = true
-			}
-		}
-	}
-	if d, ok := slices["reboot-days"]; ok {
-		c.RebootDays = d
-	}
-	if s, ok := slices["blocking-pod-selector"]; ok {
-		c.BlockingPodSelectors = s
-	}
-	return c
-}
-
-func (c *Config) setOne(name, v string) error {
-	dur := func(p *time.Duration) error {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%q is not a duration", v)
-		}
-		*p = d
-		return nil
-	}
-	switch name {
-	case "ds-name":
-		c.DSName = v
-	case "ds-namespace":
-		c.DSNamespace = v
-	case "lock-annotation":
-		c.LockAnnotation = v
-	case "lock-ttl":
-		return dur(&c.LockTTL)
-	case "lock-release-delay":
-		return dur(&c.LockReleaseDelay)
-	case "period":
-		return dur(&c.Period)
-	case "drain-timeout":
-		return dur(&c.DrainTimeout)
-	case "drain-delay":
-		return dur(&c.DrainDelay)
-	case "concurrency":
-		var n int
-		if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(v) {
-			return fmt.Errorf("%q is not an integer", v)
-		}
-		c.Concurrency = n
-	case "start-time":
-		c.StartTime = v
-	case "end-time":
-		c.EndTime = v
-	case "time-zone":
-		c.TimeZone = v
-	case "prometheus-url":
-		c.PrometheusURL = v
-	case "alert-filter-regexp":
-		c.AlertFilterRegexp = v
-	case "alert-firing-only", "annotate-nodes", "alert-filter-match-only":
-		var b bool
-		switch strings.ToLower(v) {
-		case "1", "t", "true":
-			b = true
-		case "0", "f", "false":
-		default:
-			return fmt.Errorf("%q is not a boolean", v)
-		}
-		switch name {
-		case "annotate-nodes":
-			c.AnnotateNodes = b
-		case "alert-filter-match-only":
-			c.AlertFilterMatchOnly = b
-		default:
-			c.AlertFiringOnly = b
-		}
-	}
-	return nil
 }
 
 // Settings renders the configuration for the lock's detail, one flag per
@@ -1151,7 +1023,39 @@ func (c *Config) evidence() []model.Evidence {
 
 // RebootWindow returns kured's reboot window from its configuration
 // (internal/timewindow: kured's pkg/timewindow semantics). An error is what
-// kured itself fails on at start (it then does not run at all).
+// kured itself fails on at start (it then does not run at all): its
+// StartError, whichever setting it is about.
 func (c *Config) RebootWindow() (*timewindow.Window, error) {
+	if c.StartError != "" {
+		return nil, errors.New(c.StartError)
+	}
 	return timewindow.Parse(c.RebootDays, c.StartTime, c.EndTime, c.TimeZone)
+}
+
+// StartProblem says, for the lock's warning (listed under attention), that
+// kured cannot start with these settings, quoting kured's own error; "" when
+// it can (or the configuration was not read).
+func (c *Config) StartProblem() string {
+	if c == nil || c.StartError == "" {
+		return ""
+	}
+	return "kured cannot start with these settings: " + QuoteStartError(c.StartError) +
+		" — its pods exit at start, so none of them takes or releases this lock until the settings are fixed"
+}
+
+// QuoteStartError quotes kured's error (from the cluster's settings:
+// clipped to 200 bytes, escaped).
+func QuoteStartError(e string) string {
+	if len(e) > 200 {
+		e = strings.ToValidUTF8(e[:200], "") + "…"
+	}
+	return strconv.Quote(e)
+}
+
+// joinWarn joins two warnings of one lock.
+func joinWarn(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

@@ -250,14 +250,14 @@ func FuzzParseKured(f *testing.F) {
 }
 
 // kured's flags come from args (--flag=value or --flag value; bool flags take
-// no value) and KURED_* environment variables, which win (kured main:
+// no value) and KURED_* environment variables, set after them (kured main:
 // flag.Parse, then LoadFromEnv; LoadFromEnv has no case for stringArray).
 func TestParseKuredConfig(t *testing.T) {
 	c := ParseConfig(
 		[]string{"/usr/bin/kured", "--ds-name=kured-ds", "--ds-namespace", "ops", "--lock-annotation=example.com/reboot-lock",
 			"--lock-ttl=2h", "--lock-release-delay", "15m", "--concurrency=3", "--annotate-nodes", "--alert-firing-only",
 			"--reboot-days=mo,tu", "--reboot-days=we", "--blocking-pod-selector=app=db", "--blocking-pod-selector", "app=mq",
-			"--prometheus-url=http://prom:9090", "--alert-filter-regexp=^Watchdog$", "--drain-timeout=10m", "--unknown=x"},
+			"--prometheus-url=http://prom:9090", "--alert-filter-regexp=^Watchdog$", "--drain-timeout=10m"},
 		map[string]string{"KURED_PERIOD": "5m", "KURED_CONCURRENCY": "2", "KURED_START_TIME": "22:00", "KURED_BLOCKING_POD_SELECTOR": "app=x"},
 		[]string{"KURED_END_TIME"})
 	if c.DSName != "kured-ds" || c.DSNamespace != "ops" || c.LockAnnotation != "example.com/reboot-lock" || c.LockTTL != 2*time.Hour ||
@@ -271,11 +271,12 @@ func TestParseKuredConfig(t *testing.T) {
 		t.Fatalf("from %v", c.From)
 	}
 	probs := strings.Join(c.Problems, "; ")
-	if !strings.Contains(probs, "KURED_BLOCKING_POD_SELECTOR is ignored") || !strings.Contains(probs, "KURED_END_TIME comes from") {
-		t.Fatalf("problems %q", probs)
+	if !strings.Contains(probs, "KURED_BLOCKING_POD_SELECTOR is ignored") || !strings.Contains(probs, "KURED_END_TIME comes from") || c.StartError != "" {
+		t.Fatalf("problems %q, start error %q", probs, c.StartError)
 	}
+	// kured exits at the first value pflag rejects: that flag is not known.
 	bad := ParseConfig([]string{"--lock-ttl=soon", "--concurrency=two"}, nil, nil)
-	if bad.LockTTL != 0 || bad.Concurrency != 1 || len(bad.Problems) != 2 {
+	if bad.StartError != `invalid argument "soon" for "--lock-ttl" flag: time: invalid duration "soon"` || bad.Known("lock-ttl") {
 		t.Fatalf("bad values: %+v", bad)
 	}
 	d := DefaultConfig()

@@ -173,13 +173,19 @@ func demoNode(name string, server, cordoned bool, start time.Time) *corev1.Node 
 		kubelet = demoVersion
 	}
 	var taints []corev1.Taint
+	var managed []metav1.ManagedFieldsEntry
 	if cordoned {
 		taints = []corev1.Taint{{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}}
+		// The job's drain container cordoned it half a minute after the job
+		// was created (what the apiserver records: OwnCordon reads it).
+		at := metav1.NewTime(start.Add(-demoJobAge + 30*time.Second).UTC().Truncate(time.Second))
+		managed = []metav1.ManagedFieldsEntry{{Manager: "kubectl-drain", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+			Time: &at, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
 	}
 	sum := sha256.Sum256([]byte(name))
 	id := fmt.Sprintf("%x", sum)
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, CreationTimestamp: metav1.NewTime(start.Add(-180 * 24 * time.Hour))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, CreationTimestamp: metav1.NewTime(start.Add(-180 * 24 * time.Hour)), ManagedFields: managed},
 		Spec:       corev1.NodeSpec{Unschedulable: cordoned, Taints: taints},
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",

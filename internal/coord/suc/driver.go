@@ -31,5 +31,8 @@ func (Driver) Capabilities() coord.Capabilities {
 			model.BlockerCordon, model.BlockerDrain, model.BlockerWindow, model.BlockerLock},
 		Actions: []model.Action{model.ActionUncordon},
 		Writes:  "",
+		// handle_batch.go handleJobs: the node label, then the uncordon,
+		// only for a job Complete; a failed job never uncordons.
+		Uncordons: "system-upgrade-controller does only after a successful job (with the plan's node label)",
 	}
 }

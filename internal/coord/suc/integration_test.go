@@ -66,13 +66,9 @@ func TestReadAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.Namespace(t, "system-upgrade")
-	for _, n := range []string{"n1", "n2", "n3"} {
+	for _, n := range []string{"n1", "n2", "n3", "n4"} {
 		makeNode(ctx, t, cs, n)
 	}
-	// The drain init container ran `kubectl drain n1` before the upgrade
-	// container failed; n3 was cordoned by a plan that is gone now.
-	kubectl(t, c, "cordon", "n1")
-	kubectl(t, c, "cordon", "n3")
 
 	spec := suctest.PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"kubernetes.io/os": "linux"}}
 	latest := suctest.MungeVersion(spec.Version)
@@ -86,10 +82,31 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	if _, err := suctest.Create(ctx, dyn, suctest.Plan(ns, "k3s-server", spec), status); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suctest.CreateJob(ctx, cs, jb, now.Add(-10*time.Minute), now.Add(-time.Minute)); err != nil {
+	if _, err := suctest.CreateJob(ctx, cs, jb, now.Add(-10*time.Minute), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suctest.CreateJob(ctx, cs, suctest.Job(ns, "k3s-agent", "n3", latest, hash, true, false), now.Add(-time.Hour), now.Add(-30*time.Minute)); err != nil {
+	orphan := suctest.Job(ns, "k3s-agent", "n3", latest, hash, true, false)
+	if _, err := suctest.CreateJob(ctx, cs, orphan, now.Add(-time.Hour), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// The jobs' drain init containers run `kubectl drain`: n1 is cordoned
+	// by its job, n3 by the job of a plan that is gone now; then the jobs
+	// fail (after the cordon: the cordon is theirs).
+	kubectl(t, c, "cordon", "n1")
+	kubectl(t, c, "cordon", "n3")
+	for _, j := range []string{jb.Name, orphan.Name} {
+		if _, err := suctest.FailJob(ctx, cs, ns, j, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// n4: cordoned by hand, beside a tenant's Job in another namespace with
+	// SUC's plan and node labels but not its controller label: not SUC's.
+	kubectl(t, c, "cordon", "n4")
+	tenant := c.Namespace(t, "tenant")
+	tj := suctest.Job(tenant, "k3s-agent", "n4", latest, hash, true, false)
+	delete(tj.Labels, suc.LabelController)
+	delete(tj.Spec.Template.Labels, suc.LabelController)
+	if _, err := suctest.CreateJob(ctx, cs, tj, now.Add(-time.Hour), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -120,7 +137,7 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	if in.PlansUnread != "" || in.JobsUnread != "" || in.NodesUnread != "" {
 		t.Fatalf("unread with the driver's RBAC: %q %q %q", in.PlansUnread, in.JobsUnread, in.NodesUnread)
 	}
-	if len(in.Plans) != 1 || len(in.Jobs) != 2 || len(in.Nodes) != 3 {
+	if len(in.Plans) != 1 || len(in.Jobs) != 2 || len(in.Nodes) != 4 {
 		t.Fatalf("read %d plans, %d jobs, %d nodes", len(in.Plans), len(in.Jobs), len(in.Nodes))
 	}
 	r := suc.Judge(in, time.Now())
@@ -130,9 +147,17 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	}
 	for _, n := range []string{"n1", "n3"} {
 		b := find(t, r.Blockers, n, model.BlockerCordon)
-		if b.Action != model.ActionUncordon || !strings.HasPrefix(evidence(b, "cordoned by"), "kubectl") {
+		if b.Action != model.ActionUncordon || !strings.HasPrefix(evidence(b, "cordon"), "cordoned by kubectl at ") {
 			t.Errorf("%s stuck-cordon = %+v", n, b)
 		}
+	}
+	for _, b := range r.Blockers {
+		if b.Node == "n4" && b.Kind == model.BlockerCordon {
+			t.Errorf("a tenant's look-alike Job made n4 stuck-cordon: %+v", b)
+		}
+	}
+	if len(r.Uncordon) != 2 || r.Uncordon[0] != "n1" || r.Uncordon[1] != "n3" {
+		t.Errorf("uncordon = %v, want n1 and n3", r.Uncordon)
 	}
 	if lk := find(t, r.Blockers, "n2", model.BlockerLock); !lk.Stalls {
 		t.Errorf("n2 waits on a failed holder without stalling: %+v", lk)

@@ -53,8 +53,14 @@ type Report struct {
 	// (not validated, not resolved, ghost slot) have no Node.
 	Blockers []model.Blocker
 	// Uncordon lists the nodes a plan left cordoned, for which the
-	// uncordon action may be offered (behind the engine's gates).
+	// uncordon action may be offered (behind the engine's gates): the
+	// newest cordon is provably the one a job of SUC's wrote for the cycle
+	// that left it (OwnCordon).
 	Uncordon []string
+	// NotOwned maps a cordoned node a plan's cycle touched, but whose
+	// cordon is not provably SUC's, to why (whose cordon it is, manager and
+	// time, or what could not be read): never uncordoned.
+	NotOwned map[string]string
 }
 
 // Hostname is the name SUC puts in applying[] for a node (node.Hostname:
@@ -74,6 +80,9 @@ type judge struct {
 	plans    map[string]*Plan // by namespace/name
 	out      Report
 	uncordon map[string]bool
+	// planNS are the namespaces of the Plans read: SUC runs in one
+	// namespace and creates its jobs there (job.New: the plan's namespace).
+	planNS map[string]bool
 }
 
 func ev(k, v string) model.Evidence { return coord.Ev(k, v) }
@@ -92,10 +101,15 @@ func Judge(in Input, now time.Time) Report {
 		in.DrainBound = DefaultDrainBound
 	}
 	j := &judge{in: in, now: now, nodes: map[string]*coord.Node{}, byHost: map[string][]*coord.Node{},
-		plans: map[string]*Plan{}, uncordon: map[string]bool{}}
+		plans: map[string]*Plan{}, uncordon: map[string]bool{}, planNS: map[string]bool{}}
 	if in.PlansUnread != "" {
 		j.out.Unknown = "system-upgrade-controller's plans are not read: " + in.PlansUnread
 		return j.out
+	}
+	if in.JobsUnread != "" {
+		// Which job cordoned a node, and whether a job runs there now (one
+		// SUC created again), rest on the jobs: unknown, never "none".
+		j.out.Unknown = "system-upgrade-controller's jobs are not read (" + in.JobsUnread + "): which node its jobs cordoned, and whether one runs now, is unknown"
 	}
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
@@ -107,6 +121,7 @@ func Judge(in Input, now time.Time) Report {
 	for i := range in.Plans {
 		plans[i] = &in.Plans[i]
 		j.plans[plans[i].Key()] = plans[i]
+		j.planNS[plans[i].Namespace] = true
 	}
 	sort.Slice(plans, func(a, b int) bool { return plans[a].Key() < plans[b].Key() })
 	for _, p := range plans {
@@ -122,6 +137,7 @@ func Judge(in Input, now time.Time) Report {
 	})
 	for n := range j.uncordon {
 		j.out.Uncordon = append(j.out.Uncordon, n)
+		delete(j.out.NotOwned, n)
 	}
 	sort.Strings(j.out.Uncordon)
 	return j.out
@@ -142,12 +158,15 @@ func rank(k model.BlockerKind) int {
 }
 
 // job returns the newest job of plan p for node n at the plan's latest
-// version.
+// version, selected as SUC selects its jobs (handle_batch.go handleJobs:
+// the upgrade.cattle.io/controller label, in the namespace it watches, the
+// plan's): a job without the controller label, or in another namespace, is
+// not SUC's whatever its other labels say.
 func (j *judge) job(p *Plan, node string) *Job {
 	var best *Job
 	for i := range j.in.Jobs {
 		jb := &j.in.Jobs[i]
-		if jb.Namespace != p.Namespace || jb.Plan != p.Name || jb.Node != node || jb.Version != p.Status.LatestVersion {
+		if jb.Controller == "" || jb.Namespace != p.Namespace || jb.Plan != p.Name || jb.Node != node || jb.Version != p.Status.LatestVersion {
 			continue
 		}
 		if best == nil || jb.Created.After(best.Created) {
@@ -407,10 +426,65 @@ func (j *judge) jobFailed(p *Plan, n *coord.Node, jb *Job, c Condition) {
 	if pc, ok := p.Status.Cond(CondComplete); ok && pc.Reason == ReasonJobFailed {
 		b.Evidence = append(b.Evidence, ev("plan "+CondComplete, pc.Message))
 	}
-	j.add(b)
 	if n.Unschedulable && (p.Spec.Cordon || p.Spec.Drain) {
-		j.stuckCordon(n, fmt.Sprintf("plan %s cordoned %s for job %s, which failed: system-upgrade-controller uncordons only after a successful job", p.Key(), n.Name, jb.Key()),
-			ev("plan", p.Key()), ev("job", jb.Key()), ev("spec.cordon/drain", fmt.Sprintf("cordon %v, drain %v", p.Spec.Cordon, p.Spec.Drain)))
+		if ok, why := OwnCordon(n, jb, c.LastTransition); !ok {
+			b.Evidence = append(b.Evidence, ev("cordon", why))
+			j.notOwned(n, why)
+		} else {
+			j.stuckCordon(n, jb, fmt.Sprintf("plan %s cordoned %s for job %s, which failed: system-upgrade-controller uncordons only after a successful job", p.Key(), n.Name, jb.Key()),
+				why, ev("plan", p.Key()), ev("job", jb.Key()), ev("spec.cordon/drain", fmt.Sprintf("cordon %v, drain %v", p.Spec.Cordon, p.Spec.Drain)))
+		}
+	}
+	j.add(b)
+}
+
+// OwnCordon says whether node n's cordon is the one job jb's drain or
+// cordon init container wrote (job.go: kubectl drain|cordon <node>, run in
+// the job's pod): the managedFields entry owning spec.unschedulable is not
+// older than the job and, when the job ended (end, its Failed or Complete
+// condition's time), not newer than that. A cordon written later — a
+// person's kubectl cordon after the job failed, another controller's — is
+// not SUC's, and one whose writer or time cannot be read is not provably
+// SUC's. why says whose cordon it is (manager and time) either way
+// (DESIGN §6 rule 9).
+func OwnCordon(n *coord.Node, jb *Job, end time.Time) (bool, string) {
+	if n.UnschedulableSetAt.IsZero() {
+		return false, fmt.Sprintf("who cordoned %s cannot be read (no managedFields entry owns spec.unschedulable): not provably system-upgrade-controller's cordon", n.Name)
+	}
+	by := fmt.Sprintf("cordoned by %s at %s", n.UnschedulableSetBy, ts(n.UnschedulableSetAt))
+	// managedFields and the job's times are recorded to the second.
+	at := n.UnschedulableSetAt.Truncate(time.Second)
+	switch {
+	case jb.Created.IsZero():
+		return false, by + fmt.Sprintf("; when job %s was created is not read: not provably its cordon", jb.Key())
+	case at.Before(jb.Created.Truncate(time.Second)):
+		return false, by + fmt.Sprintf(", before job %s was created (%s): not the job's cordon", jb.Key(), ts(jb.Created))
+	case end.IsZero():
+		return false, by + fmt.Sprintf(", while job %s runs: not finished, so not left cordoned", jb.Key())
+	case at.After(end.Truncate(time.Second)):
+		return false, by + fmt.Sprintf(", after job %s ended (%s): not system-upgrade-controller's cordon", jb.Key(), ts(end))
+	}
+	return true, by + fmt.Sprintf(", while job %s ran (created %s, ended %s): the job's drain or cordon", jb.Key(), ts(jb.Created), ts(end))
+}
+
+// end is when the job finished (its Failed or Complete condition), zero
+// while it runs.
+func (jb *Job) end() time.Time {
+	if c, ok := jb.Cond("Failed"); ok {
+		return c.LastTransition
+	}
+	if c, ok := jb.Cond("Complete"); ok {
+		return c.LastTransition
+	}
+	return time.Time{}
+}
+
+func (j *judge) notOwned(n *coord.Node, why string) {
+	if j.out.NotOwned == nil {
+		j.out.NotOwned = map[string]string{}
+	}
+	if _, ok := j.out.NotOwned[n.Name]; !ok {
+		j.out.NotOwned[n.Name] = why
 	}
 }
 
@@ -429,22 +503,39 @@ func (j *judge) failedFromCondition(p *Plan, n *coord.Node) bool {
 		Evidence: []model.Evidence{ev("plan", p.Key()), ev("plan "+CondComplete, fmt.Sprintf("%s, reason %s, since %s", c.Status, c.Reason, ts(c.LastTransition))),
 			ev("job", "not read (deleted after its ttlSecondsAfterFinished, or jobs unread)")}})
 	if n.Unschedulable && (p.Spec.Cordon || p.Spec.Drain) {
-		j.stuckCordon(n, fmt.Sprintf("plan %s cordoned %s and its job failed there: system-upgrade-controller uncordons only after a successful job", p.Key(), n.Name),
-			ev("plan", p.Key()), ev("plan "+CondComplete, c.Message))
+		// Without the job nothing proves whose cordon this is: SUC deletes
+		// a failed job after its TTL and then creates it again (its
+		// generating handler), and that job cordons again; or the jobs are
+		// not read. Never offered.
+		why := fmt.Sprintf("no job of plan %s on %s is read (deleted after its TTL, and then created again by system-upgrade-controller): whose cordon this is cannot be told", p.Key(), n.Name)
+		if j.in.JobsUnread != "" {
+			why = fmt.Sprintf("system-upgrade-controller's jobs are not read (%s): which job cordoned %s, and whether one runs there now, cannot be told", j.in.JobsUnread, n.Name)
+		}
+		if n.UnschedulableSetBy != "" {
+			why = fmt.Sprintf("cordoned by %s at %s; ", n.UnschedulableSetBy, ts(n.UnschedulableSetAt)) + why
+		}
+		j.notOwned(n, why)
 	}
 	return true
 }
 
-func (j *judge) stuckCordon(n *coord.Node, reason string, evidence ...model.Evidence) {
+// stuckCordon names node n left cordoned by job jb and offers its uncordon,
+// unless another job of SUC's runs on n now (one created again, or another
+// plan's): SUC is then at work there and its cordon is that job's.
+func (j *judge) stuckCordon(n *coord.Node, jb *Job, reason, whose string, evidence ...model.Evidence) {
 	if j.uncordon[n.Name] {
 		return
 	}
+	for i := range j.in.Jobs {
+		o := &j.in.Jobs[i]
+		if o != jb && o.Node == n.Name && o.Controller != "" && j.planNS[o.Namespace] && o.end().IsZero() {
+			j.notOwned(n, fmt.Sprintf("job %s of plan %s runs on %s now: system-upgrade-controller is at work there (%s)", o.Key(), o.Plan, n.Name, whose))
+			return
+		}
+	}
 	j.uncordon[n.Name] = true
 	e := append([]model.Evidence{}, evidence...)
-	e = append(e, ev("spec.unschedulable", "true"))
-	if n.UnschedulableSetBy != "" {
-		e = append(e, ev("cordoned by", n.UnschedulableSetBy+" at "+ts(n.UnschedulableSetAt)))
-	}
+	e = append(e, ev("spec.unschedulable", "true"), ev("cordon", whose))
 	j.add(model.Blocker{Kind: model.BlockerCordon, Node: n.Name, Stalls: true, Reason: reason,
 		Short: "left cordoned", Clears: "uncordon " + n.Name, Action: model.ActionUncordon, Evidence: e})
 }
@@ -452,21 +543,31 @@ func (j *judge) stuckCordon(n *coord.Node, reason string, evidence ...model.Evid
 // orphanedJobs: jobs of a plan that no longer exists, on a node still
 // cordoned: the plan was deleted mid-cycle (system-upgrade-controller#71)
 // and nothing will uncordon the node.
+//
+// Only a job SUC itself would select counts: one carrying its controller
+// label in the namespace SUC runs in (where its other Plans are); a Job
+// anyone creates elsewhere with the plan and node labels is not SUC's. And
+// only a cordon that job wrote (OwnCordon), once it finished.
 func (j *judge) orphanedJobs() {
 	if j.in.JobsUnread != "" {
 		return
 	}
 	for i := range j.in.Jobs {
 		jb := &j.in.Jobs[i]
-		if _, ok := j.plans[jb.Namespace+"/"+jb.Plan]; ok {
+		if _, ok := j.plans[jb.Namespace+"/"+jb.Plan]; ok || jb.Controller == "" || !j.planNS[jb.Namespace] {
 			continue
 		}
 		n, ok := j.nodes[jb.Node]
 		if !ok || !n.Unschedulable {
 			continue
 		}
-		j.stuckCordon(n, fmt.Sprintf("%s is cordoned and its job %s belongs to plan %s/%s, which no longer exists: nothing will uncordon it", n.Name, jb.Key(), jb.Namespace, jb.Plan),
-			ev("job", jb.Key()), ev("plan", jb.Namespace+"/"+jb.Plan+" (deleted)"))
+		own, why := OwnCordon(n, jb, jb.end())
+		if !own {
+			j.notOwned(n, why)
+			continue
+		}
+		j.stuckCordon(n, jb, fmt.Sprintf("%s is cordoned and its job %s belongs to plan %s/%s, which no longer exists: nothing will uncordon it", n.Name, jb.Key(), jb.Namespace, jb.Plan),
+			why, ev("job", jb.Key()), ev("plan", jb.Namespace+"/"+jb.Plan+" (deleted)"))
 	}
 }
 

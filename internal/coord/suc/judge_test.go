@@ -23,6 +23,13 @@ func node(name string, labels map[string]string, cordoned bool) coord.Node {
 	return coord.Node{Name: name, Labels: l, Unschedulable: cordoned, Ready: coord.Ready{Status: "True", Since: now.Add(-time.Hour)}}
 }
 
+// cordonedBy is n cordoned by manager at: the managedFields entry that
+// owns spec.unschedulable (coord.NodeFrom).
+func cordonedBy(n coord.Node, manager string, at time.Time) coord.Node {
+	n.Unschedulable, n.UnschedulableSetBy, n.UnschedulableSetAt = true, manager, at
+	return n
+}
+
 func plan(t *testing.T, name string, spec suctest.PlanSpec, status map[string]any) suc.Plan {
 	t.Helper()
 	u := suctest.Plan(ns, name, spec)
@@ -96,11 +103,14 @@ func TestJobFailedLeavesNodeCordoned(t *testing.T) {
 	in := suc.Input{
 		Plans: []suc.Plan{p},
 		Jobs:  []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute))},
-		Nodes: []coord.Node{node("n1", nil, true), node("n2", nil, false)},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-39*time.Minute)), node("n2", nil, false)},
 	}
 	r := suc.Judge(in, now)
 	if got := kinds(r.Blockers, "n1"); len(got) != 2 || got[0] != suc.BlockerJobFailed || got[1] != model.BlockerCordon {
 		t.Fatalf("n1 blockers = %v, want job-failed then stuck-cordon", got)
+	}
+	if sc := find(t, r.Blockers, "n1", model.BlockerCordon); !strings.Contains(evidence(sc, "cordon"), "cordoned by kubectl-drain at 2026-12-01T11:21:00Z, while job") {
+		t.Errorf("stuck-cordon does not say whose cordon: %v", sc.Evidence)
 	}
 	jf := find(t, r.Blockers, "n1", suc.BlockerJobFailed)
 	if !strings.Contains(jf.Reason, "BackoffLimitExceeded: Job has reached the specified backoff limit") || evidence(jf, "backoffLimit") != "2" {
@@ -127,10 +137,106 @@ func TestJobFailedFromPlanCondition(t *testing.T) {
 	st := suctest.StatusWith(drainPlan.Version, "", []string{"n1"},
 		suctest.Cond("Validated", "True", "PlanIsValid", "", now), suctest.Cond("LatestResolved", "True", "Version", "", now),
 		suctest.Cond("Complete", "False", "JobFailed", msg, now))
-	in := suc.Input{Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, st)}, Nodes: []coord.Node{node("n1", nil, true)}}
+	in := suc.Input{Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, st)}, Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-time.Hour))}}
 	r := suc.Judge(in, now)
-	if got := kinds(r.Blockers, "n1"); len(got) != 2 || got[0] != suc.BlockerJobFailed || got[1] != model.BlockerCordon {
-		t.Fatalf("n1 blockers = %v, want job-failed, stuck-cordon", got)
+	if got := kinds(r.Blockers, "n1"); len(got) != 1 || got[0] != suc.BlockerJobFailed {
+		t.Fatalf("n1 blockers = %v, want job-failed only", got)
+	}
+	// Without the job nothing proves whose cordon it is: SUC creates the
+	// job again once it deleted it, and that job cordons again.
+	if len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "cannot be told") || !strings.Contains(r.NotOwned["n1"], "kubectl-drain") {
+		t.Errorf("uncordon %v, not owned %q", r.Uncordon, r.NotOwned["n1"])
+	}
+}
+
+// Issue 32 §3: a node cordoned by hand, and a Job in another namespace
+// (a tenant's) with SUC's plan and node labels but not its controller
+// label, is not SUC's: no stuck-cordon, no uncordon. Before the fix it was
+// "its plan no longer exists: stuck-cordon" with the uncordon offered.
+func TestTenantJobIsNotSUCs(t *testing.T) {
+	tenant := job(t, "k3s-agent", "n1", drainPlan.Version, now.Add(-time.Hour), now.Add(-30*time.Minute))
+	tenant.Namespace, tenant.Controller = "tenant", ""
+	in := suc.Input{
+		Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", nil, now.Add(-time.Hour)))},
+		Jobs:  []suc.Job{tenant},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-cordon", now.Add(-50*time.Minute))},
+	}
+	r := suc.Judge(in, now)
+	if len(r.Uncordon) != 0 || len(kinds(r.Blockers, "n1")) != 0 {
+		t.Fatalf("a tenant's look-alike job made n1 SUC's: uncordon %v, blockers %v", r.Uncordon, kinds(r.Blockers, "n1"))
+	}
+	// With the controller label but outside SUC's namespace: still not.
+	in.Jobs[0].Controller = suctest.ControllerName
+	if r := suc.Judge(in, now); len(r.Uncordon) != 0 {
+		t.Fatalf("a labelled job in another namespace made n1 SUC's: %v", r.Uncordon)
+	}
+}
+
+// Issue 32 §3: a job failed; later someone cordoned the node by hand
+// (kubectl cordon after an uncordon). That cordon is not SUC's and is not
+// offered; the job-failed blocker says whose cordon it is.
+func TestHandCordonAfterJobFailed(t *testing.T) {
+	p := plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", []string{"n1"}, now.Add(-time.Hour)))
+	in := suc.Input{
+		Plans: []suc.Plan{p},
+		Jobs:  []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute))},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-cordon", now.Add(-5*time.Minute))},
+	}
+	r := suc.Judge(in, now)
+	if len(r.Uncordon) != 0 {
+		t.Fatalf("a later hand cordon offered for uncordon: %v", r.Uncordon)
+	}
+	why := r.NotOwned["n1"]
+	if !strings.Contains(why, "cordoned by kubectl-cordon at 2026-12-01T11:55:00Z, after job") {
+		t.Errorf("not owned = %q", why)
+	}
+	if jf := find(t, r.Blockers, "n1", suc.BlockerJobFailed); evidence(jf, "cordon") != why {
+		t.Errorf("job-failed evidence %v", jf.Evidence)
+	}
+	// A cordon older than the job (there before SUC came) is not the job's.
+	in.Nodes[0] = cordonedBy(node("n1", nil, false), "kubectl-cordon", now.Add(-2*time.Hour))
+	if r := suc.Judge(in, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "before job") {
+		t.Errorf("an older cordon: uncordon %v, %q", r.Uncordon, r.NotOwned["n1"])
+	}
+	// Whose cordon it is cannot be read: not offered.
+	in.Nodes[0] = node("n1", nil, true)
+	if r := suc.Judge(in, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "cannot be read") {
+		t.Errorf("an unattributed cordon: uncordon %v, %q", r.Uncordon, r.NotOwned["n1"])
+	}
+}
+
+// Issue 32 §3: Jobs not read (RBAC): SUC's reading is unknown (the
+// snapshot lists it unread, exit 1), and no uncordon rests on it. Before
+// the fix the kind was "ok" and the plan's JobFailed condition offered the
+// uncordon of a node whose recreated job was running.
+func TestJobsUnreadIsUnknown(t *testing.T) {
+	latest := suctest.MungeVersion(drainPlan.Version)
+	msg := suctest.JobFailedMessage(ns, suctest.JobName("k3s-server", "n1", suctest.LatestHash(latest, "")), "n1", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	st := suctest.StatusWith(drainPlan.Version, "", []string{"n1"},
+		suctest.Cond("Validated", "True", "PlanIsValid", "", now), suctest.Cond("LatestResolved", "True", "Version", "", now),
+		suctest.Cond("Complete", "False", "JobFailed", msg, now.Add(-30*time.Minute)))
+	in := suc.Input{Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, st)}, JobsUnread: "forbidden: jobs.batch is forbidden",
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-time.Minute))}}
+	r := suc.Judge(in, now)
+	if len(r.Uncordon) != 0 || !strings.Contains(r.Unknown, "jobs are not read (forbidden") {
+		t.Fatalf("jobs unread: unknown %q, uncordon %v", r.Unknown, r.Uncordon)
+	}
+}
+
+// A job of SUC's runs on the node now (another plan's, or one created
+// again): SUC is at work there, so the failed job's cordon is not offered.
+func TestOtherJobRunsOnNode(t *testing.T) {
+	p := plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", []string{"n1"}, now.Add(-time.Hour)))
+	q := plan(t, "k3s-agent", drainPlan, suctest.Synced(drainPlan.Version, "", []string{"n1"}, now.Add(-time.Hour)))
+	in := suc.Input{
+		Plans: []suc.Plan{p, q},
+		Jobs: []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute)),
+			job(t, "k3s-agent", "n1", drainPlan.Version, now.Add(-2*time.Minute), time.Time{})},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-39*time.Minute))},
+	}
+	r := suc.Judge(in, now)
+	if len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "runs on n1 now") {
+		t.Fatalf("uncordon %v, not owned %q", r.Uncordon, r.NotOwned["n1"])
 	}
 }
 
@@ -252,8 +358,10 @@ func TestDrainHeldByPDB(t *testing.T) {
 // still there and the node is cordoned.
 func TestDeletedPlanLeavesCordon(t *testing.T) {
 	in := suc.Input{
+		// SUC's namespace still holds another plan.
+		Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", nil, now.Add(-2*time.Hour)))},
 		Jobs:  []suc.Job{job(t, "k3s-agent", "n1", drainPlan.Version, now.Add(-time.Hour), now.Add(-30*time.Minute))},
-		Nodes: []coord.Node{node("n1", nil, true)},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-59*time.Minute))},
 	}
 	r := suc.Judge(in, now)
 	b := find(t, r.Blockers, "n1", model.BlockerCordon)

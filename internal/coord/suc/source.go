@@ -25,7 +25,10 @@ var PlanGVR = schema.GroupVersionResource{Group: Group, Version: Version, Resour
 var NodeKeys []string
 
 // Read reads SUC's objects once: the Plans and SUC's Jobs of namespace
-// (every namespace when ""), and every node. What cannot be read is said in
+// (every namespace when ""), and every node. Jobs are listed as SUC
+// selects its own (handle_batch.go: the upgrade.cattle.io/controller
+// label; here its presence, with the plan label job.New sets): the judging
+// then keeps only those in a Plan's namespace. What cannot be read is said in
 // the Input's …Unread fields, never left empty as if there were none. The
 // pods and budgets of the drain blocker are the caller's to add (the engine
 // already reads them).
@@ -42,7 +45,7 @@ func Read(ctx context.Context, dyn dynamic.Interface, c kubernetes.Interface, na
 			in.Plans = append(in.Plans, ParsePlan(plans.Items[i].Object))
 		}
 	}
-	jobs, err := c.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPlan})
+	jobs, err := c.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelController + "," + LabelPlan})
 	if err != nil {
 		in.JobsUnread = unread(err)
 	} else {
@@ -84,7 +87,7 @@ func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord
 	}
 	r := Judge(in, now)
 	o := coord.Observation{Installed: !strings.HasPrefix(in.PlansUnread, "not installed"),
-		Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon}
+		Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
 	o.Judged, o.Slots, o.Nodes = r.Cycle()
 	return o
 }

@@ -5,7 +5,8 @@
 // (status.applying[] under spec.concurrency), each node's place in a plan's
 // cycle, the blockers (job-failed, reboot-window, drain, plan not validated
 // or not resolved, stuck-cordon, a slot held by a node that no longer
-// exists), the uncordon it allows, and its one-shot read.
+// exists), the uncordon it allows (only of a cordon one of its own jobs
+// wrote, OwnCordon: DESIGN §6 rule 9), and its one-shot read.
 //
 // Read from rancher/system-upgrade-controller at commit
 // d357e2302999662071e0467b96e94f31b5c470ba (v0.20.1-22-gd357e23):
@@ -13,8 +14,11 @@
 // pkg/upgrade/handle_upgrade.go, handle_batch.go, pkg/upgrade/plan/plan.go,
 // pkg/upgrade/job/job.go and pkg/upgrade/node/node.go (docs/coordinators-suc-fluo.md).
 //
-// It must never write a Plan or a Job (SUC owns them); judge a slot holder a
-// ghost from a node list that is not fresh and complete; read a field of the
+// It must never write a Plan or a Job (SUC owns them); take a Job for SUC's
+// that SUC would not select (its controller label, a Plan's namespace);
+// offer the uncordon of a cordon it cannot attribute to such a job, or
+// while Jobs are unread; judge a slot holder a ghost from a node list that
+// is not fresh and complete; read a field of the
 // wrong type as its zero value (bad data is unknown, never free); or do I/O
 // outside source.go and demo.go (whose demo scenario writes to the embedded
 // demo cluster only).

@@ -49,6 +49,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
+{{/* The image's repository: required, as no image is published (values.yaml,
+docs/agent.md#install). */}}
+{{- define "rebootwatch-agent.imageRepository" -}}
+{{- required "image.repository is required: no rebootwatch-agent image is published. Build it with `make image`, push dist/rebootwatch-agent-image to your registry and set image.repository and image.tag (docs/agent.md#install)" .Values.image.repository }}
+{{- end }}
+
 {{/* The image's tag: image.tag, else the chart's appVersion (the release's
 version in a chart `make release` packaged). */}}
 {{- define "rebootwatch-agent.imageTag" -}}

@@ -331,14 +331,23 @@ func CreateJob(ctx context.Context, c kubernetes.Interface, job *batchv1.Job, st
 // WedgeNode is the node Wedge leaves cordoned by a failed job.
 const WedgeNode = "suc-wedge-1"
 
+// KubectlManager is the field manager Wedge's cordon is written under: the
+// drain init container's kubectl (job.go: kubectl drain <node>), which
+// cordons the node from the job's pod after the job was created. The
+// apiserver records kubectl's cordon under "kubectl" (its user agent's
+// name; seen with the real kubectl in suc's TestReadAgainstAPIServer),
+// whoever runs it: a person's kubectl cordon leaves the same manager, and
+// only the time tells them apart.
+const KubectlManager = "kubectl"
+
 // Wedge writes SUC's headline wedge into a cluster whose Plan resource is
 // served (InstallCRD, or a fake dynamic client knowing PlanList): a node
-// registered as the kubelet does, cordoned by the plan's drain container,
-// the plan syncing it, and its job failed past its backoff limit. It
+// registered as the kubelet does, the plan syncing it, its job created,
+// the node cordoned by the job's drain container (KubectlManager) after
+// that, and the job failed past its backoff limit after the cordon. It
 // returns the node and the first blocker kind it must show.
 func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, ns string, now time.Time) (string, string, error) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: WedgeNode, Labels: map[string]string{"kubernetes.io/hostname": WedgeNode, "kubernetes.io/os": "linux"}},
-		Spec: corev1.NodeSpec{Unschedulable: true}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: WedgeNode, Labels: map[string]string{"kubernetes.io/hostname": WedgeNode, "kubernetes.io/os": "linux"}}}
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
 	if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		return "", "", err
@@ -352,8 +361,43 @@ func Wedge(ctx context.Context, c kubernetes.Interface, dyn dynamic.Interface, n
 		Cond("Complete", "False", "JobFailed", msg, now))); err != nil {
 		return "", "", err
 	}
-	if _, err := CreateJob(ctx, c, jb, now.Add(-20*time.Minute), now.Add(-10*time.Minute)); err != nil {
+	if _, err := CreateJob(ctx, c, jb, now.Add(-20*time.Minute), time.Time{}); err != nil {
+		return "", "", err
+	}
+	if err := CordonAs(ctx, c, KubectlManager, WedgeNode, true); err != nil {
+		return "", "", err
+	}
+	if _, err := FailJob(ctx, c, ns, jb.Name, time.Now()); err != nil {
 		return "", "", err
 	}
 	return WedgeNode, "job-failed", nil
+}
+
+// CordonAs sets node's spec.unschedulable with an Update under field
+// manager (a real apiserver then records who cordoned it and when, in the
+// node's managedFields).
+func CordonAs(ctx context.Context, c kubernetes.Interface, manager, node string, cordon bool) error {
+	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	n.Spec.Unschedulable = cordon
+	_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: manager})
+	return err
+}
+
+// FailJob is Kubernetes' job controller failing a running job past its
+// backoff limit at failedAt (the conditions CreateJob writes).
+func FailJob(ctx context.Context, c kubernetes.Interface, ns, name string, failedAt time.Time) (*batchv1.Job, error) {
+	got, err := c.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ft := metav1.NewTime(failedAt)
+	got.Status.Active, got.Status.Failed = 0, 3
+	got.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: ft, LastTransitionTime: ft},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: ft, LastTransitionTime: ft},
+	}
+	return c.BatchV1().Jobs(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{})
 }
