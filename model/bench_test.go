@@ -80,3 +80,50 @@ func BenchmarkSnapshot(b *testing.B) {
 		_ = c.Snapshot(t0)
 	}
 }
+
+// planCluster is bigCluster with a plan-like coordinator kind that selects
+// every node: one slot held, every other node declared waiting.
+func planCluster() *Cluster {
+	c, evs := bigCluster(5000, 10000)
+	for _, e := range evs {
+		c.Apply(e, t0)
+	}
+	r := CoordinatorRead{Kind: "plan-kind", Known: true, Slots: []SlotGroup{{Kind: "plan-kind", Owner: "ns/p", Known: true, Capacity: 1,
+		Holders: []SlotHolder{{Holder: "node-00002", Node: "node-00002", Step: "job running"}}}}}
+	for _, name := range c.NodeNames() {
+		nc := NodeCycle{Kind: "plan-kind", Owner: "ns/p", Node: name, Phase: PhasePending, Step: "waiting for a slot"}
+		if name == "node-00002" {
+			nc.Phase, nc.Step = PhaseDraining, "job running"
+		}
+		r.Nodes = append(r.Nodes, nc)
+	}
+	c.Apply(r, t0)
+	c.Recompute(t0)
+	return c
+}
+
+// BenchmarkSnapshotWithSlots is BenchmarkSnapshot with a coordinator kind
+// declaring every node's place in its cycle (issue 32 §1).
+func BenchmarkSnapshotWithSlots(b *testing.B) {
+	c := planCluster()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Snapshot(t0)
+	}
+}
+
+// BenchmarkRecomputeWithSlots is one node update and Recompute of that
+// cluster.
+func BenchmarkRecomputeWithSlots(b *testing.B) {
+	c := planCluster()
+	nd := readyNode("node-00001", "boot-1", "Ubuntu 24.04.2 LTS", "6.8.0-57-generic", true)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		now := t0.Add(time.Duration(i) * time.Second)
+		nd.Unschedulable = i%2 == 0
+		c.Apply(NodeUpserted{Node: nd}, now)
+		c.Recompute(now)
+	}
+}

@@ -118,6 +118,10 @@ type Cluster struct {
 	// that failed or is forbidden is "could not read" as a lock source is
 	// (Unread, exit 1): what it would block is unknown.
 	CoordinatorSources []SourceName
+	// Marks reads what the lock-object kinds mark on a node itself (kured's
+	// reboot-in-progress annotation), injected by the wiring as Judge is
+	// (internal/coord/kinds.NodeMarks): PhaseInput.Marks. Nil: no marks.
+	Marks func(n *Node) []NodeCycle
 	// AwaitSync makes Recompute wait for a Synced event, so a half-loaded
 	// picture (nodes before locks) never shows as phase changes.
 	AwaitSync bool
@@ -160,7 +164,9 @@ type Cluster struct {
 	families    []string          // the families seen, most nodes first, valid while targetOK
 	familyOf    map[string]string // OSFamily by image (osFamily), emptied by deriveTargets
 	targetOK    bool
-	pods        podState // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
+	coord       map[LockKind]CoordinatorRead // each coordinator kind's slots and node cycles (slots.go)
+	decl        *declaredIndex               // coord indexed by node; nil when stale
+	pods        podState                     // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -271,6 +277,8 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		}
 	case LockActionsWatched:
 		c.actionsWatched = e.Watched
+	case CoordinatorRead:
+		c.applyCoordinator(e, now)
 	case Synced:
 		c.synced = true
 	case PDBUpserted, PDBDeleted, NodePodsSet, BlockingSelectorsSet, BlockingPodsSet:
@@ -354,6 +362,7 @@ func (c *Cluster) advance(now time.Time) bool {
 		}
 	}
 	rebootStale := c.staleSource(SourcePrometheus)
+	cycles, slots := c.declared()
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		t := c.track(name)
@@ -362,6 +371,19 @@ func (c *Cluster) advance(now time.Time) bool {
 			RebootStale: rebootStale}
 		if held {
 			in.LockID = lockKey(s)
+		} else if h, ok := slots[name]; ok {
+			// A slot of a kind without a lock object.
+			in.Holds, in.LockKind, in.LockCreated = true, h.Group.Kind, h.Holder.Since
+			in.LockID = h.Group.Name() + "#" + h.Holder.Holder
+		}
+		if c.Marks != nil {
+			in.Marks = c.Marks(n)
+		}
+		if d, ok := cycles[name]; ok {
+			in.Declared, in.LeftCordoned = d.Phase, d.LeftCordoned
+			if in.LockKind == "" {
+				in.LockKind = d.Kind
+			}
 		}
 		if t.Phase == "" && mixed {
 			in.Upgraded = c.Upgraded(n, target)
@@ -619,12 +641,6 @@ func (c *Cluster) CycleDurations() []time.Duration { return c.cycles }
 
 // Now returns the time of the last Apply or Recompute.
 func (c *Cluster) Now() time.Time { return c.now }
-
-// Kured node annotations (set by kured with --annotate-nodes).
-const (
-	AnnotationRebootInProgress = "weave.works/kured-reboot-in-progress"
-	AnnotationRebootNeeded     = "weave.works/kured-most-recent-reboot-needed"
-)
 
 // ShortID is the first 8 bytes of an id (a boot id, a machine id): enough
 // to tell two apart in a reason's evidence. The text is raw: renderers

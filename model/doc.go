@@ -7,6 +7,10 @@
 // It must not do I/O, start goroutines, read the clock or import any other
 // rebootwatch package or client-go client: callers pass the time in, and lock
 // verdicts come from a Judge function the wiring injects (internal/lock).
+// Every coordinator kind's cycle is derived the same way, from the slots
+// and node phases the coordinator packages declare (slots.go) and the
+// marks they read on nodes (Cluster.Marks): it must not treat a kind apart
+// (TestNoKindSpecialCase).
 // Kubernetes API types are not used here either, so the model stays a small
 // set of plain structs that tests can build by hand.
 package model

@@ -184,9 +184,16 @@ func (c *Cluster) Fleet(now time.Time) Fleet {
 		}
 	}
 	var inCycle []*Track
+	cycles, _ := c.declared()
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		up := c.Upgraded(n, f.Target)
+		if d, ok := cycles[name]; ok {
+			// Its coordinator says where it is: done (a SUC node at its
+			// plan's latest hash) is upgraded whatever its OS image; a node
+			// it has waiting or in its cycle is not, even on the new image.
+			up = d.Phase == PhaseDone
+		}
 		if up {
 			f.Upgraded++
 		}
@@ -364,6 +371,15 @@ func (c *Cluster) Attention(now time.Time) []Attention {
 			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s lock %s/%s held by %s is %s: %s", s.Kind, s.Namespace, s.Name, holderLabel(s), s.Verdict, s.Reason), entryKey(s)})
 		case s.Verdict == VerdictUnknown:
 			warn = append(warn, Attention{SeverityWarning, fmt.Sprintf("%s lock %s/%s cannot be judged: %s", s.Kind, s.Namespace, s.Name, s.Reason), entryKey(s)})
+		}
+	}
+	for _, g := range c.Slots() {
+		if g.Over() && g.Warning == "" { // a Warning already says it (kured's over maxOwners)
+			var hs []string
+			for _, h := range g.Holders {
+				hs = append(hs, holderName(h))
+			}
+			crit = append(crit, Attention{SeverityCritical, fmt.Sprintf("%s: %d nodes hold its slots, more than its capacity of %d (%s): the coordinator's own limit is broken", g.Name(), len(g.Holders), g.Capacity, strings.Join(hs, ", ")), "slots " + g.Name() + " over capacity"})
 		}
 	}
 	for _, name := range c.NodeNames() {

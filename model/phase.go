@@ -21,6 +21,22 @@ type PhaseInput struct {
 	// source that is not ok now: the phases it alone decides (pending,
 	// idle, done) are held rather than derived from it.
 	RebootStale bool
+	// Declared is the node's phase as its coordinator's package declares
+	// it (NodeCycle): an in-cycle phase means the node holds that
+	// coordinator's slot and is where it says; done ends the cycle (a SUC
+	// node whose plan label is the plan's latest hash, rebooted or not);
+	// pending means it waits for a slot. "" declares nothing.
+	Declared Phase
+	// LeftCordoned: the declaring coordinator finished with the node and
+	// left it cordoned (NodeCycle.LeftCordoned).
+	LeftCordoned bool
+	// Marks are what the lock-object kinds read from the node's own
+	// annotations (Cluster.Marks): a pending mark says the coordinator
+	// wants to reboot the node (taken when RebootRequired is unknown); a
+	// done mark with LeftCordoned says the node rebooted after the
+	// coordinator marked it and was left cordoned (taken at first sight,
+	// holding no slot, still cordoned: done · still cordoned by that kind).
+	Marks []NodeCycle
 }
 
 // Advance moves a node's track to its phase at now (DESIGN §4) and returns
@@ -44,6 +60,10 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	if !known {
 		t.set(PhaseUnknown, now, false)
 		return 0
+	}
+	if in.Declared.InCycle() {
+		// The coordinator has the node in its cycle: it holds its slot.
+		in.Holds = true
 	}
 	if in.Holds && !t.InCycle && in.LockID != "" && in.LockID == t.doneLock && in.LockCreated.Equal(t.doneLockCreated) &&
 		n.BootID != "" && n.BootID == t.doneBoot {
@@ -72,8 +92,14 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 			t.Rebooted = true
 		}
 		switch {
+		case in.Declared == PhaseDone:
+			// Its coordinator says the node's cycle is over.
+			return t.finish(n, now, in.LeftCordoned && n.Unschedulable)
 		case !ready:
 			t.set(PhaseRebooting, now, true)
+			return 0
+		case in.Declared.InCycle():
+			t.set(in.Declared, now, true)
 			return 0
 		case !t.Rebooted && in.Holds:
 			t.set(PhaseDraining, now, true)
@@ -87,29 +113,35 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 			// cordoned now stays so: fleetlock's holder whose lock someone
 			// else freed (fleetlock uncordons only on the holder's own
 			// unlock), or kured's stuck cordon. It is done, not mid-cycle.
-			t.InCycle = false
-			t.StillCordoned = n.Unschedulable
-			t.doneLock, t.doneLockCreated, t.doneBoot = t.cycleLock, t.cycleLockCreated, n.BootID
-			t.set(PhaseDone, now, true)
-			if d := now.Sub(t.CycleStart); d > 0 {
-				return d
-			}
-			return 0
+			return t.finish(n, now, n.Unschedulable)
 		default:
 			// The lock went away before any reboot: the cycle was abandoned.
 			t.InCycle = false
 		}
 	}
 	req := in.RebootRequired != nil && *in.RebootRequired
-	if in.RebootRequired == nil && kuredMarkedPending(n, readySince) {
-		// No kured_reboot_required for this node, but kured (with
-		// --annotate-nodes) marked it reboot-in-progress and it has not
-		// rebooted since: kured wants to reboot it.
+	marked, leftBy := false, LockKind("")
+	for _, m := range in.Marks {
+		switch {
+		case m.Phase == PhasePending:
+			marked = true
+		case m.Phase == PhaseDone && m.LeftCordoned && leftBy == "":
+			leftBy = m.Kind
+		}
+	}
+	if in.RebootRequired == nil && marked {
+		// No reboot-required signal for this node, but its coordinator
+		// marked it for a reboot it has not gone through yet.
 		req = true
 	}
 	switch {
 	case !ready:
 		t.set(PhaseDown, now, false)
+	case in.Declared == PhasePending:
+		t.set(PhasePending, now, t.Phase == PhasePending)
+	case in.Declared == PhaseDone:
+		t.StillCordoned = in.LeftCordoned && n.Unschedulable
+		t.set(PhaseDone, now, false)
 	case in.RebootStale && (t.Phase == PhasePending || t.Phase == PhaseIdle || t.Phase == PhaseDone):
 		// Only the reboot signal would move it, and that is out of date.
 		t.StillCordoned = t.StillCordoned && n.Unschedulable
@@ -118,12 +150,11 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	case t.Phase == PhaseDone:
 		// Stays done until it needs another reboot or takes a lock again.
 		t.StillCordoned = t.StillCordoned && n.Unschedulable
-	case first && !in.Holds && n.Unschedulable && kuredStuckCordon(n, readySince):
-		// kured --annotate-nodes: marked reboot-in-progress before a reboot
-		// it went through (Ready since after the mark), holding no lock and
-		// still cordoned: kured's known stuck cordon.
+	case first && !in.Holds && n.Unschedulable && leftBy != "":
+		// Its coordinator's mark says it rebooted in that coordinator's
+		// cycle; holding no slot and still cordoned: left cordoned.
 		t.StillCordoned = true
-		t.LockKind = "kured"
+		t.LockKind = leftBy
 		t.set(PhaseDone, now, false)
 	case first && in.Upgraded && in.RebootRequired != nil:
 		// First seen already on the target OS, needing no reboot, while
@@ -135,27 +166,17 @@ func Advance(t *Track, n *Node, in PhaseInput, now time.Time) (finished time.Dur
 	return 0
 }
 
-// kuredStuckCordon reports whether kured's reboot-in-progress mark is older
-// than the node's Ready transition: it rebooted after kured marked it.
-func kuredStuckCordon(n *Node, readySince time.Time) bool {
-	v, ok := n.Annotations[AnnotationRebootInProgress]
-	if !ok {
-		return false
+// finish ends the track's cycle at done; stillCordoned says whether the
+// node needs an uncordon now. It returns the cycle's duration.
+func (t *Track) finish(n *Node, now time.Time, stillCordoned bool) time.Duration {
+	t.InCycle = false
+	t.StillCordoned = stillCordoned
+	t.doneLock, t.doneLockCreated, t.doneBoot = t.cycleLock, t.cycleLockCreated, n.BootID
+	t.set(PhaseDone, now, true)
+	if d := now.Sub(t.CycleStart); d > 0 {
+		return d
 	}
-	marked, err := time.Parse(time.RFC3339, v)
-	return err == nil && !readySince.IsZero() && readySince.After(marked)
-}
-
-// kuredMarkedPending reports whether kured marked the node
-// reboot-in-progress and it has not been Ready-transitioned since (so the
-// mark is not left over from a reboot it went through).
-func kuredMarkedPending(n *Node, readySince time.Time) bool {
-	v, ok := n.Annotations[AnnotationRebootInProgress]
-	if !ok {
-		return false
-	}
-	marked, err := time.Parse(time.RFC3339, v)
-	return err == nil && (readySince.IsZero() || !readySince.After(marked))
+	return 0
 }
 
 // set moves the track to p. keep says whether p continues the current

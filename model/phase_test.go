@@ -19,8 +19,8 @@ type obs struct {
 	readyAt  time.Duration // Ready lastTransitionTime, relative to t0
 	req      *bool
 	want     Phase
-	still    bool           // want StillCordoned
-	marked   *time.Duration // kured reboot-in-progress mark, relative to t0
+	still    bool  // want StillCordoned
+	mark     Phase // a mark its coordinator left on the node (PhaseInput.Marks): pending, or done (left cordoned)
 }
 
 func dp(d time.Duration) *time.Duration { return &d }
@@ -29,9 +29,6 @@ func bp(b bool) *bool { return &b }
 
 func nodeAt(o obs) *Node {
 	n := &Node{Name: "n1", BootID: o.boot, Unschedulable: o.cordon}
-	if o.marked != nil {
-		n.Annotations = map[string]string{AnnotationRebootInProgress: t0.Add(*o.marked).Format(time.RFC3339)}
-	}
 	if o.ready != "" {
 		n.Conditions = []Condition{{Type: "Ready", Status: o.ready, LastTransition: t0.Add(o.readyAt)}}
 	}
@@ -109,20 +106,20 @@ func TestAdvancePhases(t *testing.T) {
 			{ready: "True", boot: "a", holds: true, cordon: true, want: PhaseDraining},
 			{at: time.Minute, ready: "True", boot: "b", holds: true, cordon: true, want: PhaseRecovering},
 		}},
-		{"kured stuck cordon: marked reboot-in-progress, rebooted since, no lock, cordoned", []obs{
-			{ready: "True", boot: "b", cordon: true, marked: dp(-time.Hour), readyAt: -30 * time.Minute, want: PhaseDone, still: true},
+		{"left-cordoned mark: rebooted after its coordinator's mark, no lock, cordoned", []obs{
+			{ready: "True", boot: "b", cordon: true, mark: PhaseDone, readyAt: -30 * time.Minute, want: PhaseDone, still: true},
 		}},
-		{"kured mark newer than the Ready transition proves no reboot: pending without the metric", []obs{
-			{ready: "True", boot: "b", cordon: true, marked: dp(-10 * time.Minute), readyAt: -30 * time.Minute, want: PhasePending},
+		{"a pending mark is pending without the metric", []obs{
+			{ready: "True", boot: "b", cordon: true, mark: PhasePending, readyAt: -30 * time.Minute, want: PhasePending},
 		}},
-		{"kured reboot-in-progress mark is phase evidence when the metric is unknown", []obs{
-			{ready: "True", boot: "a", marked: dp(-10 * time.Minute), readyAt: -time.Hour, want: PhasePending},
+		{"a pending mark is phase evidence when the metric is unknown", []obs{
+			{ready: "True", boot: "a", mark: PhasePending, readyAt: -time.Hour, want: PhasePending},
 		}},
-		{"the metric wins over kured's mark", []obs{
-			{ready: "True", boot: "a", marked: dp(-10 * time.Minute), readyAt: -time.Hour, req: bp(false), want: PhaseIdle},
+		{"the metric wins over a pending mark", []obs{
+			{ready: "True", boot: "a", mark: PhasePending, readyAt: -time.Hour, req: bp(false), want: PhaseIdle},
 		}},
-		{"a mark older than the Ready transition is left over, not pending", []obs{
-			{ready: "True", boot: "a", marked: dp(-2 * time.Hour), readyAt: -time.Hour, want: PhaseIdle},
+		{"a left-cordoned mark on a schedulable node is left over, not pending", []obs{
+			{ready: "True", boot: "a", mark: PhaseDone, readyAt: -time.Hour, want: PhaseIdle},
 		}},
 		{"rebooted and schedulable but still holding is recovering (orphan candidate)", []obs{
 			{ready: "True", boot: "a", holds: true, want: PhaseDraining},
@@ -195,7 +192,10 @@ func TestAdvancePhases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &Track{}
 			for i, o := range tc.seq {
-				in := PhaseInput{Holds: o.holds, RebootRequired: o.req, LockKind: LockKured}
+				in := PhaseInput{Holds: o.holds, RebootRequired: o.req, LockKind: "test"}
+				if o.mark != "" {
+					in.Marks = []NodeCycle{{Kind: "test", Node: "n1", Phase: o.mark, LeftCordoned: o.mark == PhaseDone}}
+				}
 				if o.holds && !o.noCreate {
 					in.LockCreated = t0.Add(o.created)
 				}

@@ -16,9 +16,12 @@ type Snapshot struct {
 	Sources     []SnapshotSource `json:"sources"`
 	Fleet       SnapshotFleet    `json:"fleet"`
 	Locks       []SnapshotLock   `json:"locks"`
-	Nodes       []SnapshotNode   `json:"nodes"`
-	Volumes     *VolumeSummary   `json:"volumes"`
-	Attention   []Attention      `json:"attention"`
+	// Slots (additive to v1) are every coordinator kind's slot groups: a
+	// lock object, a SUC Plan, FLUO's slot, with capacity and holders.
+	Slots     []SnapshotSlots `json:"slots"`
+	Nodes     []SnapshotNode  `json:"nodes"`
+	Volumes   *VolumeSummary  `json:"volumes"`
+	Attention []Attention     `json:"attention"`
 	// Unread (additive to v1) lists the parts that were not read, so that
 	// an empty "locks" or "fleet.blockers" there means unknown, not none.
 	// Empty when everything was read.
@@ -145,6 +148,62 @@ type SnapshotLock struct {
 	Entry *int `json:"entry,omitempty"`
 }
 
+// SnapshotSlots is one slot group (additive to v1).
+type SnapshotSlots struct {
+	Kind  LockKind `json:"kind"`
+	Owner string   `json:"owner"`
+	// Capacity is how many nodes may hold a slot at once; null when not
+	// known.
+	Capacity *int `json:"capacity"`
+	// Known is false when the slots could not be read (Unknown says why):
+	// an empty holders list is then unknown, not free.
+	Known   bool                 `json:"known"`
+	Unknown string               `json:"unknown,omitempty"`
+	Holders []SnapshotSlotHolder `json:"holders"`
+	// Over is true when more nodes hold its slots than its capacity.
+	Over bool `json:"over"`
+	// LockObject is true for a lock object's group (its entries are also
+	// in locks).
+	LockObject bool   `json:"lockObject"`
+	Warning    string `json:"warning,omitempty"`
+}
+
+// SnapshotSlotHolder is one held slot.
+type SnapshotSlotHolder struct {
+	Holder string `json:"holder"`
+	// Node is null when the holder maps to no node.
+	Node  *string `json:"node"`
+	Step  string  `json:"step"`
+	Since *string `json:"since"`
+}
+
+// SnapshotSlotsOf renders the slot groups for the snapshot.
+func SnapshotSlotsOf(gs []SlotGroup) []SnapshotSlots {
+	out := []SnapshotSlots{}
+	for _, g := range gs {
+		sg := SnapshotSlots{Kind: g.Kind, Owner: g.Owner, Known: g.Known, Unknown: g.Unknown, Over: g.Over(), LockObject: g.Lock,
+			Warning: g.Warning, Holders: []SnapshotSlotHolder{}}
+		if g.Capacity > 0 {
+			n := g.Capacity
+			sg.Capacity = &n
+		}
+		for _, h := range g.Holders {
+			sh := SnapshotSlotHolder{Holder: h.Holder, Step: h.Step}
+			if h.Node != "" {
+				n := h.Node
+				sh.Node = &n
+			}
+			if !h.Since.IsZero() {
+				t := h.Since.UTC().Format(time.RFC3339)
+				sh.Since = &t
+			}
+			sg.Holders = append(sg.Holders, sh)
+		}
+		out = append(out, sg)
+	}
+	return out
+}
+
 // SnapshotPending is a lock's action that waits for its gates.
 type SnapshotPending struct {
 	Action Action         `json:"action"`
@@ -177,6 +236,12 @@ type SnapshotNode struct {
 	BootID         string    `json:"bootID"`
 	RebootRequired *bool     `json:"rebootRequired"`
 	HoldsLock      *LockKind `json:"holdsLock"`
+	// Slot (additive to v1) is the slot group the node holds a slot of
+	// ("suc system-upgrade/agent-plan"), absent when none; Step is its
+	// coordinator's own word for where the node is ("job failed"), absent
+	// when no coordinator declares one.
+	Slot *string `json:"slot,omitempty"`
+	Step *string `json:"step,omitempty"`
 	// Blockers is what the node waits for, first first (additive to v1).
 	Blockers []SnapshotBlocker `json:"blockers"`
 }
@@ -232,6 +297,17 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 		}
 		s.Locks = append(s.Locks, sl)
 	}
+	slots := c.Slots()
+	s.Slots = SnapshotSlotsOf(slots)
+	slotOf := map[string]SlotGroup{}
+	for _, g := range slots {
+		for _, h := range g.Holders {
+			if _, ok := slotOf[h.Node]; h.Node != "" && !ok {
+				slotOf[h.Node] = g
+			}
+		}
+	}
+	cycles, _ := c.declared()
 	for _, name := range c.NodeNames() {
 		n := c.nodes[name]
 		ready, _, _ := n.Ready()
@@ -239,6 +315,18 @@ func (c *Cluster) Snapshot(now time.Time) Snapshot {
 			OSImage: n.OSImage, Kernel: n.KernelVersion, BootID: n.BootID, RebootRequired: c.rebootRequiredPtr(name)}
 		if k, ok := holds[name]; ok {
 			sn.HoldsLock = &k
+		}
+		if g, ok := slotOf[name]; ok {
+			if sn.HoldsLock == nil {
+				k := g.Kind
+				sn.HoldsLock = &k
+			}
+			sl := g.Name()
+			sn.Slot = &sl
+		}
+		if d, ok := cycles[name]; ok && d.Step != "" {
+			st := d.Step
+			sn.Step = &st
 		}
 		sn.Blockers = []SnapshotBlocker{}
 		for _, b := range c.blockers.Nodes[name] {

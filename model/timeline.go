@@ -16,6 +16,9 @@ const (
 	KindSource TimelineKind = "source"
 	KindVolume TimelineKind = "volume"
 	KindNode   TimelineKind = "node"
+	// KindSlot is a coordinator's slot or its own step for a node (a SUC
+	// plan's job started, failed or completed; FLUO's reboot states).
+	KindSlot TimelineKind = "slot"
 )
 
 // What a timeline entry says happened, beside its kind (Change).
@@ -26,6 +29,7 @@ const (
 	ChangeReleased = "released" // lock: freed
 	ChangeBooted   = "booted"   // node: a new boot id
 	ChangeDeleted  = "deleted"  // node: gone from the API
+	ChangeStep     = "step"     // slot: the coordinator's step for a node changed
 )
 
 // TimelineEntry is one change that matters, as rebootwatch observed it.

@@ -172,7 +172,7 @@ type Node struct {
 	MachineID     string
 	OSImage       string
 	KernelVersion string
-	// Annotations holds only the kured annotations (weave.works/kured-*).
+	// Annotations holds only the node annotations the coordinator kinds declare (coord.Capabilities.NodeAnnotations).
 	Annotations map[string]string
 	Created     time.Time
 	// UnschedulableSetAt and UnschedulableSetBy are the time and manager of
@@ -295,6 +295,9 @@ type LockStatus struct {
 	Created time.Time
 	// TTL is kured's lock TTL (0 = never expires).
 	TTL time.Duration
+	// Capacity is how many holders the lock lets through at once, as its
+	// driver read it (coord.Parsed.Capacity); 0 when not known.
+	Capacity int
 	// Actions are the actions the engine would allow now (verdict and gates).
 	Actions []Action
 	// Pending is the action the verdict calls for (reap for a ghost or an

@@ -185,6 +185,9 @@ type fixture struct {
 	actions *fakeActions
 }
 
+// kured's node annotations (the fixture's local kured is its lock).
+var kuredMark, kuredNeeded = kured.MarkAnnotation, kured.RebootNeededAnnotation
+
 func newFixture() *fixture {
 	f := &fixture{clock: &clock{now: t0}, judge: &fakeJudge{ids: map[string]string{}, verdicts: map[string]model.Verdict{}}, actions: &fakeActions{
 		result: lock.Result{Outcome: model.OutcomeDone, Message: "released"}}}
@@ -270,7 +273,7 @@ func newFixture() *fixture {
 	nd, _ = c.Node("w-03")
 	dr := *nd
 	dr.Unschedulable = true
-	dr.Annotations = map[string]string{model.AnnotationRebootInProgress: "true", model.AnnotationRebootNeeded: step.Format(time.RFC3339)}
+	dr.Annotations = map[string]string{kuredMark: "true", kuredNeeded: step.Format(time.RFC3339)}
 	c.Apply(model.NodeUpserted{Node: dr}, step)
 	c.Recompute(step)
 	step = t0.Add(-3 * time.Minute)

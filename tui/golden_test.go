@@ -120,7 +120,7 @@ func TestGoldenPanels(t *testing.T) {
 			panel("header", header.Render(m.ctx, header.Data{Context: m.c.Context, Fleet: m.derived.fleet,
 				Sources: m.derived.sources, Attention: m.derived.attention}, 100, g.headerH))
 			sts := m.c.LockStatuses()
-			panel("locks", locks.Render(m.ctx, p, sts, 0, 60, len(sts)+1))
+			panel("locks", locks.Render(m.ctx, p, sts, nil, 0, 60, len(sts)+1))
 			panel("longhorn", longhorn.Render(p, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, 38, 8))
 			panel("detail-node", detail.Lines(m.ctx, m.c, "w-03", 98))
 			panel("detail-lock", detail.LockLines(m.ctx, sts[0], 80))

@@ -82,7 +82,7 @@ func (m *Model) geometry() geometry {
 		g.headerH = 3
 	}
 	g.bodyH = h - g.headerH - 1
-	nLocks := max(len(m.c.LockStatuses()), 1)
+	nLocks := max(len(m.c.LockStatuses())+slotLines(m.c.Slots()), 1)
 	g.full = w >= 110 && h >= 30
 	if g.full {
 		lhInner := 2
@@ -237,6 +237,16 @@ func (m *Model) body(g geometry) []string {
 		lnote = "connecting"
 	default:
 		lnote = fmt.Sprintf("%d", len(sts))
+		held, groups := 0, 0
+		for _, g := range m.c.Slots() {
+			if !g.Lock {
+				held, groups = held+len(g.Holders), groups+1
+			}
+		}
+		if groups > 0 {
+			// The slots of kinds without a lock object, listed below.
+			lnote += fmt.Sprintf(" · %d slot%s held", held, map[bool]string{true: "s"}[held != 1])
+		}
 	}
 	hp, hnote := m.panelState(model.SourceLonghorn)
 	if g.full {
@@ -273,6 +283,19 @@ func (m *Model) body(g geometry) []string {
 	return out
 }
 
+// slotLines is how many lines the slot groups without a lock object take
+// in the locks panel (locks.SlotLines: one per holder, one for a group
+// with none).
+func slotLines(groups []model.SlotGroup) int {
+	n := 0
+	for _, g := range groups {
+		if !g.Lock {
+			n += max(len(g.Holders), 1)
+		}
+	}
+	return n
+}
+
 func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int, showHeader bool) []string {
 	if len(sts) == 0 && !m.c.Synced() {
 		// Not judged yet (the model derives nothing before its sources'
@@ -284,11 +307,12 @@ func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int,
 			return locks.Unknown(p, why, w, h)
 		}
 	}
+	groups := m.c.Slots()
 	if showHeader {
-		return locks.Render(m.ctx, p, sts, sel, w, h)
+		return locks.Render(m.ctx, p, sts, groups, sel, w, h)
 	}
 	// Condensed: no column header; keep the selected lock visible.
-	rows := locks.Render(m.ctx, p, sts, sel, w, len(sts)+1)
+	rows := locks.Render(m.ctx, p, sts, groups, sel, w, len(sts)+1+slotLines(groups))
 	if len(rows) > 0 {
 		rows = rows[1:]
 	}

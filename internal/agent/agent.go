@@ -118,6 +118,7 @@ func New(a *Agent) *Agent {
 	a.events = make(chan model.Event, 1024)
 	a.cluster = model.NewCluster("agent", model.Options{})
 	a.cluster.LockSources = lock.Sources()
+	a.cluster.Marks = kinds.NodeMarks
 	if a.Coordinators != nil {
 		a.cluster.CoordinatorSources = a.Config.Coordinators.CoordinatorSources()
 	}
@@ -460,7 +461,9 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 	a.cluster.Recompute(now)
 	statuses := a.cluster.LockStatuses()
 	a.Metrics.SetLocks(statuses, now)
-	a.Metrics.SetHolders(statuses)
+	slots := a.cluster.Slots()
+	a.Metrics.SetSlots(slots)
+	a.Metrics.SetHolders(statuses, slots...)
 
 	leader := a.IsLeader()
 	if leader && !a.wasLeader {
@@ -561,7 +564,7 @@ func (a *Agent) iterate(ctx context.Context, trigger string) {
 // readCoordinators reads the selected coordinator kinds (--coordinators), bounded
 // by the request timeout, and reports each as a source: a kind that could
 // not be read is forbidden or error in the heartbeat and readiness, never
-// left out.
+// left out. Each kind's slots and nodes' cycle go to the model.
 func (a *Agent) readCoordinators(ctx context.Context, at time.Time) {
 	if a.Coordinators == nil {
 		return
@@ -571,6 +574,7 @@ func (a *Agent) readCoordinators(ctx context.Context, at time.Time) {
 	a.coordinators = a.Coordinators(rctx, at)
 	for _, r := range a.coordinators {
 		a.cluster.Apply(model.SourceChanged{Health: r.Health(at)}, at)
+		a.cluster.Apply(r.Cycle(), at)
 	}
 }
 

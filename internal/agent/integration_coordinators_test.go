@@ -32,7 +32,9 @@ func renderChart(t *testing.T, set ...string) []deploy.Object {
 	t.Helper()
 	helm := testcluster.Require(t, "helm")[0]
 	home := t.TempDir()
-	args := []string{"template", "rebootwatch-agent", filepath.Join(moduleRoot(t), "deploy", "helm", "rebootwatch-agent"), "--namespace", "rebootwatch"}
+	args := []string{"template", "rebootwatch-agent", filepath.Join(moduleRoot(t), "deploy", "helm", "rebootwatch-agent"), "--namespace", "rebootwatch",
+		// The chart requires the image a user built and pushed (docs/agent.md#install).
+		"--set", "image.repository=registry.example/rebootwatch-agent"}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

@@ -29,6 +29,13 @@ type Metrics struct {
 	FleetBlocked  prometheus.Gauge     // rebootwatch_fleet_blocked_seconds
 	FleetBlocker  *prometheus.GaugeVec // rebootwatch_fleet_blocked{kind}
 
+	// SlotsCapacity and SlotsHeld are rebootwatch_slots_capacity{kind,owner}
+	// and rebootwatch_slots_held{kind,owner}: every kind's slot groups (a
+	// lock object, a SUC Plan, FLUO's slot); capacity is absent when not
+	// known, held when the slots could not be read (SetSlots).
+	SlotsCapacity *prometheus.GaugeVec
+	SlotsHeld     *prometheus.GaugeVec
+
 	// PerNode is rebootwatch_node_phase{node,phase},
 	// rebootwatch_node_blocked{node,kind} and
 	// rebootwatch_lock_holder{kind,lock,holder,holder_node} (SetNodes,
@@ -88,11 +95,19 @@ func NewMetrics() *Metrics {
 			Name: "rebootwatch_fleet_blocked",
 			Help: "1 for the kind of blocker that stops the fleet now (the first waiting node's, or the fleet's as a whole), 0 for the other kinds; all 0 when nothing stops it.",
 		}, []string{"kind"}),
+		SlotsCapacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_slots_capacity",
+			Help: "How many nodes each coordinator's slot group (a lock object, a system-upgrade-controller Plan, the Flatcar operator's slot) lets through at once; absent when not known.",
+		}, []string{"kind", "owner"}),
+		SlotsHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rebootwatch_slots_held",
+			Help: "How many nodes hold a slot of each coordinator's slot group; absent when its slots could not be read (unknown, not 0). Above rebootwatch_slots_capacity: the coordinator's own limit is broken.",
+		}, []string{"kind", "owner"}),
 		PerNode: newFleetCollector(),
 	}
 	m.PerNode.requiredN = -1
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
-		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.PerNode,
+		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.SlotsCapacity, m.SlotsHeld, m.PerNode,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{resultOK, resultDegraded, resultError} {
 		m.Iterations.WithLabelValues(r)
@@ -121,6 +136,21 @@ func (m *Metrics) SetFleet(f model.Fleet, b *model.FleetBlocker, blocked time.Du
 			v = 1
 		}
 		m.FleetBlocker.WithLabelValues(string(k)).Set(v)
+	}
+}
+
+// SetSlots replaces the slot series with every kind's slot groups.
+func (m *Metrics) SetSlots(groups []model.SlotGroup) {
+	m.SlotsCapacity.Reset()
+	m.SlotsHeld.Reset()
+	for _, g := range groups {
+		kind, owner := labelValue(string(g.Kind)), labelValue(g.Owner)
+		if g.Capacity > 0 {
+			m.SlotsCapacity.WithLabelValues(kind, owner).Set(float64(g.Capacity))
+		}
+		if g.Known {
+			m.SlotsHeld.WithLabelValues(kind, owner).Set(float64(len(g.Holders)))
+		}
 	}
 }
 

@@ -137,10 +137,27 @@ func (m *Metrics) SetNodes(nodes []NodeSeries) {
 }
 
 // SetHolders replaces the per-holder series: one per held entry of the
-// statuses (a kured multi-lock naming one holder twice exports it once).
-func (m *Metrics) SetHolders(statuses []model.LockStatus) {
+// statuses (a kured multi-lock naming one holder twice exports it once),
+// then one per held slot of every kind without a lock object (groups that
+// are not Lock: a SUC Plan's, lock "namespace/name"; FLUO's, lock ""), so
+// that rebootwatch fleet sees every kind's holders.
+func (m *Metrics) SetHolders(statuses []model.LockStatus, groups ...model.SlotGroup) {
 	var out []HolderSeries
 	seen := map[HolderSeries]bool{}
+	for _, g := range groups {
+		if g.Lock {
+			continue
+		}
+		for _, sh := range g.Holders {
+			h := HolderSeries{Kind: g.Kind, Lock: labelValue(g.Owner), Holder: labelValue(sh.Holder), HolderNode: labelValue(sh.Node)}
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			h.Since = sh.Since
+			out = append(out, h)
+		}
+	}
 	for _, s := range statuses {
 		if s.Holder == "" {
 			continue

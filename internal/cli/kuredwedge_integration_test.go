@@ -88,8 +88,11 @@ func wedgeWorldAt(t *testing.T, cs kubernetes.Interface, pod string, ago time.Du
 		}
 	}
 	kuredPod("kured-w2", "worker-2", false)
-	if pod == "crashloop" {
+	switch pod {
+	case "crashloop":
 		kuredPod("kured-w1", "worker-1", true)
+	case "running":
+		kuredPod("kured-w1", "worker-1", false)
 	}
 }
 
@@ -189,7 +192,11 @@ func TestSteadySinceAfterManualUncordonRealCluster(t *testing.T) {
 	cl := cliCluster(t)
 	cs := cl.Client(t)
 	ctx := context.Background()
-	wedgeWorld(t, cs, "crashloop")
+	// kured's pod runs on worker-1: it may still release the lock, so how
+	// long the holder has been steady decides. (With its pod crash-looping
+	// or missing, nothing there releases it: orphaned by kured's own bound,
+	// issue 33 §3, TestKuredUncordonedHolderRealCluster.)
+	wedgeWorld(t, cs, "running")
 	flags := []string{"--kubeconfig", kubeconfigCopy(t, cl), "--orphan-grace", "1m", "--request-timeout", "5s", "--sync-timeout", "30s"}
 	// kubectl uncordon: a strategic merge patch that removes the field.
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, "worker-1", "application/strategic-merge-patch+json",

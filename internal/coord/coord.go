@@ -256,14 +256,30 @@ func owns(f map[string]any, path ...string) bool {
 // a node's go after its own in precedence order, the fleet-wide ones to
 // General; when nothing stopped the fleet, the first stalling one added
 // (a node's before the fleet-wide) becomes the fleet's blocker, with how
-// many other nodes have a stalling one.
+// many other nodes have a stalling one. A coordinator's blocker of a node
+// replaces the engine's of the same kind for that node (the engine's
+// generic reading of a draining node, say, beside the kind's own that
+// knows when its job started): one node, one drain blocker.
 func Merge(b model.Blockers, extra []model.Blocker) model.Blockers {
 	if len(extra) == 0 {
 		return b
 	}
+	own := map[string]bool{}
+	for _, x := range extra {
+		if x.Node != "" {
+			own[x.Node+"\x00"+string(x.Kind)] = true
+		}
+	}
 	out := model.Blockers{Fleet: b.Fleet, General: append([]model.Blocker{}, b.General...), Nodes: map[string][]model.Blocker{}}
 	for n, bs := range b.Nodes {
-		out.Nodes[n] = append([]model.Blocker{}, bs...)
+		for _, x := range bs {
+			if !own[n+"\x00"+string(x.Kind)] {
+				out.Nodes[n] = append(out.Nodes[n], x)
+			}
+		}
+	}
+	if out.Fleet != nil && out.Fleet.Node != "" && own[out.Fleet.Node+"\x00"+string(out.Fleet.Kind)] {
+		out.Fleet = nil
 	}
 	var first *model.Blocker
 	stalled := map[string]bool{}
@@ -327,6 +343,45 @@ type Observation struct {
 	// provably the coordinator's to why (whose it is: manager and time, or
 	// which read is missing): the uncordon is refused, saying so.
 	NotOwned map[string]string
+	// Judged is true when the kind's state was read and judged: Slots and
+	// Nodes are then its whole picture (empty: no slot held, no node in
+	// its cycle); false leaves the model's last picture of it in place.
+	Judged bool
+	// Slots are the kind's slot groups and Nodes its nodes' places in its
+	// cycle, in the model's terms: what the model derives every node's
+	// phase, progress and timeline from (model.CoordinatorRead).
+	Slots []model.SlotGroup
+	Nodes []model.NodeCycle
+}
+
+// Group is a kind's slots as one model.SlotGroup of owner (the object
+// whose slots they are: "system-upgrade/agent-plan"; "" for none); step
+// names each holder's place in the cycle ("job failed"), may be nil.
+func (s Slots) Group(kind model.LockKind, owner string, step func(node string) string) model.SlotGroup {
+	g := model.SlotGroup{Kind: kind, Owner: owner, Known: s.Known, Unknown: s.Unknown, Capacity: s.Capacity}
+	for _, h := range s.Held {
+		mh := model.SlotHolder{Holder: h.Holder, Node: h.Node, Since: h.Since}
+		if step != nil && h.Node != "" {
+			mh.Step = step(h.Node)
+		}
+		g.Holders = append(g.Holders, mh)
+	}
+	return g
+}
+
+// Cycle is a node's state as a model.NodeCycle of kind and owner.
+func (n NodeState) Cycle(kind model.LockKind, owner string) model.NodeCycle {
+	return model.NodeCycle{Kind: kind, Owner: owner, Node: n.Node, Phase: n.Phase, Step: n.Step, Cordoned: n.Cordoned}
+}
+
+// NodeMarker is a lock-object kind that marks the nodes it reboots on
+// the nodes themselves (kured's reboot-in-progress annotation with
+// --annotate-nodes): NodeMarks reads a node's marks as model.NodeCycles (a
+// pending mark: it wants to reboot the node; a done mark with
+// LeftCordoned: the node rebooted after the mark). Pure: the node's
+// annotations and Ready condition only.
+type NodeMarker interface {
+	NodeMarks(n *model.Node) []model.NodeCycle
 }
 
 // Observer is a driver that can read its kind once (its source's one-shot

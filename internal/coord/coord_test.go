@@ -36,3 +36,23 @@ func TestMerge(t *testing.T) {
 		t.Errorf("fleet-wide only: %+v", got.Fleet)
 	}
 }
+
+// Issue 32 §1: once a SUC node draining under its plan is in the model's
+// draining phase, the engine's generic drain reading of it ("draining
+// (0s)") came beside SUC's own (the job's 11m): one node had two drain
+// blockers. The kind's own replaces the engine's of the same kind, and an
+// engine fleet blocker that was the replaced one goes with it.
+func TestMergeKindReplacesEngineBlockerOfSameKind(t *testing.T) {
+	generic := model.Blocker{Kind: model.BlockerDrain, Node: "n1", Stalls: true, Reason: "n1 is draining (0s)"}
+	engine := model.Blockers{Fleet: &model.FleetBlocker{Blocker: generic},
+		Nodes: map[string][]model.Blocker{"n1": {generic, {Kind: model.BlockerLonghorn, Node: "n1"}}}}
+	own := model.Blocker{Kind: model.BlockerDrain, Node: "n1", Stalls: true, Reason: "plan p's job has been draining n1 for 11m"}
+	got := coord.Merge(engine, []model.Blocker{own})
+	n1 := got.Nodes["n1"]
+	if len(n1) != 2 || n1[0].Kind != model.BlockerLonghorn || n1[1].Reason != own.Reason {
+		t.Errorf("n1 = %+v", n1)
+	}
+	if got.Fleet == nil || got.Fleet.Reason != own.Reason {
+		t.Errorf("fleet %+v, want the kind's own drain blocker", got.Fleet)
+	}
+}

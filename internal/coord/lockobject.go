@@ -83,6 +83,9 @@ type Parsed struct {
 	Settings []model.Evidence
 	// Warning is a problem of the lock object itself (model.LockStatus.Warning).
 	Warning string
+	// Capacity is how many holders the lock lets through at once, as the
+	// coordinator reads it (model.LockStatus.Capacity); 0 when not known.
+	Capacity int
 }
 
 // Entry is one holder of a lock.

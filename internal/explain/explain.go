@@ -70,7 +70,14 @@ func Blockers(c *model.Cluster, now time.Time, opts Options) model.Blockers {
 	order := make([]string, 0, len(names))
 	for _, name := range names {
 		var bs []model.Blocker
-		switch c.Phase(name) {
+		ph := c.Phase(name)
+		if ph.InCycle() && c.DeclaresPhase(name) {
+			// Its coordinator has the node in its cycle and names what
+			// stops it there itself (its kind's blockers, merged by the
+			// wiring): the bounds below read lock objects' cycles.
+			continue
+		}
+		switch ph {
 		case model.PhasePending:
 			bs = x.pending(name)
 		case model.PhaseDraining:

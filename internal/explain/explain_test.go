@@ -252,7 +252,7 @@ func TestBlockerKinds(t *testing.T) {
 		{name: "done · still cordoned",
 			steps: []lockfixture.Step{{At: now, Ev: []model.Event{lockfixture.NodesOK(), prom, lockfixture.LockEv(kuredWith("")),
 				lockfixture.Up(lockfixture.Node("w1", lockfixture.Cordoned(), lockfixture.ReadySince(now.Add(-time.Hour)), func(n *model.Node) {
-					n.Annotations = map[string]string{model.AnnotationRebootInProgress: now.Add(-2 * time.Hour).Format(time.RFC3339)}
+					n.Annotations = map[string]string{kured.MarkAnnotation: now.Add(-2 * time.Hour).Format(time.RFC3339)}
 				}))}}},
 			node: "w1", kind: model.BlockerCordon, action: model.ActionUncordon, stalls: true,
 			words: []string{"w1 rebooted and holds no lock but is still cordoned: kured did not uncordon it"}},
@@ -344,7 +344,7 @@ func TestBlockerPrecedence(t *testing.T) {
 	t.Run("queueing behind a normal holder is skipped for the next stalled node", func(t *testing.T) {
 		c := explained(Options{}, lockfixture.Step{At: now, Ev: []model.Event{lockfixture.NodesOK(), prom, needReboot("w3"),
 			lockfixture.Up(lockfixture.Node("w1", lockfixture.Cordoned())), lockfixture.Up(lockfixture.Node("w3")), lockfixture.Up(lockfixture.Node("w4", lockfixture.Cordoned(), lockfixture.ReadySince(now.Add(-time.Hour)), func(n *model.Node) {
-				n.Annotations = map[string]string{model.AnnotationRebootInProgress: now.Add(-2 * time.Hour).Format(time.RFC3339)}
+				n.Annotations = map[string]string{kured.MarkAnnotation: now.Add(-2 * time.Hour).Format(time.RFC3339)}
 			})),
 			lockfixture.LockEv(kuredWith(lockfixture.Single(lockfixture.Ent("w1", now.Add(-2*time.Minute), 0))))}})
 		if b := c.NodeBlockers("w3"); len(b) == 0 || b[0].Stalls {

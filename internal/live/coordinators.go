@@ -85,7 +85,8 @@ func (s *Session) readCoordinators(ctx context.Context) {
 }
 
 // watchCoordinators reads the coordinator kinds again every interval
-// until the session closes, and sends each kind's health as a source.
+// until the session closes, and sends each kind's health as a source and
+// its slots and nodes' cycle (kinds.Result.Cycle) to the model.
 func (s *Session) watchCoordinators(ctx context.Context) {
 	every := s.opts.CoordinatorInterval
 	if every <= 0 {
@@ -110,6 +111,7 @@ func (s *Session) watchCoordinators(ctx context.Context) {
 				rs, at := s.coordinatorsRead()
 				for _, r := range rs {
 					sink(model.SourceChanged{Health: r.Health(at)})
+					sink(r.Cycle())
 				}
 			}
 		}

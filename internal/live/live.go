@@ -366,6 +366,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	c := model.NewCluster(s.Context, model.Options{TargetOS: s.opts.TargetOS})
 	c.Judge, c.Explain = s.engine.Judge, s.explain
 	c.LockSources = lock.Sources()
+	c.Marks = kinds.NodeMarks
 	if s.coordOn {
 		c.CoordinatorSources = s.opts.Kinds.CoordinatorSources()
 		c.Explain = func(c *model.Cluster, now time.Time) model.Blockers {
@@ -377,6 +378,7 @@ func (s *Session) NewCluster() *model.Cluster {
 	rs, at := s.coordinatorsRead()
 	for _, r := range rs {
 		c.Apply(model.SourceChanged{Health: r.Health(at)}, at)
+		c.Apply(r.Cycle(), at)
 	}
 	c.AwaitSync = true
 	return c

@@ -277,6 +277,7 @@ func (e *Engine) judgeLock(c *model.Cluster, ix *Index, obj *model.LockObject, n
 		s.Settings = p.Settings
 		return []judged{{status: s, obj: obj, drv: d}}
 	}
+	base.Capacity = p.Capacity
 	if len(p.Entries) == 0 {
 		s := base
 		s.Verdict, s.Reason = model.VerdictFree, p.FreeReason

@@ -104,7 +104,7 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 	case len(snap.Locks) == 0 && locksUnread:
 		// Nothing seen is not nothing there.
 		b.WriteString("  " + p.r(p.warn(), x(locksWhy, maxText)) + "\n")
-	case len(snap.Locks) == 0:
+	case len(snap.Locks) == 0 && !slotsBeyondLocks(snap.Slots):
 		b.WriteString("  no reboot lock found (kured DaemonSet or fleetlock Lease)\n")
 		// Where each lock source looked ("none" is a claim about a place).
 		for _, h := range snap.Sources {
@@ -112,6 +112,8 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 				b.WriteString("    " + string(h.Name) + ": " + x(h.Message, maxText) + "\n")
 			}
 		}
+	case len(snap.Locks) == 0:
+		// Only the slots of kinds without a lock object (below).
 	default:
 		t := table{head: []string{"KIND", "LOCK", "HOLDER", "HELD", "VERDICT", "ACTIONS", "REASON"}}
 		for _, l := range snap.Locks {
@@ -154,6 +156,8 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 		}
 	}
 
+	slotTable(&b, p, snap.Slots)
+
 	b.WriteString("\n" + p.r(p.title, "NODES") + "\n")
 	if why, unread := model.UnreadReason(snap.Unread, "nodes"); unread && len(snap.Nodes) == 0 {
 		b.WriteString("  " + p.r(p.warn(), "nodes unknown: "+x(why, maxText)) + "\n")
@@ -186,6 +190,9 @@ func Text(w io.Writer, c *model.Cluster, now time.Time, o Options) error {
 			lk := "—"
 			if n.HoldsLock != nil {
 				lk = string(*n.HoldsLock)
+				if n.Step != nil {
+					lk += " · " + *n.Step
+				}
 			}
 			os := x(shortOS(n.OSImage, n.Kernel), maxName/2)
 			if !c.Upgraded(node, target) {
@@ -328,6 +335,73 @@ func summary(p palette, s model.Snapshot) string {
 		line += " · " + strings.Join(parts, ", ")
 	}
 	return line
+}
+
+// slotsBeyondLocks reports whether a kind without a lock object has slot
+// groups (a SUC Plan, FLUO's slot).
+func slotsBeyondLocks(gs []model.SnapshotSlots) bool {
+	for _, g := range gs {
+		if !g.LockObject {
+			return true
+		}
+	}
+	return false
+}
+
+// slotTable lists the slots of the kinds without a lock object, one line
+// per holder (one for a group with none): kind, whose slots, used of the
+// capacity, holder, and the coordinator's step. Cluster strings go through
+// the table's sanitiser (x) like every other cell.
+func slotTable(b *strings.Builder, p palette, gs []model.SnapshotSlots) {
+	if !slotsBeyondLocks(gs) {
+		return
+	}
+	t := table{head: []string{"KIND", "SLOTS OF", "USED", "HOLDER", "STEP"}}
+	for _, g := range gs {
+		if g.LockObject {
+			continue
+		}
+		owner := g.Owner
+		if owner == "" {
+			owner = "—"
+		}
+		used := "?"
+		if g.Known {
+			used = fmt.Sprintf("%d/?", len(g.Holders))
+			if g.Capacity != nil {
+				used = fmt.Sprintf("%d/%d", len(g.Holders), *g.Capacity)
+			}
+		}
+		ust := p.dim()
+		switch {
+		case g.Over:
+			ust = p.crit()
+		case !g.Known:
+			ust = p.warn()
+		}
+		if len(g.Holders) == 0 {
+			step := "free"
+			if !g.Known {
+				step = "slots unknown: " + g.Unknown
+			}
+			t.add([]cell{{s: string(g.Kind)}, {s: owner}, {s: used, st: &ust}, {s: "—"}, {s: step, last: true}})
+			continue
+		}
+		for _, h := range g.Holders {
+			holder := h.Holder
+			if h.Node != nil && *h.Node != h.Holder {
+				holder = *h.Node + " (" + sanitize.ID(h.Holder) + ")"
+			} else if h.Node == nil {
+				holder = sanitize.ID(h.Holder) + " (no node)"
+			}
+			step := h.Step
+			if !g.Known {
+				step += " (last read; now unknown: " + g.Unknown + ")"
+			}
+			t.add([]cell{{s: string(g.Kind)}, {s: owner}, {s: used, st: &ust}, {s: holder}, {s: step, last: true}})
+		}
+	}
+	t.write(b, p)
 }
 
 // Stepper renders a node's place in pending → draining → rebooting →

@@ -67,6 +67,10 @@ type Holder struct {
 	Holder     string         `json:"holder"`
 	HolderNode *string        `json:"holderNode"`
 	Verdict    model.Verdict  `json:"verdict"`
+	// Step is the coordinator's own word for a slot of a kind without a
+	// lock object (a SUC Plan's, FLUO's: "job failed"), whose Verdict is
+	// "" (additive).
+	Step string `json:"step,omitempty"`
 }
 
 // Options configure a Watcher.
@@ -638,6 +642,19 @@ func ProgressOf(c *model.Cluster, now time.Time) Progress {
 		}
 		p.Holders = append(p.Holders, h)
 	}
+	for _, g := range c.Slots() {
+		if g.Lock {
+			continue // listed above, as judged
+		}
+		for _, sh := range g.Holders {
+			h := Holder{Kind: g.Kind, Lock: g.Owner, Holder: sh.Holder, Step: sh.Step}
+			if sh.Node != "" {
+				n := sh.Node
+				h.HolderNode = &n
+			}
+			p.Holders = append(p.Holders, h)
+		}
+	}
 	return p
 }
 
@@ -657,7 +674,10 @@ func (p Progress) Text() string {
 			name = *h.HolderNode
 		}
 		what := string(h.Kind)
-		if h.Verdict != model.VerdictHeld {
+		switch {
+		case h.Verdict == "" && h.Step != "":
+			what += ": " + h.Step
+		case h.Verdict != "" && h.Verdict != model.VerdictHeld:
 			what += " " + string(h.Verdict)
 		}
 		hs = append(hs, name+" ("+what+")")

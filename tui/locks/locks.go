@@ -1,7 +1,10 @@
 // Package locks renders the dashboard's locks panel: one line per judged
 // lock (per kured multi-lock entry) with kind, lock object, holder (node
 // name and raw id), how long it has been held, the verdict in its colour and
-// the engine's reason. It is a pure function of the lock statuses.
+// the engine's reason; then one line per held slot of every coordinator kind
+// without a lock object (a SUC Plan's, FLUO's) with its capacity, holder and
+// the coordinator's step. It is a pure function of the lock statuses and
+// slot groups, and must not read the cluster or know a kind by name.
 package locks
 
 import (
@@ -86,11 +89,82 @@ func Unknown(p pctx.Painter, why string, w, h int) []string {
 	return pctx.Lines([]string{p.Paint(pctx.Warning, "? locks unknown: "+sanitize.Short(why, 400))}, w, h)
 }
 
-// Render returns exactly h lines of w cells: a header and one line per lock.
+// SlotLines are the lines of the slot groups that are not lock objects
+// (those are listed as locks), one per held slot, or one for a group with
+// none: kind, owner, used/capacity (critical when over it), holder, and the
+// coordinator's step for it. Sanitised.
+func SlotLines(p pctx.Painter, groups []model.SlotGroup, w int) []string {
+	kindW, ownerW, usedW, holderW := 9, 28, 5, 20
+	if w < 90 {
+		kindW, ownerW, usedW, holderW = 7, 17, 4, 16
+	}
+	stepW := w - kindW - ownerW - usedW - holderW - 4
+	var out []string
+	for _, g := range groups {
+		if g.Lock {
+			continue
+		}
+		owner := sanitize.Line(g.Owner)
+		if owner == "" {
+			owner = "—"
+		}
+		if pctx.Width(owner) > ownerW {
+			owner = "…" + ansi.TruncateLeft(owner, pctx.Width(owner)-ownerW+1, "")
+		}
+		usedTone := pctx.Text
+		if g.Over() {
+			usedTone = pctx.Critical
+		} else if !g.Known {
+			usedTone = pctx.Warning
+		}
+		type row struct{ holder, step string }
+		var rows []row
+		for _, h := range g.Holders {
+			rows = append(rows, row{sanitize.Line(h.HolderName()), sanitize.Line(h.Step)})
+		}
+		switch {
+		case !g.Known && len(rows) == 0:
+			rows = append(rows, row{"?", "slots unknown: " + sanitize.Line(g.Unknown)})
+		case len(rows) == 0:
+			rows = append(rows, row{"–", "free"})
+		}
+		for i, r := range rows {
+			step := r.step
+			if i == 0 && !g.Known && len(g.Holders) > 0 {
+				step += " (last read; now unknown: " + sanitize.Line(g.Unknown) + ")"
+			}
+			line := p.Paint(pctx.Accent, pctx.Fit(pctx.Trunc(sanitize.Line(string(g.Kind)), kindW), kindW)) + " " +
+				p.Paint(pctx.Text, pctx.Fit(pctx.Trunc(owner, ownerW), ownerW)) + " " +
+				p.Paint(usedTone, pctx.Fit(g.Used(), usedW)) + " " +
+				p.Paint(pctx.Bold, pctx.Fit(pctx.Trunc(r.holder, holderW), holderW))
+			if stepW > 0 {
+				line += " " + p.Paint(pctx.Muted, pctx.Trunc(step, stepW))
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// SlotHeader is the slot lines' column header.
+func SlotHeader(p pctx.Painter, w int) string {
+	kindW, ownerW, usedW, holderW := 9, 28, 5, 20
+	if w < 90 {
+		kindW, ownerW, usedW, holderW = 7, 17, 4, 16
+	}
+	return p.Paint(pctx.Muted, pctx.Fit(pctx.Fit("KIND", kindW)+" "+pctx.Fit("SLOTS OF", ownerW)+" "+pctx.Fit("USED", usedW)+" "+pctx.Fit("HOLDER", holderW)+" STEP", w))
+}
+
+// Render returns exactly h lines of w cells: a header and one line per lock,
+// then the slot lines (SlotLines) of the kinds without a lock object.
 // selected is the highlighted lock (-1 for none).
-func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, selected int, w, h int) []string {
+func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int) []string {
 	if w <= 0 || h <= 0 {
 		return nil
+	}
+	slots := SlotLines(p, groups, w)
+	if len(statuses) == 0 && len(slots) > 0 {
+		return pctx.Lines(append([]string{SlotHeader(p, w)}, slots...), w, h)
 	}
 	if len(statuses) == 0 {
 		return pctx.Lines([]string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}, w, h)
@@ -166,6 +240,12 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, sele
 			line = p.Paint(pctx.Selected, pctx.Fit(line, w))
 		}
 		out = append(out, line)
+	}
+	for _, l := range slots {
+		if len(out) >= h {
+			break
+		}
+		out = append(out, pctx.Fit(l, w))
 	}
 	return pctx.Lines(out, w, h)
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
 	ft "github.com/rebootwatch/rebootwatch/internal/coord/flatcar/flatcartest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -130,6 +131,24 @@ func TestReadAgainstAPIServer(t *testing.T) {
 		t.Fatalf("settings = %+v", in.Settings)
 	}
 	r := judge(in, back.Add(10*time.Minute))
+	// Issue 32 §1: the one-shot read declares FLUO's slot (n1, since the
+	// agent's reboot-in-progress write) and each node's place in its
+	// cycle, for the model: n1 recovering, n2 waiting.
+	obs := flatcar.Driver{}.Observe(ctx, coord.Clients{Kube: acs}, back.Add(10*time.Minute))
+	if !obs.Judged || len(obs.Slots) != 1 {
+		t.Fatalf("observed judged %v, slots %+v", obs.Judged, obs.Slots)
+	}
+	if g := obs.Slots[0]; g.Kind != flatcar.Kind || !g.Known || g.Capacity != 1 || len(g.Holders) != 1 || g.Holders[0].Node != "n1" ||
+		g.Holders[0].Step != "rebooted, agent not running" || g.Holders[0].Since.IsZero() {
+		t.Errorf("slot group %+v", g)
+	}
+	phases := map[string]model.Phase{}
+	for _, nc := range obs.Nodes {
+		phases[nc.Node] = nc.Phase
+	}
+	if phases["n1"] != model.PhaseRecovering || phases["n2"] != model.PhasePending {
+		t.Errorf("node cycles %v, want n1 recovering, n2 pending", phases)
+	}
 	b := find(t, r.Blockers, "n1", flatcar.BlockerAgentStopped)
 	if !strings.Contains(b.Reason, "after update-agent set reboot-in-progress") {
 		t.Errorf("agent-stopped = %q", b.Reason)

@@ -265,6 +265,8 @@ func Judge(in Input, now time.Time) Report {
 				s.Since = n.Writes[beforeLabelWriter].At
 			case n.after:
 				s.Since = n.Writes[afterLabelWriter].At
+			case n.inProgress:
+				s.Since = n.Writes[rebootInProgressWriter].At
 			}
 			r.Slots.Held = append(r.Slots.Held, s)
 		}

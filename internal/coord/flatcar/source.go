@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // Read reads FLUO's state once: every node, and the operator's settings
@@ -189,8 +190,25 @@ func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord
 		r = Judge(in, now)
 	}
 	o := coord.Observation{Installed: true, Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
+	o.Judged, o.Slots, o.Nodes = r.Cycle()
 	if o.Unknown == "" && in.SettingsUnread != "" {
 		o.Unknown = "operator settings not read: " + in.SettingsUnread
 	}
 	return o
+}
+
+// Cycle is the report in the model's terms: FLUO's one computed slot group
+// (no object of its own: owner ""), each holder with its step, and every
+// node's place in FLUO's cycle. judged is false when the nodes were not
+// read.
+func (r Report) Cycle() (judged bool, slots []model.SlotGroup, nodes []model.NodeCycle) {
+	if r.Unknown != "" {
+		return false, nil, nil
+	}
+	steps := map[string]string{}
+	for _, n := range r.Nodes {
+		steps[n.Node] = n.Step
+		nodes = append(nodes, n.Cycle(Kind, ""))
+	}
+	return true, []model.SlotGroup{r.Slots.Group(Kind, "", func(n string) string { return steps[n] })}, nodes
 }

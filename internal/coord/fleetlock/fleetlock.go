@@ -85,7 +85,7 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 		return coord.Parsed{}, err
 	}
 	if spec.Holder == "" {
-		return coord.Parsed{FreeReason: "lease has no holder: the lock is free"}, nil
+		return coord.Parsed{FreeReason: "lease has no holder: the lock is free", Capacity: 1}, nil
 	}
 	e := coord.Entry{Holder: spec.Holder, LeftCordoned: true, UncordonOnRelease: true,
 		CordonNote: "fleetlock cordons the holder on lock and uncordons it only when the holder itself unlocks: a release from here also uncordons it"}
@@ -99,7 +99,8 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 	case !spec.AcquireTime.IsZero():
 		e.Since, e.SinceFrom = spec.AcquireTime, "spec.acquireTime"
 	}
-	return coord.Parsed{Entries: []coord.Entry{e}}, nil
+	// One holder per Lease (per Zincati group).
+	return coord.Parsed{Entries: []coord.Entry{e}, Capacity: 1}, nil
 }
 
 // Resolve implements coord.LockDriver: a holder id of fleetlock to nodes.

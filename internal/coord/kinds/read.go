@@ -61,6 +61,19 @@ func (r Result) Health(at time.Time) model.SourceHealth {
 	return h
 }
 
+// Cycle is the kind's read as the model takes it: its slots and its
+// nodes' places in its cycle (model.CoordinatorRead). A kind not installed
+// is known and empty; one installed but not judged is unknown.
+func (r Result) Cycle() model.CoordinatorRead {
+	if !r.Installed {
+		return model.CoordinatorRead{Kind: r.Kind, Known: true}
+	}
+	if !r.Judged {
+		return model.CoordinatorRead{Kind: r.Kind, Unknown: r.Unknown}
+	}
+	return model.CoordinatorRead{Kind: r.Kind, Known: true, Slots: r.Slots, Nodes: r.Nodes}
+}
+
 // Blockers are every installed kind's blockers. Those that stall the
 // fleet, and a kind that could not be judged, are listed under attention
 // (a warning): a coordinator's wedge has no lock verdict to raise it. A
@@ -77,6 +90,18 @@ func Blockers(rs []Result) []model.Blocker {
 				b.Attention = model.SeverityWarning
 			}
 			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// NodeMarks reads a node's marks of every registered kind that marks its
+// nodes (coord.NodeMarker): the model's Cluster.Marks.
+func NodeMarks(n *model.Node) []model.NodeCycle {
+	var out []model.NodeCycle
+	for _, d := range registry {
+		if m, ok := d.(coord.NodeMarker); ok {
+			out = append(out, m.NodeMarks(n)...)
 		}
 	}
 	return out

@@ -22,10 +22,10 @@ const (
 const (
 	// MarkAnnotation is set on a node while kured reboots it, and removed
 	// right before kured's --lock-release-delay.
-	MarkAnnotation = model.AnnotationRebootInProgress
+	MarkAnnotation = "weave.works/kured-reboot-in-progress"
 	// RebootNeededAnnotation is when kured last saw the node need a reboot
 	// (RFC3339).
-	RebootNeededAnnotation = model.AnnotationRebootNeeded
+	RebootNeededAnnotation = "weave.works/kured-most-recent-reboot-needed"
 )
 
 // Capabilities implements coord.Driver: one lock object (an annotation of

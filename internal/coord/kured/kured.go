@@ -565,10 +565,14 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 		return fail(err)
 	}
 	warn := spec.Config.StartProblem()
-	if !spec.Present {
-		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings, Warning: warn}, nil
-	}
 	conc, known := spec.Config.concurrency()
+	capacity := 0
+	if known {
+		capacity = conc
+	}
+	if !spec.Present {
+		return coord.Parsed{FreeReason: "no " + key + " annotation: the lock is free", Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}, nil
+	}
 	kl, err := Parse(spec.Value)
 	if err != nil {
 		return fail(fmt.Errorf("%v — %s", err, kuredReadsSays(spec.Value, conc, known)))
@@ -591,14 +595,21 @@ func (Driver) Parse(obj *model.LockObject) (coord.Parsed, error) {
 			notes = append(notes, model.Evidence{Key: "maxOwners", Value: fmt.Sprintf("the value says %d; kured uses its own --concurrency %d", kl.MaxOwners, conc)})
 		}
 	}
+	if !known {
+		// kured's own setting unread: the value's shape says it.
+		capacity = 1
+		if kl.Multi {
+			capacity = kl.MaxOwners
+		}
+	}
 	if len(kl.Entries) == 0 {
-		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings, Warning: warn}, nil
+		return coord.Parsed{FreeReason: fmt.Sprintf("multi-lock (maxOwners %d) has no holders: the lock is free", kl.MaxOwners), Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}, nil
 	}
 	count := map[string]int{}
 	for _, e := range kl.Entries {
 		count[e.NodeID]++
 	}
-	p := coord.Parsed{Notes: notes, Settings: settings, Warning: warn}
+	p := coord.Parsed{Notes: notes, Settings: settings, Capacity: capacity, Warning: warn}
 	if kl.Multi && kl.MaxOwners > 0 && len(kl.Entries) > kl.MaxOwners {
 		// kured never lists more holders than maxOwners: more nodes than
 		// allowed may be rebooting at once (a hand edit, or a concurrency

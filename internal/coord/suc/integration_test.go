@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -162,9 +163,32 @@ func TestReadAgainstAPIServer(t *testing.T) {
 		t.Errorf("n2 waits on a failed holder without stalling: %+v", lk)
 	}
 
+	// Issue 32 §1: the one-shot read declares the plan's slot (capacity,
+	// holder, the job's step, since the job's creation) and each selected
+	// node's place in its cycle, for the model.
+	obs := suc.Driver{}.Observe(ctx, coord.Clients{Kube: acs, Dynamic: adyn}, time.Now())
+	if !obs.Judged || len(obs.Slots) != 1 {
+		t.Fatalf("observed judged %v, slots %+v", obs.Judged, obs.Slots)
+	}
+	g := obs.Slots[0]
+	if g.Kind != suc.Kind || g.Owner != ns+"/k3s-server" || !g.Known || g.Capacity != 1 || len(g.Holders) != 1 ||
+		g.Holders[0].Node != "n1" || g.Holders[0].Step != "job failed" || g.Holders[0].Since.IsZero() {
+		t.Errorf("slot group %+v", g)
+	}
+	phases := map[string]model.Phase{}
+	for _, nc := range obs.Nodes {
+		phases[nc.Node] = nc.Phase
+	}
+	if phases["n1"] != model.PhaseDraining || phases["n2"] != model.PhasePending || phases["n3"] != model.PhasePending {
+		t.Errorf("node cycles %v, want n1 draining (job failed), n2 and n3 waiting", phases)
+	}
+
 	// Without the grants: plans unread, nothing judged, nothing offered.
 	bcs, _ := kubernetes.NewForConfig(c.UserConfig("bob"))
 	bdyn, _ := dynamic.NewForConfig(c.UserConfig("bob"))
+	if obs := (suc.Driver{}).Observe(ctx, coord.Clients{Kube: bcs, Dynamic: bdyn}, time.Now()); obs.Judged || len(obs.Slots) != 0 {
+		t.Errorf("bob's read declares slots: judged %v %+v (unread is unknown, not none)", obs.Judged, obs.Slots)
+	}
 	in = suc.Read(ctx, bdyn, bcs, "")
 	if !strings.HasPrefix(in.PlansUnread, "forbidden") || !strings.HasPrefix(in.NodesUnread, "forbidden") {
 		t.Fatalf("bob read plans %q nodes %q", in.PlansUnread, in.NodesUnread)

@@ -242,6 +242,14 @@ func (j *judge) plan(p *Plan) {
 		}
 		st, isPending := j.nodeState(p, n, applying[Hostname(n)], wedged)
 		r.Nodes = append(r.Nodes, st)
+		if jb := j.job(p, n.Name); jb != nil && applying[Hostname(n)] {
+			// The slot was taken when SUC created the node's job for it.
+			for i := range r.Slots.Held {
+				if r.Slots.Held[i].Node == n.Name && r.Slots.Held[i].Since.IsZero() {
+					r.Slots.Held[i].Since = jb.Created
+				}
+			}
+		}
 		if isPending {
 			pending = append(pending, n)
 		}

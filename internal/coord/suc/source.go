@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
+	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // PlanGVR is the Plans resource.
@@ -94,8 +95,29 @@ func (Driver) Observe(ctx context.Context, c coord.Clients, now time.Time) coord
 		}
 	}
 	r := Judge(in, now)
-	return coord.Observation{Installed: !strings.HasPrefix(in.PlansUnread, "not installed"),
+	o := coord.Observation{Installed: !strings.HasPrefix(in.PlansUnread, "not installed"),
 		Unknown: r.Unknown, Blockers: r.Blockers, Uncordon: r.Uncordon, NotOwned: r.NotOwned}
+	o.Judged, o.Slots, o.Nodes = r.Cycle()
+	return o
+}
+
+// Cycle is the report in the model's terms: one slot group per Plan (its
+// status.applying under its spec.concurrency), each holder with its job's
+// step, and every selected node's place in each plan's cycle. judged is
+// false when the Plans were not read.
+func (r Report) Cycle() (judged bool, slots []model.SlotGroup, nodes []model.NodeCycle) {
+	if r.Unknown != "" {
+		return false, nil, nil
+	}
+	for _, p := range r.Plans {
+		steps := map[string]string{}
+		for _, n := range p.Nodes {
+			steps[n.Node] = n.Step
+			nodes = append(nodes, n.Cycle(Kind, p.Plan.Key()))
+		}
+		slots = append(slots, p.Slots.Group(Kind, p.Plan.Key(), func(n string) string { return steps[n] }))
+	}
+	return true, slots, nodes
 }
 
 // drainingNodes are the cordoned nodes a draining plan applies to: the

@@ -221,6 +221,7 @@ type Step struct {
 func Build(judge model.Judge, explain model.Explain, steps ...Step) *model.Cluster {
 	c := model.NewCluster("test", model.Options{})
 	c.Judge, c.Explain = judge, explain
+	c.Marks = kinds.NodeMarks
 	for _, d := range kinds.LockDrivers() {
 		c.LockSources = append(c.LockSources, d.Source())
 	}
