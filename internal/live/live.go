@@ -188,11 +188,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			defer s.wg.Done()
 			defer close(coordRead)
 			s.readCoordinators(ctx)
-			// Each kind's health as a source, before the first picture's
-			// Synced (announceSync waits for coordRead).
+			// Each kind's health as a source, and its slots and nodes'
+			// cycle, before the first picture's Synced (announceSync
+			// waits for coordRead).
 			rs, at := s.coordinatorsRead()
 			for _, r := range rs {
 				sink(model.SourceChanged{Health: r.Health(at)})
+				sink(r.Cycle())
 			}
 		}()
 		if !o.Once && !o.Action {
