@@ -182,9 +182,11 @@ type Node struct {
 	Annotations   map[string]string
 	Unschedulable bool
 	// UnschedulableSetAt/By are the time and manager of the managedFields
-	// entry owning spec.unschedulable (zero when none owns it).
+	// entry owning spec.unschedulable (zero when none owns it), and
+	// UnschedulableSetOp its operation ("Update" or "Apply").
 	UnschedulableSetAt time.Time
 	UnschedulableSetBy string
+	UnschedulableSetOp string
 	Ready              Ready
 	BootID             string
 	// Writes maps each annotation or label key the kind asked for
@@ -219,7 +221,7 @@ func NodeFrom(n *corev1.Node, keys []string) Node {
 		}
 		w := FieldWrite{Manager: e.Manager, At: e.Time.Time}
 		if owns(f, "f:spec", "f:unschedulable") && w.At.After(out.UnschedulableSetAt) {
-			out.UnschedulableSetAt, out.UnschedulableSetBy = w.At, w.Manager
+			out.UnschedulableSetAt, out.UnschedulableSetBy, out.UnschedulableSetOp = w.At, w.Manager, string(e.Operation)
 		}
 		for _, k := range keys {
 			var ok bool
