@@ -364,3 +364,35 @@ func TestAgentPodFromTheImagesEntrypoint(t *testing.T) {
 		t.Errorf("a pod of another image is read as the agent's: %s", p.Describe("n1"))
 	}
 }
+
+// Issue 32 §3 (review): the agent cordoned n1 (update-agent owns
+// spec.unschedulable and wrote agent-made-unschedulable=true), then an
+// administrator server-side applied unschedulable: true to keep it
+// cordoned (an Apply of the same value: the apiserver records both as
+// owners), and the agent wrote the node again after (its entry is the
+// newest). The cordon is also the administrator's: never offered. Before
+// the fix the newest owner alone was read, and it was offered.
+func TestAgentCordonAlsoAppliedByAnAdministrator(t *testing.T) {
+	// The agent's entry's time is its last write (after the reboot).
+	agentAt, applyAt := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-90*time.Minute))
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "ops-apply", Operation: metav1.ManagedFieldsOperationApply, Time: &applyAt, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}},
+		{Manager: "update-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: &agentAt, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + ft.AnnAgentUnschedulable + `":{}}},"f:spec":{"f:unschedulable":{}}}`)}},
+	}}}
+	done := append(append([]ft.Step{ft.AgentStarted}, rebooting...), ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())
+	ft.Apply(n, done...)
+	n1 := coord.NodeFrom(n, flatcar.NodeKeys)
+	n1.Ready = coord.Ready{Status: "True", Since: now.Add(-time.Hour)}
+	if n1.UnschedulableSetBy != "update-agent" {
+		t.Fatalf("fixture: newest owner %q", n1.UnschedulableSetBy)
+	}
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now)
+	if len(r.Uncordon) != 0 {
+		t.Fatalf("a cordon an administrator also applied offered for uncordon: %v", r.Uncordon)
+	}
+	if why := r.NotOwned["n1"]; !strings.Contains(why, "also owned by ops-apply (Apply)") {
+		t.Errorf("not owned = %q", why)
+	}
+}

@@ -456,6 +456,10 @@ func OwnCordon(n *coord.Node, jb *Job, end time.Time) (bool, string) {
 		// agent's name). Another manager, or an Apply, wrote this cordon
 		// whatever its time.
 		return false, by + "; system-upgrade-controller's jobs cordon with kubectl (an Update by the manager kubectl): not provably its cordon"
+	case len(n.UnschedulableOthers) > 0:
+		// An Apply of the same value shares the field: that cordon is
+		// someone else's too.
+		return false, by + "; spec.unschedulable is also owned by " + strings.Join(n.UnschedulableOthers, ", ") + ": not provably system-upgrade-controller's cordon alone"
 	case jb.Created.IsZero():
 		return false, by + fmt.Sprintf("; when job %s was created is not read: not provably its cordon", jb.Key())
 	case at.Before(jb.Created.Truncate(time.Second)):

@@ -476,6 +476,14 @@ func TestCordonWhileJobRanByAnotherWriter(t *testing.T) {
 			t.Errorf("%s %s: not owned = %q", c.manager, c.op, why)
 		}
 	}
+	// kubectl's Update, with an administrator's Apply of the same value
+	// beside it: theirs too.
+	n := cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-30*time.Minute))
+	n.UnschedulableOthers = []string{"ops-apply (Apply)"}
+	in.Nodes = []coord.Node{n}
+	if r := suc.Judge(in, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "also owned by ops-apply (Apply)") {
+		t.Errorf("a cordon an administrator also applied: uncordon %v, not owned %q", r.Uncordon, r.NotOwned["n1"])
+	}
 	// kubectl's own Update within the job's life: the job's.
 	in.Nodes = []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-30*time.Minute))}
 	if r := suc.Judge(in, now); len(r.Uncordon) != 1 {
