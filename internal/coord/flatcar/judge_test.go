@@ -377,9 +377,9 @@ func TestAgentCordonAlsoAppliedByAnAdministrator(t *testing.T) {
 	agentAt, applyAt := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-90*time.Minute))
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: "ops-apply", Operation: metav1.ManagedFieldsOperationApply, Time: &applyAt, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)},
 		{Manager: "update-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: &agentAt, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + ft.AnnAgentUnschedulable + `":{}}},"f:spec":{"f:unschedulable":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + ft.AnnAgentUnschedulable + `":{}}},"f:spec":{"f:unschedulable":{}}}`)},
 	}}}
 	done := append(append([]ft.Step{ft.AgentStarted}, rebooting...), ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())
 	ft.Apply(n, done...)
