@@ -182,15 +182,23 @@ type Node struct {
 	Annotations   map[string]string
 	Unschedulable bool
 	// UnschedulableSetAt/By are the time and manager of the managedFields
-	// entry owning spec.unschedulable (zero when none owns it).
+	// entry owning spec.unschedulable (zero when none owns it), and
+	// UnschedulableSetOp its operation ("Update" or "Apply").
 	UnschedulableSetAt time.Time
 	UnschedulableSetBy string
+	UnschedulableSetOp string
 	Ready              Ready
 	BootID             string
 	// Writes maps each annotation or label key the kind asked for
 	// ("annotation:<key>", "label:<key>") to the managedFields entry that
 	// owns it: who last wrote it and when that manager last wrote the node.
 	Writes map[string]FieldWrite
+
+	// UnschedulableOthers are the other managedFields entries that own
+	// spec.unschedulable too ("manager (operation)"): an Apply of the same
+	// value is recorded beside the writer it agrees with, so the cordon
+	// is theirs as well.
+	UnschedulableOthers []string
 }
 
 // FieldWrite is one managedFields entry, as far as it is read.
@@ -218,8 +226,15 @@ func NodeFrom(n *corev1.Node, keys []string) Node {
 			continue
 		}
 		w := FieldWrite{Manager: e.Manager, At: e.Time.Time}
-		if owns(f, "f:spec", "f:unschedulable") && w.At.After(out.UnschedulableSetAt) {
-			out.UnschedulableSetAt, out.UnschedulableSetBy = w.At, w.Manager
+		if owns(f, "f:spec", "f:unschedulable") {
+			if w.At.After(out.UnschedulableSetAt) {
+				if out.UnschedulableSetBy != "" {
+					out.UnschedulableOthers = append(out.UnschedulableOthers, out.UnschedulableSetBy+" ("+out.UnschedulableSetOp+")")
+				}
+				out.UnschedulableSetAt, out.UnschedulableSetBy, out.UnschedulableSetOp = w.At, w.Manager, string(e.Operation)
+			} else {
+				out.UnschedulableOthers = append(out.UnschedulableOthers, e.Manager+" ("+string(e.Operation)+")")
+			}
 		}
 		for _, k := range keys {
 			var ok bool

@@ -199,6 +199,29 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	if r := judge(flatcar.Read(ctx, acs, ""), time.Now().Add(time.Hour)); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "is Running and Ready") {
 		t.Errorf("n1 offered while its agent pod runs: %v %q", r.Uncordon, r.NotOwned["n1"])
 	}
+	// Issue 32 §3 (review): the same agent from a DaemonSet that sets no
+	// command (FLUO's image's ENTRYPOINT is /bin/update-agent) runs all
+	// the same: still not offered. Before the fix it was "no update-agent
+	// pod runs on n1", offered.
+	zero := int64(0)
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	ep := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flatcar-linux-update-agent-n1-ep"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "update-agent",
+			Image: "ghcr.io/flatcar/flatcar-linux-update-operator:v0.10.0-rc2"}}}}
+	if ep, err = cs.CoreV1().Pods(ns).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "update-agent", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
+	if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, ep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := judge(flatcar.Read(ctx, acs, ""), time.Now().Add(time.Hour)); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "update-agent pod "+ns+"/flatcar-linux-update-agent-n1-ep is Running and Ready") {
+		t.Errorf("n1 offered while its agent pod (the image's entrypoint) runs: %v %q", r.Uncordon, r.NotOwned["n1"])
+	}
 
 	// Without the Deployment grant: the checks are unknown, never none.
 	bob := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}

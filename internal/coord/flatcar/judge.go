@@ -166,6 +166,10 @@ func AgentCordon(n *coord.Node) (bool, string) {
 		return false, fmt.Sprintf("cordoned by %s at %s; who wrote %s=true cannot be read: not provably FLUO's agent's cordon", n.UnschedulableSetBy, ts(n.UnschedulableSetAt), AnnAgentUnschedulable)
 	case w.Manager != n.UnschedulableSetBy:
 		return false, fmt.Sprintf("cordoned by %s at %s, not by %s, which wrote %s=true (last at %s): a later cordon, not FLUO's agent's", n.UnschedulableSetBy, ts(n.UnschedulableSetAt), w.Manager, AnnAgentUnschedulable, ts(w.At))
+	case len(n.UnschedulableOthers) > 0:
+		// An Apply of the same value shares the field: someone else holds
+		// this cordon too, and the agent's undoing it would undo theirs.
+		return false, fmt.Sprintf("cordoned by %s at %s, and spec.unschedulable is also owned by %s: not FLUO's agent's cordon alone", n.UnschedulableSetBy, ts(n.UnschedulableSetAt), strings.Join(n.UnschedulableOthers, ", "))
 	}
 	return true, fmt.Sprintf("cordoned by %s (FLUO's agent, which also wrote %s=true) at %s", n.UnschedulableSetBy, AnnAgentUnschedulable, ts(n.UnschedulableSetAt))
 }

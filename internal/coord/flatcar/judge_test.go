@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord"
 	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
@@ -328,5 +329,70 @@ func TestPeriodic(t *testing.T) {
 		if _, err := flatcar.ParsePeriodic(bad[0], bad[1]); err == nil {
 			t.Errorf("%q %q parsed", bad[0], bad[1])
 		}
+	}
+}
+
+// Issue 32 §3 (review): FLUO's image runs update-agent as its ENTRYPOINT
+// (Dockerfile: ENTRYPOINT ["/bin/update-agent"]), so an agent DaemonSet
+// that sets no command runs the agent all the same. Its pod, Running on
+// the node, must be read as the agent's: the agent uncordons the node
+// itself, and the uncordon is not offered. Before the fix it was "no
+// update-agent pod runs on n1" and the uncordon was offered while the
+// agent ran.
+func TestAgentPodFromTheImagesEntrypoint(t *testing.T) {
+	ctx := t.Context()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "reboot-coordinator", Name: "flatcar-linux-update-agent-q9z4m"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "update-agent",
+			Image: "ghcr.io/flatcar/flatcar-linux-update-operator:v0.10.0-rc2"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "update-agent",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now.Add(-19 * time.Minute))}}}}},
+	}
+	pods := flatcar.ReadAgentPods(ctx, fake.NewClientset(pod), []string{"n1"})
+	if p := pods["n1"]; !p.Running || p.Name != "reboot-coordinator/flatcar-linux-update-agent-q9z4m" {
+		t.Fatalf("the agent pod running FLUO's image's entrypoint is not read as the agent's: %s", p.Describe("n1"))
+	}
+	n1 := agentCordoned(fnode("n1", now.Add(-20*time.Minute), map[string]time.Time{inProgress: now.Add(-30 * time.Minute)}, rebooting...), now.Add(-30*time.Minute))
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: pods}, now)
+	if len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "the agent runs") {
+		t.Errorf("uncordon %v while its agent runs (%q)", r.Uncordon, r.NotOwned["n1"])
+	}
+	// Another image with no command is not the agent.
+	other := pod.DeepCopy()
+	other.Namespace, other.Spec.Containers[0].Image = "tenant", "registry.example/tenant/flatcar-linux-update-operator-docs:1"
+	if p := flatcar.ReadAgentPods(ctx, fake.NewClientset(other), []string{"n1"})["n1"]; p.Name != "" {
+		t.Errorf("a pod of another image is read as the agent's: %s", p.Describe("n1"))
+	}
+}
+
+// Issue 32 §3 (review): the agent cordoned n1 (update-agent owns
+// spec.unschedulable and wrote agent-made-unschedulable=true), then an
+// administrator server-side applied unschedulable: true to keep it
+// cordoned (an Apply of the same value: the apiserver records both as
+// owners), and the agent wrote the node again after (its entry is the
+// newest). The cordon is also the administrator's: never offered. Before
+// the fix the newest owner alone was read, and it was offered.
+func TestAgentCordonAlsoAppliedByAnAdministrator(t *testing.T) {
+	// The agent's entry's time is its last write (after the reboot).
+	agentAt, applyAt := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-90*time.Minute))
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "ops-apply", Operation: metav1.ManagedFieldsOperationApply, Time: &applyAt, FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)},
+		{Manager: "update-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: &agentAt, FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + ft.AnnAgentUnschedulable + `":{}}},"f:spec":{"f:unschedulable":{}}}`)},
+	}}}
+	done := append(append([]ft.Step{ft.AgentStarted}, rebooting...), ft.AgentStarted, ft.MarkAfter(), ft.CheckAfterPassed())
+	ft.Apply(n, done...)
+	n1 := coord.NodeFrom(n, flatcar.NodeKeys)
+	n1.Ready = coord.Ready{Status: "True", Since: now.Add(-time.Hour)}
+	if n1.UnschedulableSetBy != "update-agent" {
+		t.Fatalf("fixture: newest owner %q", n1.UnschedulableSetBy)
+	}
+	r := flatcar.Judge(flatcar.Input{Nodes: []coord.Node{n1}, Settings: settings(), AgentPods: noAgentPod("n1")}, now)
+	if len(r.Uncordon) != 0 {
+		t.Fatalf("a cordon an administrator also applied offered for uncordon: %v", r.Uncordon)
+	}
+	if why := r.NotOwned["n1"]; !strings.Contains(why, "also owned by ops-apply (Apply)") {
+		t.Errorf("not owned = %q", why)
 	}
 }

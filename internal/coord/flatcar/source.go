@@ -132,14 +132,32 @@ func ReadAgentPods(ctx context.Context, c kubernetes.Interface, nodes []string) 
 }
 
 // runsAgent: one of the pod's containers runs FLUO's update-agent
-// (examples/deploy/update-agent.yaml: command /bin/update-agent).
+// (examples/deploy/update-agent.yaml: command /bin/update-agent), or sets
+// no command and runs FLUO's image, whose ENTRYPOINT is /bin/update-agent
+// (Dockerfile). Taking a look-alike for the agent only refuses more; not
+// knowing the real one would offer the uncordon while it runs.
 func runsAgent(p *corev1.Pod) bool {
 	for _, c := range p.Spec.Containers {
 		if len(c.Command) > 0 && path.Base(c.Command[0]) == "update-agent" {
 			return true
 		}
+		if len(c.Command) == 0 && imageRepo(c.Image) == "flatcar-linux-update-operator" {
+			return true
+		}
 	}
 	return false
+}
+
+// imageRepo is the last path element of an image reference's repository
+// (no registry, tag or digest): "flatcar-linux-update-operator" for
+// ghcr.io/flatcar/flatcar-linux-update-operator:v0.10.0-rc2.
+func imageRepo(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	base := path.Base(image)
+	if i := strings.LastIndex(base, ":"); i >= 0 {
+		base = base[:i]
+	}
+	return base
 }
 
 func agentPod(p *corev1.Pod) AgentPod {

@@ -179,7 +179,7 @@ func demoNode(name string, server, cordoned bool, start time.Time) *corev1.Node 
 		// The job's drain container cordoned it half a minute after the job
 		// was created (what the apiserver records: OwnCordon reads it).
 		at := metav1.NewTime(start.Add(-demoJobAge + 30*time.Second).UTC().Truncate(time.Second))
-		managed = []metav1.ManagedFieldsEntry{{Manager: "kubectl-drain", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		managed = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 			Time: &at, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
 	}
 	sum := sha256.Sum256([]byte(name))

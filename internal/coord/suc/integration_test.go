@@ -2,6 +2,7 @@ package suc_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -224,5 +225,76 @@ func grant(ctx context.Context, t *testing.T, c *testcluster.Cluster, user strin
 			t.Fatal("grant never took effect")
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// Issue 32 §3 (review), against a real apiserver: while SUC's jobs ran,
+// n1 was cordoned by an administrator's server-side apply of the node
+// (kubectl apply --server-side: manager kubectl, operation Apply) and n2,
+// uncordoned by hand, cordoned again by a maintenance controller (an
+// Update by its own manager); then the jobs failed. Neither cordon is the
+// jobs' kubectl drain, whatever its time: no uncordon, and why says whose.
+// Before the fix both were "while job … ran: the job's drain or cordon",
+// offered for uncordon.
+func TestCordonByAnotherWriterWhileJobRan(t *testing.T) {
+	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
+	c := testcluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, dyn := c.Client(t), c.Dynamic(t)
+	if err := suctest.InstallCRD(ctx, dyn); err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t, "system-upgrade")
+	for _, n := range []string{"n1", "n2"} {
+		makeNode(ctx, t, cs, n)
+	}
+	spec := suctest.PlanSpec{Concurrency: 2, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"kubernetes.io/os": "linux"}}
+	latest := suctest.MungeVersion(spec.Version)
+	hash := suctest.LatestHash(latest, "")
+	now := time.Now()
+	if _, err := suctest.Create(ctx, dyn, suctest.Plan(ns, "k3s-server", spec), suctest.StatusWith(spec.Version, "", []string{"n1", "n2"},
+		suctest.Cond("Validated", "True", "PlanIsValid", "", now), suctest.Cond("LatestResolved", "True", "Version", "", now))); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, n := range []string{"n1", "n2"} {
+		jb := suctest.Job(ns, "k3s-server", n, latest, hash, true, false)
+		if _, err := suctest.CreateJob(ctx, cs, jb, now, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, jb.Name)
+	}
+	manifest := filepath.Join(t.TempDir(), "n1.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nspec:\n  unschedulable: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, c, "apply", "--server-side", "-f", manifest)
+	kubectl(t, c, "cordon", "n2")
+	kubectl(t, c, "uncordon", "n2")
+	if err := suctest.CordonAs(ctx, cs, "node-maintenance-operator", "n2", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if _, err := suctest.FailJob(ctx, cs, ns, j, time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := suc.Read(ctx, dyn, cs, "")
+	if in.PlansUnread != "" || in.JobsUnread != "" || in.NodesUnread != "" || len(in.Jobs) != 2 {
+		t.Fatalf("read: %q %q %q, %d jobs", in.PlansUnread, in.JobsUnread, in.NodesUnread, len(in.Jobs))
+	}
+	r := suc.Judge(in, time.Now())
+	if len(r.Uncordon) != 0 {
+		t.Errorf("a cordon SUC's kubectl did not write offered for uncordon: %v (%v)", r.Uncordon, r.Blockers)
+	}
+	for n, want := range map[string]string{"n1": "cordoned by kubectl at ", "n2": "cordoned by node-maintenance-operator at "} {
+		why := r.NotOwned[n]
+		if !strings.Contains(why, want) || !strings.Contains(why, "not provably its cordon") {
+			t.Errorf("%s not owned = %q", n, why)
+		}
+	}
+	if why := r.NotOwned["n1"]; !strings.Contains(why, "(Apply)") {
+		t.Errorf("n1's server-side apply is not said: %q", why)
 	}
 }

@@ -440,8 +440,8 @@ func (j *judge) jobFailed(p *Plan, n *coord.Node, jb *Job, c Condition) {
 
 // OwnCordon says whether node n's cordon is the one job jb's drain or
 // cordon init container wrote (job.go: kubectl drain|cordon <node>, run in
-// the job's pod): the managedFields entry owning spec.unschedulable is not
-// older than the job and, when the job ended (end, its Failed or Complete
+// the job's pod): the managedFields entry owning spec.unschedulable is an
+// Update by kubectl's manager (KubectlManagers), not older than the job and, when the job ended (end, its Failed or Complete
 // condition's time), not newer than that. A cordon written later — a
 // person's kubectl cordon after the job failed, another controller's — is
 // not SUC's, and one whose writer or time cannot be read is not provably
@@ -452,9 +452,22 @@ func OwnCordon(n *coord.Node, jb *Job, end time.Time) (bool, string) {
 		return false, fmt.Sprintf("who cordoned %s cannot be read (no managedFields entry owns spec.unschedulable): not provably system-upgrade-controller's cordon", n.Name)
 	}
 	by := fmt.Sprintf("cordoned by %s at %s", n.UnschedulableSetBy, ts(n.UnschedulableSetAt))
+	if n.UnschedulableSetOp != "" {
+		by += " (" + n.UnschedulableSetOp + ")"
+	}
 	// managedFields and the job's times are recorded to the second.
 	at := n.UnschedulableSetAt.Truncate(time.Second)
 	switch {
+	case !KubectlManagers[n.UnschedulableSetBy] || n.UnschedulableSetOp != "Update":
+		// The job's init container is kubectl drain|cordon: a Patch with
+		// no field manager, recorded as an Update by "kubectl" (its user
+		// agent's name). Another manager, or an Apply, wrote this cordon
+		// whatever its time.
+		return false, by + "; system-upgrade-controller's jobs cordon with kubectl (an Update by the manager kubectl): not provably its cordon"
+	case len(n.UnschedulableOthers) > 0:
+		// An Apply of the same value shares the field: that cordon is
+		// someone else's too.
+		return false, by + "; spec.unschedulable is also owned by " + strings.Join(n.UnschedulableOthers, ", ") + ": not provably system-upgrade-controller's cordon alone"
 	case jb.Created.IsZero():
 		return false, by + fmt.Sprintf("; when job %s was created is not read: not provably its cordon", jb.Key())
 	case at.Before(jb.Created.Truncate(time.Second)):

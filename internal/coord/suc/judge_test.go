@@ -26,7 +26,7 @@ func node(name string, labels map[string]string, cordoned bool) coord.Node {
 // cordonedBy is n cordoned by manager at: the managedFields entry that
 // owns spec.unschedulable (coord.NodeFrom).
 func cordonedBy(n coord.Node, manager string, at time.Time) coord.Node {
-	n.Unschedulable, n.UnschedulableSetBy, n.UnschedulableSetAt = true, manager, at
+	n.Unschedulable, n.UnschedulableSetBy, n.UnschedulableSetAt, n.UnschedulableSetOp = true, manager, at, "Update"
 	return n
 }
 
@@ -103,13 +103,13 @@ func TestJobFailedLeavesNodeCordoned(t *testing.T) {
 	in := suc.Input{
 		Plans: []suc.Plan{p},
 		Jobs:  []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute))},
-		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-39*time.Minute)), node("n2", nil, false)},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-39*time.Minute)), node("n2", nil, false)},
 	}
 	r := suc.Judge(in, now)
 	if got := kinds(r.Blockers, "n1"); len(got) != 2 || got[0] != suc.BlockerJobFailed || got[1] != model.BlockerCordon {
 		t.Fatalf("n1 blockers = %v, want job-failed then stuck-cordon", got)
 	}
-	if sc := find(t, r.Blockers, "n1", model.BlockerCordon); !strings.Contains(evidence(sc, "cordon"), "cordoned by kubectl-drain at 2026-12-01T11:21:00Z, while job") {
+	if sc := find(t, r.Blockers, "n1", model.BlockerCordon); !strings.Contains(evidence(sc, "cordon"), "cordoned by kubectl at 2026-12-01T11:21:00Z (Update), while job") {
 		t.Errorf("stuck-cordon does not say whose cordon: %v", sc.Evidence)
 	}
 	jf := find(t, r.Blockers, "n1", suc.BlockerJobFailed)
@@ -180,21 +180,21 @@ func TestHandCordonAfterJobFailed(t *testing.T) {
 	in := suc.Input{
 		Plans: []suc.Plan{p},
 		Jobs:  []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute))},
-		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-cordon", now.Add(-5*time.Minute))},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-5*time.Minute))},
 	}
 	r := suc.Judge(in, now)
 	if len(r.Uncordon) != 0 {
 		t.Fatalf("a later hand cordon offered for uncordon: %v", r.Uncordon)
 	}
 	why := r.NotOwned["n1"]
-	if !strings.Contains(why, "cordoned by kubectl-cordon at 2026-12-01T11:55:00Z, after job") {
+	if !strings.Contains(why, "cordoned by kubectl at 2026-12-01T11:55:00Z (Update), after job") {
 		t.Errorf("not owned = %q", why)
 	}
 	if jf := find(t, r.Blockers, "n1", suc.BlockerJobFailed); evidence(jf, "cordon") != why {
 		t.Errorf("job-failed evidence %v", jf.Evidence)
 	}
 	// A cordon older than the job (there before SUC came) is not the job's.
-	in.Nodes[0] = cordonedBy(node("n1", nil, false), "kubectl-cordon", now.Add(-2*time.Hour))
+	in.Nodes[0] = cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-2*time.Hour))
 	if r := suc.Judge(in, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "before job") {
 		t.Errorf("an older cordon: uncordon %v, %q", r.Uncordon, r.NotOwned["n1"])
 	}
@@ -232,7 +232,7 @@ func TestOtherJobRunsOnNode(t *testing.T) {
 		Plans: []suc.Plan{p, q},
 		Jobs: []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute)),
 			job(t, "k3s-agent", "n1", drainPlan.Version, now.Add(-2*time.Minute), time.Time{})},
-		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-39*time.Minute))},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-39*time.Minute))},
 	}
 	r := suc.Judge(in, now)
 	if len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "runs on n1 now") {
@@ -361,7 +361,7 @@ func TestDeletedPlanLeavesCordon(t *testing.T) {
 		// SUC's namespace still holds another plan.
 		Plans: []suc.Plan{plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", nil, now.Add(-2*time.Hour)))},
 		Jobs:  []suc.Job{job(t, "k3s-agent", "n1", drainPlan.Version, now.Add(-time.Hour), now.Add(-30*time.Minute))},
-		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), "kubectl-drain", now.Add(-59*time.Minute))},
+		Nodes: []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-59*time.Minute))},
 	}
 	r := suc.Judge(in, now)
 	b := find(t, r.Blockers, "n1", model.BlockerCordon)
@@ -440,5 +440,53 @@ func TestPlansUnread(t *testing.T) {
 	r := suc.Judge(suc.Input{PlansUnread: "forbidden: plans.upgrade.cattle.io"}, now)
 	if r.Unknown == "" || len(r.Blockers) != 0 || len(r.Uncordon) != 0 {
 		t.Errorf("report from unread plans = %+v", r)
+	}
+}
+
+// Issue 32 §3 (review): the cordon's time alone does not make it SUC's.
+// SUC's job cordons with kubectl (its drain or cordon init container runs
+// rancher/kubectl: kubectl drain|cordon, a strategic-merge Patch with no
+// field manager), which the apiserver records as an Update by the manager
+// "kubectl". A cordon written while the job ran by another writer — a
+// maintenance controller after an uncordon, an administrator's
+// server-side apply of the node (an Apply, even under the manager
+// kubectl) — is not the job's and is never offered. Before the fix each
+// was "while job … ran: the job's drain or cordon", with the uncordon.
+func TestCordonWhileJobRanByAnotherWriter(t *testing.T) {
+	p := plan(t, "k3s-server", drainPlan, suctest.Synced(drainPlan.Version, "", []string{"n1"}, now.Add(-time.Hour)))
+	in := suc.Input{
+		Plans: []suc.Plan{p},
+		Jobs:  []suc.Job{job(t, "k3s-server", "n1", drainPlan.Version, now.Add(-40*time.Minute), now.Add(-20*time.Minute))},
+	}
+	for _, c := range []struct {
+		manager, op, want string
+	}{
+		{"node-maintenance-operator", "Update", "cordoned by node-maintenance-operator at 2026-12-01T11:30:00Z (Update)"},
+		{"kubectl", "Apply", "cordoned by kubectl at 2026-12-01T11:30:00Z (Apply)"},
+		{"kubectl", "", "cordoned by kubectl at 2026-12-01T11:30:00Z"},
+	} {
+		n := cordonedBy(node("n1", nil, false), c.manager, now.Add(-30*time.Minute))
+		n.UnschedulableSetOp = c.op
+		in.Nodes = []coord.Node{n}
+		r := suc.Judge(in, now)
+		if len(r.Uncordon) != 0 {
+			t.Errorf("%s %s: a cordon SUC's kubectl did not write offered for uncordon: %v", c.manager, c.op, r.Uncordon)
+		}
+		if why := r.NotOwned["n1"]; !strings.Contains(why, c.want) || !strings.Contains(why, "not provably") {
+			t.Errorf("%s %s: not owned = %q", c.manager, c.op, why)
+		}
+	}
+	// kubectl's Update, with an administrator's Apply of the same value
+	// beside it: theirs too.
+	n := cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-30*time.Minute))
+	n.UnschedulableOthers = []string{"ops-apply (Apply)"}
+	in.Nodes = []coord.Node{n}
+	if r := suc.Judge(in, now); len(r.Uncordon) != 0 || !strings.Contains(r.NotOwned["n1"], "also owned by ops-apply (Apply)") {
+		t.Errorf("a cordon an administrator also applied: uncordon %v, not owned %q", r.Uncordon, r.NotOwned["n1"])
+	}
+	// kubectl's own Update within the job's life: the job's.
+	in.Nodes = []coord.Node{cordonedBy(node("n1", nil, false), suctest.KubectlManager, now.Add(-30*time.Minute))}
+	if r := suc.Judge(in, now); len(r.Uncordon) != 1 {
+		t.Errorf("the job's kubectl cordon: uncordon %v, not owned %q", r.Uncordon, r.NotOwned["n1"])
 	}
 }

@@ -70,6 +70,14 @@ const (
 	ReasonJobFailed = "JobFailed"
 )
 
+// KubectlManagers are the managedFields managers under which the
+// apiserver records the cordon of SUC's job: its drain or cordon init
+// container runs kubectl (job.go: rancher/kubectl, or the Windows kubectl
+// image), whose cordon is a strategic-merge Patch with no field manager
+// (k8s.io/kubectl/pkg/drain CordonHelper), so the manager is its user
+// agent's command name — the same a person's kubectl cordon leaves.
+var KubectlManagers = map[string]bool{"kubectl": true, "kubectl.exe": true}
+
 // SUC's job defaults (job.go), used when a Job does not say.
 const (
 	DefaultBackoffLimit            = 2
