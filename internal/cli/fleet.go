@@ -53,6 +53,13 @@ dashboard (rebootwatch --context CONTEXT, only a kubeconfig context named
 for the row exactly: --context-for, or the label's own value), r reads again,
 q quits.
 
+--demo plays a fleet with no endpoint and no cluster: one simulated cluster
+per demo scenario (fleetlock's ghost first, kured, suc, flatcar) and a done
+one, whose agents' series go through the same judgement; flatcar's agent turns
+stale a demo minute in (--speed, --demo-at move the demo clock). Enter on a row
+opens that scenario's single-cluster demo (rebootwatch --demo=SCENARIO).
+--demo and --prometheus-url together are a usage error.
+
 The fleet view only reads (at most 6 instant queries per refresh) and never
 contacts a cluster's API server; the actions stay in each cluster's own
 dashboard (rebootwatch --context CONTEXT), behind its gates.
@@ -63,7 +70,10 @@ was found, a cluster's locks cannot be read (no agent) or its figures cannot
 be trusted (clock skew), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
 unknown lock, a blocked fleet, a stale agent, a node down), 130 interrupted.`
 
-const fleetExample = `  # One row per cluster, from the central Prometheus
+const fleetExample = `  # Try it without Prometheus: simulated clusters, one per demo scenario
+  rebootwatch fleet --demo
+
+  # One row per cluster, from the central Prometheus
   rebootwatch fleet --snapshot --prometheus-url http://prometheus.monitoring:9090
 
   # Mimir, with a tenant and basic auth, as JSON
@@ -77,7 +87,7 @@ const fleetExample = `  # One row per cluster, from the central Prometheus
 func (r *runner) newFleet() *cobra.Command {
 	ff := fleetFlags{clusterLabel: fleet.DefaultClusterLabel, staleAfter: fleet.DefaultStaleAfter, interval: 30 * time.Second}
 	cmd := &cobra.Command{
-		Use:     "fleet --prometheus-url URL [--snapshot [-o text|json] | watch] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
+		Use:     "fleet (--prometheus-url URL | --demo) [--snapshot [-o text|json] | watch] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
 		Short:   "Many clusters at once, from their agents' metrics in Prometheus, Thanos, Mimir or VictoriaMetrics (read-only)",
 		Long:    fleetLong,
 		Example: fleetExample,
