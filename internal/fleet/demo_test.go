@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,42 @@ func TestDemoLeaderOnly(t *testing.T) {
 	n, err := d.Detail(context.Background(), Key{Cluster: "kured"}, start.Add(10*time.Minute+30*time.Second))
 	if err != nil || len(n) != 4 || n[0].Node != "node-3" || n[0].Blocker != "drain" || n[0].Phase != "draining" {
 		t.Errorf("kured's detail %+v %v", n, err)
+	}
+}
+
+// TestDemoAnswersEveryPart: the demo answers every part the real queries
+// ask for (the tags of Queries' label_replace), for every agent cluster,
+// so a part added to the queries without the demo fails here.
+func TestDemoAnswersEveryPart(t *testing.T) {
+	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	d := NewDemo(start, demoScenarios, 0)
+	a := d.Answers(start)
+	qs := Queries(d.Options())
+	re := regexp.MustCompile(`"` + tag + `", "([a-z-]+)"`)
+	for _, id := range []string{QScalars, QLocks} {
+		parts := map[string]bool{}
+		for _, m := range re.FindAllStringSubmatch(qs[id], -1) {
+			parts[m[1]] = true
+		}
+		if len(parts) == 0 {
+			t.Fatalf("no part in %s's query %s", id, qs[id])
+		}
+		for p := range parts {
+			for _, c := range append(append([]string(nil), demoScenarios...), DemoDone) {
+				found := false
+				for _, s := range a.Vectors[id] {
+					if string(s.Metric[tag]) == p && string(s.Metric[DefaultClusterLabel]) == c {
+						found = true
+					}
+				}
+				// Only a held lock has a holder, and only a stuck fleet a blocker.
+				if !found && !(c == DemoDone && (p == partHolder || p == partBlocker)) {
+					t.Errorf("%s: no %q sample for %s", id, p, c)
+				}
+			}
+		}
+	}
+	if len(a.Vectors[QPhases]) != 5*8 {
+		t.Errorf("%d phase samples, want a sample per phase of each of 5 clusters", len(a.Vectors[QPhases]))
 	}
 }
