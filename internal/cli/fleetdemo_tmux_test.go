@@ -47,7 +47,7 @@ func TestFleetDemoTmux(t *testing.T) {
 	}
 	// The demo clock runs at --speed 10: flatcar's agent turns stale a
 	// demo minute in.
-	s = p.WaitFor("flatcar's agent stale", 30*time.Second, func(s string) bool {
+	p.WaitFor("flatcar's agent stale", 30*time.Second, func(s string) bool {
 		for _, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, " flatcar ") && strings.Contains(l, "stale") {
 				return true
