@@ -12,7 +12,8 @@
 # --demo=kured); the default demo's fleetlock incident and its release
 # dialog, also at 80x24; the coordinator demos' uncordon dialogs
 # (--demo=suc: the node a failed job left cordoned; --demo=flatcar: the node
-# whose agent stopped after its reboot). Output: screenshots/*.png
+# whose agent stopped after its reboot); and `fleet --demo` two demo minutes
+# in (the ghost cluster first, flatcar's agent stale). Output: screenshots/*.png
 # (KEEP_ANSI=1 keeps the captured .ans text next to them for review;
 # ONLY="name …" renders only those shots).
 set -euo pipefail
@@ -50,7 +51,7 @@ shot() {
 	"${T[@]}" new-session -d -s shot -x "$cols" -y "$rows" \
 		"env -u NO_COLOR TERM=xterm-256color COLORTERM=truecolor XDG_CONFIG_HOME=/nonexistent $BIN ${DEMO:---demo=kured} --speed 0 $args; sleep 60"
 	for _ in $(seq 1 100); do
-		"${T[@]}" capture-pane -p -t shot | grep -q "Timeline\|Nodes" && break
+		"${T[@]}" capture-pane -p -t shot | grep -q "${WAIT:-Timeline\|Nodes}" && break
 		sleep 0.1
 	done
 	sleep 1.5 # first sync and a tick
@@ -61,7 +62,7 @@ shot() {
 	done
 	sleep 0.5
 	"${T[@]}" capture-pane -e -p -t shot >"$OUT/$name.ans"
-	"$A2P" -in "$OUT/$name.ans" -out "$OUT/$name.png" -cols "$cols" -rows "$rows" -bg "$bg" -fg "$fg" -size 14 -title "rebootwatch --demo"
+	"$A2P" -in "$OUT/$name.ans" -out "$OUT/$name.png" -cols "$cols" -rows "$rows" -bg "$bg" -fg "$fg" -size 14 -title "${TITLE:-rebootwatch --demo}"
 	[ -n "${KEEP_ANSI:-}" ] || rm -f "$OUT/$name.ans"
 	echo "screenshots: $OUT/$name.png"
 }
@@ -86,3 +87,6 @@ DEMO=--demo shot release-80x24 80 24 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j 
 # selects it).
 DEMO=--demo=suc shot suc-uncordon 160 44 "$DARK_BG" "$DARK_FG" "--demo-at 5m --theme dark" / k3s-agent-1 Enter u @wait
 DEMO=--demo=flatcar shot flatcar-uncordon 160 44 "$DARK_BG" "$DARK_FG" "--demo-at 6m --theme dark" / flatcar-worker-1 Enter u @wait
+# The fleet demo (issue 34 §3): one simulated cluster per demo scenario and a
+# done one, frozen two demo minutes in, when flatcar's agent is stale.
+WAIT="fleet · 5 clusters" TITLE="rebootwatch fleet --demo" DEMO="fleet --demo" shot fleet-demo 120 16 "$DARK_BG" "$DARK_FG" "--demo-at 2m --theme dark"

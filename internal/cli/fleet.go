@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/fleet"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
+	"github.com/rebootwatch/rebootwatch/sources/sim"
 	"github.com/rebootwatch/rebootwatch/tui/fleetview"
 )
 
@@ -51,6 +53,13 @@ dashboard (rebootwatch --context CONTEXT, only a kubeconfig context named
 for the row exactly: --context-for, or the label's own value), r reads again,
 q quits.
 
+--demo plays a fleet with no endpoint and no cluster: one simulated cluster
+per demo scenario (fleetlock's ghost first, kured, suc, flatcar) and a done
+one, whose agents' series go through the same judgement; flatcar's agent turns
+stale a demo minute in (--speed, --demo-at move the demo clock). Enter on a row
+opens that scenario's single-cluster demo (rebootwatch --demo=SCENARIO).
+--demo and --prometheus-url together are a usage error.
+
 The fleet view only reads (at most 6 instant queries per refresh) and never
 contacts a cluster's API server; the actions stay in each cluster's own
 dashboard (rebootwatch --context CONTEXT), behind its gates.
@@ -61,7 +70,10 @@ was found, a cluster's locks cannot be read (no agent) or its figures cannot
 be trusted (clock skew), 2 a cluster needs attention (a ghost, orphaned, expired, ambiguous or
 unknown lock, a blocked fleet, a stale agent, a node down), 130 interrupted.`
 
-const fleetExample = `  # One row per cluster, from the central Prometheus
+const fleetExample = `  # Try it without Prometheus: simulated clusters, one per demo scenario
+  rebootwatch fleet --demo
+
+  # One row per cluster, from the central Prometheus
   rebootwatch fleet --snapshot --prometheus-url http://prometheus.monitoring:9090
 
   # Mimir, with a tenant and basic auth, as JSON
@@ -75,7 +87,7 @@ const fleetExample = `  # One row per cluster, from the central Prometheus
 func (r *runner) newFleet() *cobra.Command {
 	ff := fleetFlags{clusterLabel: fleet.DefaultClusterLabel, staleAfter: fleet.DefaultStaleAfter, interval: 30 * time.Second}
 	cmd := &cobra.Command{
-		Use:     "fleet --prometheus-url URL [--snapshot [-o text|json] | watch] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
+		Use:     "fleet (--prometheus-url URL | --demo) [--snapshot [-o text|json] | watch] [--cluster-label cluster] [--context-for LABEL=CONTEXT]",
 		Short:   "Many clusters at once, from their agents' metrics in Prometheus, Thanos, Mimir or VictoriaMetrics (read-only)",
 		Long:    fleetLong,
 		Example: fleetExample,
@@ -87,12 +99,11 @@ func (r *runner) newFleet() *cobra.Command {
 			if !ff.snapshot && cmd.Flags().Changed("output") {
 				return failed(r.env, fmt.Errorf("-o %s: the fleet dashboard has no output format; -o is for fleet --snapshot and fleet watch", r.c.Output))
 			}
-			rd, err := r.fleetReader(ff)
+			rd, env, demo, err := r.fleetSource(cmd, ff)
 			if err != nil {
-				return failed(r.env, err)
+				return err
 			}
 			if ff.snapshot {
-				env := r.env
 				if ff.at != "" {
 					at, err := time.Parse(time.RFC3339, ff.at)
 					if err != nil {
@@ -102,7 +113,7 @@ func (r *runner) newFleet() *cobra.Command {
 				}
 				r.code = runFleetSnapshot(cmd.Context(), env, r.c, rd)
 			} else {
-				r.code = runFleetDashboard(cmd.Context(), r.env, r.c, rd, ff)
+				r.code = runFleetDashboard(cmd.Context(), env, r.c, rd, ff, demo)
 			}
 			return nil
 		},
@@ -130,17 +141,58 @@ could not be read at the first read, 130 interrupted (Ctrl-C, SIGTERM).`,
 			if ff.interval < time.Second {
 				return failed(r.env, errors.New("--interval must be at least 1s"))
 			}
-			rd, err := r.fleetReader(ff)
+			rd, env, _, err := r.fleetSource(cmd, ff)
 			if err != nil {
-				return failed(r.env, err)
+				return err
 			}
-			r.code = runFleetWatch(cmd.Context(), r.env, r.c, rd, ff)
+			r.code = runFleetWatch(cmd.Context(), env, r.c, rd, ff)
 			return nil
 		},
 	}
 	w.Flags().BoolVar(&ff.untilDone, "until-done", false, "Exit 0 once every cluster is done")
 	cmd.AddCommand(w)
 	return cmd
+}
+
+// fleetSource is what the fleet's modes read: the endpoint (fleet.Reader)
+// or the demo's simulated agents (fleet.Demo).
+type fleetSource interface {
+	Read(ctx context.Context, now time.Time) fleet.Fleet
+	Detail(ctx context.Context, k fleet.Key, now time.Time) ([]fleet.DetailNode, error)
+	Options() fleet.Options
+}
+
+// fleetSource checks the flags and makes what the fleet reads: with
+// --demo, the demo fleet on the demo's clock (--speed, --demo-at), else the
+// endpoint's reader on the wall clock. A usage error is returned as is
+// (cobra's usage line); others are reported.
+func (r *runner) fleetSource(cmd *cobra.Command, ff fleetFlags) (fleetSource, Env, *fleet.Demo, error) {
+	env := r.env
+	if !r.c.Demo {
+		rd, err := r.fleetReader(ff)
+		if err != nil {
+			return nil, env, nil, failed(r.env, err)
+		}
+		return rd, env, nil, nil
+	}
+	if r.c.PrometheusURL != "" {
+		return nil, env, nil, errors.New("--demo and --prometheus-url: the fleet demo reads simulated agents, not an endpoint; give one of them")
+	}
+	if r.c.DemoScenario != sim.ScenarioFleetlock {
+		return nil, env, nil, fmt.Errorf("--demo=%s: the fleet demo plays every scenario at once (fleet --demo); --demo=%s is the single-cluster dashboard's (rebootwatch --demo=%s)",
+			r.c.DemoScenario, r.c.DemoScenario, r.c.DemoScenario)
+	}
+	if len(ff.contextFor) > 0 {
+		return nil, env, nil, errors.New("--demo and --context-for: each demo cluster opens its own demo scenario, not a kubeconfig context")
+	}
+	if ff.staleAfter <= 0 {
+		return nil, env, nil, failed(r.env, errors.New("--stale-after must be positive"))
+	}
+	start := env.Now().Truncate(time.Second)
+	clock := sim.Clock{Start: start, Offset: r.c.DemoAt, Speed: r.c.DemoSpeed, Wall: env.Now(), WallNow: env.Now}
+	env.Now = clock.Now
+	d := fleet.NewDemo(start, sim.ScenarioNames(), ff.staleAfter)
+	return d, env, d, nil
 }
 
 // fleetReader checks the flags and makes the endpoint's reader.
@@ -165,7 +217,9 @@ func (r *runner) fleetReader(ff fleetFlags) (*fleet.Reader, error) {
 
 // runFleetDashboard runs the fleet dashboard (tui/fleetview); enter opens
 // a cluster's live dashboard by running this same binary with --context.
-func runFleetDashboard(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff fleetFlags) int {
+// With the demo (demo non-nil), enter opens the row's single-cluster demo
+// (rebootwatch --demo=SCENARIO), never a kubeconfig context.
+func runFleetDashboard(ctx context.Context, env Env, c *Common, rd fleetSource, ff fleetFlags, demo *fleet.Demo) int {
 	if ff.interval < time.Second {
 		return fail(env, errors.New("--interval must be at least 1s"))
 	}
@@ -183,13 +237,25 @@ func runFleetDashboard(ctx context.Context, env Env, c *Common, rd *fleet.Reader
 		}
 		return exec.Command(self, args...)
 	}
-	// A row opens only a context of exactly its name: the names are read
-	// once, here, outside the view's Update.
-	contexts, err := kubeContextNames(c.Kubeconfig)
-	if err != nil {
-		return fail(env, fmt.Errorf("reading the kubeconfig's contexts (enter opens a cluster's dashboard through them): %w", err))
+	noContext := ""
+	var contexts []string
+	if demo != nil {
+		// A demo row opens its own scenario's demo cluster: the
+		// "contexts" are the scenarios, and no kubeconfig is read.
+		open = func(scenario string) *exec.Cmd {
+			return exec.Command(self, "--demo="+demo.Scenario(scenario), "--speed", strconv.FormatFloat(c.DemoSpeed, 'g', -1, 64))
+		}
+		contexts = sim.ScenarioNames()
+		noContext = "this demo cluster plays no single-cluster scenario (its reboots are done)"
+	} else {
+		// A row opens only a context of exactly its name: the names are
+		// read once, here, outside the view's Update.
+		contexts, err = kubeContextNames(c.Kubeconfig)
+		if err != nil {
+			return fail(env, fmt.Errorf("reading the kubeconfig's contexts (enter opens a cluster's dashboard through them): %w", err))
+		}
 	}
-	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open, Contexts: contexts,
+	m := fleetview.New(fleetview.Options{Context: ctx, Interval: ff.interval, Endpoint: rd.Options().URL, Open: open, Contexts: contexts, NoContext: noContext,
 		Read: func(ctx context.Context) fleet.Fleet { return rd.Read(ctx, env.Now()) },
 		Detail: func(ctx context.Context, row fleet.Key) ([]fleet.DetailNode, error) {
 			return rd.Detail(ctx, row, env.Now())
@@ -220,7 +286,7 @@ func kubeContextNames(explicit string) ([]string, error) {
 }
 
 // runFleetSnapshot reads the endpoint once and prints the report.
-func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd *fleet.Reader) int {
+func runFleetSnapshot(ctx context.Context, env Env, c *Common, rd fleetSource) int {
 	f := rd.Read(ctx, env.Now())
 	if ctx.Err() != nil {
 		return interruptedNoReport(env)
@@ -268,7 +334,7 @@ type fleetLine struct {
 
 // runFleetWatch reads the endpoint every interval and prints the clusters
 // whose status changed.
-func runFleetWatch(ctx context.Context, env Env, c *Common, rd *fleet.Reader, ff fleetFlags) int {
+func runFleetWatch(ctx context.Context, env Env, c *Common, rd fleetSource, ff fleetFlags) int {
 	last := map[string]fleet.Status{}
 	first := true
 	printLine := func(l fleetLine) error {

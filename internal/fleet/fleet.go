@@ -5,7 +5,9 @@
 // (docs/fleet.md). Query reads the endpoint with a fixed set of at most
 // MaxQueries instant queries per refresh; Build turns their answers into one
 // Row per cluster, sorted worst first; Render and JSON print them; ExitCode
-// maps them to the exit code of --snapshot and watch (DESIGN §7).
+// maps them to the exit code of --snapshot and watch (DESIGN §7). Demo is
+// `fleet --demo`: simulated agents' series, answered as the queries would
+// answer them and judged by the same Build.
 //
 // It must never write: it only sends instant queries (GET or POST to
 // /api/v1/query) to the one configured URL, and never contacts a cluster's

@@ -42,6 +42,9 @@ type Options struct {
 	// starts): enter opens a row's context only when it is one of them,
 	// exactly.
 	Contexts []string
+	// NoContext, when set, is what enter says of a row whose context is
+	// not among Contexts (the demo: a cluster with no scenario to open).
+	NoContext string
 	// Interval is how often the fleet is read again.
 	Interval time.Duration
 	// Endpoint is shown in the header (secrets masked).
@@ -251,6 +254,9 @@ func (m *Model) cannotOpen(r fleet.Row) string {
 		if c == r.Context {
 			return ""
 		}
+	}
+	if m.o.NoContext != "" {
+		return m.o.NoContext
 	}
 	return fmt.Sprintf("no kubeconfig context is named exactly %s; use --context-for", sanitize.Short(r.Context, 40))
 }

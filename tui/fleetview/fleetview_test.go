@@ -167,6 +167,33 @@ func TestFleetViewEnterOpensOnlyTheRowsContext(t *testing.T) {
 	}
 }
 
+// NoContext (the fleet demo) is what enter says of a row whose context is
+// not among Contexts; a row whose is opens.
+func TestFleetViewNoContextSaysWhy(t *testing.T) {
+	last := now.Add(-5 * time.Second)
+	age := 5.0
+	mk := func(cluster string) fleet.Row {
+		return fleet.Row{Cluster: cluster, Context: cluster, Status: fleet.StatusDone, Sources: []string{"agent"},
+			Phases: map[string]int{"done": 2}, LastJudgement: &last, DataAgeSeconds: &age}
+	}
+	f := fleet.Fleet{At: now, ClusterLabel: "cluster", Rows: []fleet.Row{mk("done"), mk("kured")}}
+	var opened []string
+	m := New(Options{Read: func(context.Context) fleet.Fleet { return f }, Contexts: []string{"kured"}, NoContext: "plays no scenario",
+		Open: func(c string) *exec.Cmd { opened = append(opened, c); return exec.Command("true") }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 20})
+	m.Update(m.Init()())
+	if _, cmd := m.Update(key("enter")); cmd != nil || len(opened) != 0 {
+		t.Fatalf("enter on done opened %q", opened)
+	}
+	if s := m.Render(); !strings.Contains(s, "nothing opened: plays no scenario") || strings.Contains(s, "kubeconfig") {
+		t.Errorf("the view does not say why:\n%s", s)
+	}
+	m.Update(key("down"))
+	if _, cmd := m.Update(key("enter")); cmd == nil || len(opened) != 1 || opened[0] != "kured" {
+		t.Errorf("enter on kured opened %q", opened)
+	}
+}
+
 // A partial answer (the endpoint's warnings) is said above the rows.
 func TestFleetViewShowsPartialAnswer(t *testing.T) {
 	f := fixture()
