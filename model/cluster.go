@@ -434,6 +434,18 @@ func (c *Cluster) StaleInputs() []string {
 	return out
 }
 
+// StaleBlockerInputs is StaleInputs plus the pods, which a lock verdict
+// may rest on (a coordinator's own pod on its holder: kured's, read or
+// missing, issue 33 §3): while any is listed, a blocker that appears or
+// clears may come from data that went quiet, and is no news.
+func (c *Cluster) StaleBlockerInputs() []string {
+	out := c.StaleInputs()
+	if c.derived && c.staleSource(SourcePods) {
+		out = append(out, string(SourcePods)+" "+string(c.sources[SourcePods].Status))
+	}
+	return out
+}
+
 // staleSource reports whether a source delivered data before and is not
 // ok now: what the model holds of it may be out of date.
 func (c *Cluster) staleSource(name SourceName) bool {

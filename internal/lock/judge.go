@@ -520,11 +520,15 @@ func (e *Engine) judgeHeld(c *model.Cluster, ix *Index, j *judged, now time.Time
 	} else {
 		ev("steady for", model.HumanDuration(steady)+" (grace "+grace+")")
 	}
-	if steady < e.opts.OrphanGrace && rel.Stalled {
+	if rel.Stalled {
 		// The coordinator provably will not release it (issue 33 §3:
-		// kured's pod read and not running past its own bound).
+		// kured's pod read and not running past its own bound): a stall
+		// before the orphan grace and after it alike, so the verdict does
+		// not flip from stalled to not stalled as the grace passes.
 		s.Evidence = append(s.Evidence, rel.StallEvidence...)
-		j.stalled, s.Stalled = true, true
+		// A stall; its release uncordons only a node the coordinator
+		// cordoned (never one its entry says was cordoned before).
+		j.stalled, s.Stalled = !j.leftCordoned(), true
 		set(model.VerdictOrphaned, "%s", rel.StallReason)
 		return
 	}

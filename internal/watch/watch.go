@@ -185,10 +185,11 @@ func (w *Watcher) Step(c *model.Cluster, now time.Time) ([]Line, Outcome) {
 		}
 	}
 	w.track(c)
-	if len(c.StaleInputs()) == 0 {
+	if len(c.StaleBlockerInputs()) == 0 {
 		// Blockers named from stale data (a lock judged unknown because
-		// its source went quiet) are no news: the source's line says it,
-		// and what really changed is told once the data is fresh.
+		// its source went quiet, a kured pod no longer read) are no news:
+		// the source's line says it, and what really changed is told once
+		// the data is fresh.
 		out = append(out, w.blockers(c, now)...)
 	}
 
