@@ -23,7 +23,6 @@ type obs struct {
 	mark     Phase // a mark its coordinator left on the node (PhaseInput.Marks): pending, or done (left cordoned)
 }
 
-
 func bp(b bool) *bool { return &b }
 
 func nodeAt(o obs) *Node {
