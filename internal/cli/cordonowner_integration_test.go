@@ -90,13 +90,7 @@ func nextSecond(t time.Time) {
 // is. Before the fix: "its plan no longer exists: stuck-cordon", and the
 // uncordon passed every gate.
 func TestUncordonTenantLookAlikeJobRealCluster(t *testing.T) {
-	tc := cliCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs := tc.Client(t)
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
+	tc, cs, ctx := sucCluster(t)
 	ns := sucNamespace(t, tc)
 	spec := suctest.PlanSpec{Concurrency: 1, Drain: true, Version: "v1.31.4+k3s1", NodeSelector: map[string]string{"node-role.kubernetes.io/control-plane": "true"}}
 	if _, err := suctest.Create(ctx, tc.Dynamic(t), suctest.Plan(ns, "server-plan", spec), suctest.Synced(spec.Version, "", nil, time.Now())); err != nil {
@@ -133,13 +127,7 @@ func TestUncordonTenantLookAlikeJobRealCluster(t *testing.T) {
 // again by hand: that cordon, newer than the job, is not SUC's and is
 // refused, saying so.
 func TestUncordonSUCLaterHandCordonRealCluster(t *testing.T) {
-	tc := cliCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs := tc.Client(t)
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
+	tc, cs, ctx := sucCluster(t)
 	ns := sucNamespace(t, tc)
 	node, _, err := suctest.Wedge(ctx, cs, tc.Dynamic(t), ns, time.Now())
 	if err != nil {
@@ -170,13 +158,7 @@ func TestUncordonSUCLaterHandCordonRealCluster(t *testing.T) {
 // text says which read is missing, and the snapshot lists SUC unread
 // (exit 1), never "suc ok" with "unread []".
 func TestUncordonJobsUnreadRealCluster(t *testing.T) {
-	tc := cliCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs := tc.Client(t)
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
+	tc, cs, ctx := sucCluster(t)
 	ns := sucNamespace(t, tc)
 	node, _, err := suctest.Wedge(ctx, cs, tc.Dynamic(t), ns, time.Now())
 	if err != nil {
@@ -356,4 +338,17 @@ func agentPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, no
 		t.Fatal(err)
 	}
 	return p
+}
+
+// sucCluster is the package's shared cluster with SUC's Plan CRD served,
+// its client, and a context bounding the test's calls (two minutes).
+func sucCluster(t *testing.T) (*testcluster.Cluster, kubernetes.Interface, context.Context) {
+	t.Helper()
+	tc := cliCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
+		t.Fatal(err)
+	}
+	return tc, tc.Client(t), ctx
 }
