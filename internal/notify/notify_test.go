@@ -155,10 +155,14 @@ func TestShoutrrrGenericWebhook(t *testing.T) {
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		bodies <- r.URL.Path + " " + string(b)
+		// The status is taken before the body is handed to the test, which
+		// changes it once it has seen the first body: read after, the first
+		// request could already answer 500.
 		mu.Lock()
-		w.WriteHeader(status)
+		code := status
 		mu.Unlock()
+		bodies <- r.URL.Path + " " + string(b)
+		w.WriteHeader(code)
 	}))
 	defer srv.Close()
 	var logs syncBuffer
