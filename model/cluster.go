@@ -167,6 +167,7 @@ type Cluster struct {
 	coord       map[LockKind]CoordinatorRead // each coordinator kind's slots and node cycles (slots.go)
 	decl        *declaredIndex               // coord indexed by node; nil when stale
 	pods        podState                     // PDBs, pods on cordoned nodes, kured's blocking pods (pods.go)
+	scopes      map[LockRef]LockScope        // the nodes each of a kind's side-by-side locks answers for (LockScopeSet)
 }
 
 // NewCluster returns an empty cluster for a context.
@@ -226,6 +227,23 @@ func (c *Cluster) Apply(ev Event, now time.Time) {
 		c.locks[l.LockRef] = &l
 	case LockDeleted:
 		delete(c.locks, e.Ref)
+		delete(c.scopes, e.Ref)
+	case LockScopeSet:
+		if e.Off {
+			delete(c.scopes, e.Ref)
+			break
+		}
+		sc := LockScope{Err: e.Err}
+		if e.Err == "" {
+			sc.Nodes = make(map[string]bool, len(e.Nodes))
+			for _, n := range e.Nodes {
+				sc.Nodes[n] = true
+			}
+		}
+		if c.scopes == nil {
+			c.scopes = map[LockRef]LockScope{}
+		}
+		c.scopes[e.Ref] = sc
 	case VolumeUpserted:
 		v := e.Volume
 		k := v.Key()

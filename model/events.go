@@ -97,3 +97,31 @@ type LockActionsWatched struct{ Watched bool }
 
 func (LockActionSeen) isEvent()     {}
 func (LockActionsWatched) isEvent() {}
+
+// LockScopeSet says on which nodes the coordinator that keeps a lock runs,
+// where one kind has several such locks side by side (kured's DaemonSets,
+// one per node pool: the nodes where a pod that DaemonSet owns is bound).
+// A node of no lock's scope is run by none of them; with a scope unread
+// (Err) which lock a node answers to is unknown. Off forgets the scope (a
+// kind back to a single lock, which answers for every node).
+type LockScopeSet struct {
+	Ref   LockRef
+	Nodes []string
+	Err   string
+	Off   bool
+}
+
+func (LockScopeSet) isEvent() {}
+
+// LockScope is a lock's scope as last set (LockScopeSet).
+type LockScope struct {
+	Nodes map[string]bool
+	// Err says why the nodes could not be read: Nodes is then not known.
+	Err string
+}
+
+// LockScope returns the scope of a lock, and whether one is set.
+func (c *Cluster) LockScope(ref LockRef) (LockScope, bool) {
+	s, ok := c.scopes[ref]
+	return s, ok
+}

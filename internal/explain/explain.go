@@ -142,17 +142,94 @@ type explainer struct {
 	now  time.Time
 	opts Options
 
-	kured     *kured.Config // kured's configuration, nil when not read
-	hasKured  bool          // a kured lock object is in the cluster
-	kuredRef  model.LockRef
-	window    *timewindow.Window
-	windowErr error
-	locks     []lockHolders // locks with holders, in the model's order
+	// pools are kured's lock objects with their settings, in the model's
+	// order: one, or one per node pool when kured runs as several
+	// DaemonSets (kuredLocks > 1), each answering for the nodes of its
+	// scope (model.LockScope).
+	pools      []*kpool
+	kuredLocks int           // kured lock objects in the cluster
+	hasKured   bool          // a kured lock object is in the cluster
+	locks      []lockHolders // locks with holders, in the model's order
 
 	// What every pending node shares is worked out once per Blockers
 	// call, not once per node (BenchmarkExplain measures it at scale).
-	win, alert, lh shared
-	lockFor        map[model.LockRef]*shared
+	alert, lh shared
+	lockFor   map[model.LockRef]*shared
+}
+
+// kpool is one kured DaemonSet's lock and settings: what a node of its
+// pool waits for.
+type kpool struct {
+	ref       model.LockRef
+	cfg       *kured.Config
+	window    *timewindow.Window
+	windowErr error
+	win       shared // its window blocker, shared by its nodes
+}
+
+// poolFor is the kured pool a node answers to: the only kured lock's when
+// there is one (it answers for every node); with several, the one whose
+// scope (the nodes its DaemonSet's pods run on) holds the node. A node no
+// pool runs on, in several pools, or whose pool cannot be told (a scope
+// not read) gets a blocker that says so instead (blocked), never a pool
+// picked for it.
+func (x *explainer) poolFor(name string) (p *kpool, b model.Blocker, blocked bool) {
+	if x.kuredLocks <= 1 {
+		if len(x.pools) > 0 {
+			return x.pools[0], b, false
+		}
+		return nil, b, false
+	}
+	var in, all []string
+	var unread []string
+	for _, kp := range x.pools {
+		all = append(all, kp.ref.Namespace+"/"+kp.ref.Name)
+		sc, ok := x.c.LockScope(kp.ref)
+		switch {
+		case !ok:
+			unread = append(unread, kp.ref.Namespace+"/"+kp.ref.Name+": its pods are not read yet")
+		case sc.Err != "":
+			unread = append(unread, kp.ref.Namespace+"/"+kp.ref.Name+": "+sc.Err)
+		case sc.Nodes[name]:
+			in = append(in, kp.ref.Namespace+"/"+kp.ref.Name)
+			p = kp
+		}
+	}
+	pools := strings.Join(all, ", ")
+	evidence := []model.Evidence{ev("kured's DaemonSets (node pools)", pools)}
+	switch {
+	case len(in) == 1 && len(unread) == 0:
+		return p, b, false
+	case len(in) > 1:
+		return nil, model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Evidence: append(evidence, ev("kured pods on "+name, strings.Join(in, ", "))),
+			Reason: fmt.Sprintf("%s runs the kured pods of %d DaemonSets (%s): each takes its own lock, so two kureds may drain and reboot it at once", name, len(in), strings.Join(in, ", ")),
+			Short:  "in two kured pools", Clears: "give each kured DaemonSet's pool its own nodes (nodeSelector, affinity)"}, true
+	case len(unread) > 0:
+		return nil, model.Blocker{Kind: model.BlockerUnknown, Node: name, Evidence: append(evidence, ev("unread", strings.Join(unread, "; "))),
+			Reason: fmt.Sprintf("which of kured's node pools %s belongs to cannot be told: %s", name, strings.Join(unread, "; ")),
+			Short:  "kured pool unknown", Clears: "grant list/watch on pods in kured's namespace to read which kured runs on it"}, true
+	}
+	return nil, model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Evidence: append(evidence, ev("kured pods on "+name, "none")),
+		Reason: fmt.Sprintf("%s needs a reboot but no kured runs on %s: none of kured's DaemonSets (%s) has a pod on it, so nothing will reboot it", name, name, pools),
+		Short:  "no kured pool", Clears: "schedule one kured DaemonSet on it (its nodeSelector, affinity or tolerations)"}, true
+}
+
+// poolOfHolder is the pool of the kured lock a node holds, nil when it
+// holds none with settings.
+func (x *explainer) poolOfHolder(name string) *kpool {
+	for _, l := range x.locks {
+		for _, s := range l.entries {
+			if s.HolderNode() != name {
+				continue
+			}
+			for _, kp := range x.pools {
+				if kp.ref == l.ref {
+					return kp
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // shared is a blocker that is the same for every node but for its name:
@@ -197,10 +274,12 @@ func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
 	for _, l := range c.Locks() {
 		if l.Kind == model.LockKured {
 			x.hasKured = true
+			x.kuredLocks++
 		}
-		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil && x.kured == nil {
-			x.kured, x.kuredRef = s.Config, l.LockRef
-			x.window, x.windowErr = s.Config.RebootWindow()
+		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil {
+			kp := &kpool{ref: l.LockRef, cfg: s.Config}
+			kp.window, kp.windowErr = s.Config.RebootWindow()
+			x.pools = append(x.pools, kp)
 		}
 	}
 	idx := map[model.LockRef]int{}
@@ -257,16 +336,20 @@ func ev(k, v string) model.Evidence { return model.Evidence{Key: k, Value: v} }
 // reboot window, then the blocking alerts and pods, then the lock; then
 // Longhorn, which kured does not check but the next drain depends on.
 func (x *explainer) pending(name string) []model.Blocker {
+	p, pb, blocked := x.poolFor(name)
+	if blocked {
+		return []model.Blocker{pb}
+	}
 	var buf [4]model.Blocker // most nodes have one or two: keep them exact
 	out := buf[:0]
-	if b, ok := x.windowBlocker(name); ok {
+	if b, ok := x.windowBlocker(p, name); ok {
 		out = append(out, b)
 	}
 	if b, ok := x.alertBlocker(name); ok {
 		out = append(out, b)
 	}
-	out = append(out, x.podBlockers(name)...)
-	out = append(out, x.lockBlockers(name)...)
+	out = append(out, x.podBlockers(p, name)...)
+	out = append(out, x.lockBlockers(p, name)...)
 	if b, ok := x.longhornBlocker(name); ok {
 		out = append(out, b)
 	}
@@ -276,45 +359,52 @@ func (x *explainer) pending(name string) []model.Blocker {
 	return append(make([]model.Blocker, 0, len(out)), out...)
 }
 
-// windowBlocker: kured reboots only inside its window.
-func (x *explainer) windowBlocker(name string) (model.Blocker, bool) {
-	return x.win.get(name, x.windowShared)
+// windowBlocker: kured reboots only inside its window (the window of the
+// node's pool's kured).
+func (x *explainer) windowBlocker(p *kpool, name string) (model.Blocker, bool) {
+	if p == nil {
+		return model.Blocker{}, false
+	}
+	b, ok := p.win.get(name, func() (model.Blocker, func(string) string, bool) { return x.windowShared(p) })
+	if ok && x.kuredLocks > 1 {
+		b.Evidence = append(b.Evidence, ev("kured DaemonSet (node pool)", p.ref.Namespace+"/"+p.ref.Name))
+	}
+	return b, ok
 }
 
-func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
-	if x.kured == nil {
-		return model.Blocker{}, nil, false
-	}
+func (x *explainer) windowShared(p *kpool) (model.Blocker, func(string) string, bool) {
+	k := p.cfg
 	from := func(flag string) string {
-		if f, ok := x.kured.From[flag]; ok {
+		if f, ok := k.From[flag]; ok {
 			return f
 		}
 		return "default"
 	}
 	evidence := []model.Evidence{
-		ev("kured --reboot-days", strings.Join(x.kured.RebootDays, ",")+" ("+from("reboot-days")+")"),
-		ev("kured --start-time", x.kured.StartTime+" ("+from("start-time")+")"),
-		ev("kured --end-time", x.kured.EndTime+" ("+from("end-time")+")"),
-		ev("kured --time-zone", x.kured.TimeZone+" ("+from("time-zone")+")"),
+		ev("kured --reboot-days", strings.Join(k.RebootDays, ",")+" ("+from("reboot-days")+")"),
+		ev("kured --start-time", k.StartTime+" ("+from("start-time")+")"),
+		ev("kured --end-time", k.EndTime+" ("+from("end-time")+")"),
+		ev("kured --time-zone", k.TimeZone+" ("+from("time-zone")+")"),
 	}
-	if x.windowErr != nil {
+	if p.windowErr != nil {
 		// kured exits at start with these settings (its window, or any
 		// other setting it rejects first): quote its own error, never a
 		// window of ours.
-		said := kured.QuoteStartError(x.windowErr.Error())
+		said := kured.QuoteStartError(p.windowErr.Error())
 		return model.Blocker{Kind: model.BlockerWindow, Stalls: true,
 				Evidence: append(evidence, ev("kured exits with", said)), Clears: "fix kured's settings: kured cannot start with them", Short: "kured cannot start"},
 			func(name string) string {
 				return fmt.Sprintf("%s cannot reboot: kured cannot start with these settings: %s", name, said)
 			}, true
 	}
-	if x.window.Contains(x.now) {
+	w := p.window
+	if w.Contains(x.now) {
 		return model.Blocker{}, nil, false
 	}
-	evidence = append(evidence, ev("now", x.now.In(x.window.Location()).Format("Mon 15:04 MST")))
+	evidence = append(evidence, ev("now", x.now.In(w.Location()).Format("Mon 15:04 MST")))
 	b := model.Blocker{Kind: model.BlockerWindow, Stalls: true, Evidence: evidence}
-	opens := x.window.Opens(x.now)
-	if at, ok := x.window.NextOpen(x.now); ok {
+	opens := w.Opens(x.now)
+	if at, ok := w.NextOpen(x.now); ok {
 		b.Until = at
 		b.Clears = "wait: it " + opens
 		b.Short = "window: opens in " + model.HumanDuration(at.Sub(x.now))
@@ -328,8 +418,8 @@ func (x *explainer) windowShared() (model.Blocker, func(string) string, bool) {
 	if b.Until.IsZero() {
 		when = "never opens, no reboot day is set"
 	}
-	win := x.window.String()
-	if _, hours, ok := strings.Cut(win, " "); ok && everyDay(x.kured.RebootDays) {
+	win := w.String()
+	if _, hours, ok := strings.Cut(win, " "); ok && everyDay(k.RebootDays) {
 		win = "every day " + hours
 	}
 	tail := fmt.Sprintf(" waits for kured's reboot window: %s (%s)", when, win)
@@ -375,11 +465,14 @@ func (x *explainer) alertShared() (model.Blocker, func(string) string, bool) {
 // podBlockers: pods on the node match kured's --blocking-pod-selector; or
 // a selector could not be read here (kured itself blocks every reboot on a
 // selector it cannot list, such as an invalid one).
-func (x *explainer) podBlockers(name string) []model.Blocker {
+func (x *explainer) podBlockers(p *kpool, name string) []model.Blocker {
 	if len(x.c.BlockingSelectors()) == 0 {
 		return nil
 	}
 	pods, unread := x.c.BlockingPodsOn(name)
+	if x.kuredLocks > 1 {
+		pods, unread = poolSelectors(p, pods, unread)
+	}
 	var out []model.Blocker
 	if len(pods) > 0 {
 		keys := make([]string, len(pods))
@@ -413,8 +506,10 @@ func (x *explainer) podBlockers(name string) []model.Blocker {
 	return out
 }
 
-// lockBlockers: the node's coordinator's lock is full, held by others.
-func (x *explainer) lockBlockers(name string) []model.Blocker {
+// lockBlockers: the node's coordinator's lock is full, held by others
+// (with kured as several DaemonSets, only its own pool's lock, at that
+// DaemonSet's --concurrency).
+func (x *explainer) lockBlockers(p *kpool, name string) []model.Blocker {
 	var out []model.Blocker
 	for _, l := range x.locks {
 		if x.hasKured && l.ref.Kind != model.LockKured {
@@ -423,9 +518,14 @@ func (x *explainer) lockBlockers(name string) []model.Blocker {
 			// lock, not for a fleetlock group's.
 			continue
 		}
+		if x.kuredLocks > 1 && (p == nil || l.ref != p.ref) {
+			continue // another pool's lock
+		}
 		capacity := 1
-		if l.ref.Kind == model.LockKured && x.kured != nil && x.kured.Concurrency > 1 {
-			capacity = x.kured.Concurrency
+		if l.ref.Kind == model.LockKured {
+			if lp := x.poolOf(l.ref); lp != nil && lp.cfg.Concurrency > 1 {
+				capacity = lp.cfg.Concurrency
+			}
 		}
 		mine := false
 		for _, s := range l.entries {
@@ -459,6 +559,53 @@ func (x *explainer) lockBlockers(name string) []model.Blocker {
 		out = append(out, b)
 	}
 	return out
+}
+
+// poolOf is the pool of a kured lock object, nil without settings.
+func (x *explainer) poolOf(ref model.LockRef) *kpool {
+	for _, kp := range x.pools {
+		if kp.ref == ref {
+			return kp
+		}
+	}
+	return nil
+}
+
+// poolSelectors keeps of the blocking pods on a node and the selectors
+// that could not be read those of its pool's kured's
+// --blocking-pod-selector values (another pool's kured does not check the
+// node).
+func poolSelectors(p *kpool, pods []model.BlockingPod, unread map[string]string) ([]model.BlockingPod, map[string]string) {
+	if p == nil {
+		return nil, nil
+	}
+	mine := map[string]bool{}
+	for _, sel := range p.cfg.BlockingPodSelectors {
+		mine[sel] = true
+	}
+	var keep []model.BlockingPod
+	for _, bp := range pods {
+		var sels []string
+		for _, sel := range bp.Selectors {
+			if mine[sel] {
+				sels = append(sels, sel)
+			}
+		}
+		if len(sels) > 0 {
+			bp.Selectors = sels
+			keep = append(keep, bp)
+		}
+	}
+	var un map[string]string
+	for sel, why := range unread {
+		if mine[sel] {
+			if un == nil {
+				un = map[string]string{}
+			}
+			un[sel] = why
+		}
+	}
+	return keep, un
 }
 
 // pendingClears says what clears a lock whose verdict's action its gates
@@ -593,7 +740,7 @@ func (x *explainer) draining(name string) []model.Blocker {
 		return nil
 	}
 	d := x.now.Sub(t.Since)
-	bound, basis := x.drainBound(t)
+	bound, basis := x.drainBound(name, t)
 	// Within the bound a drain is under way: only a budget that refuses
 	// an eviction is said then (muted, it does not stall yet), since the
 	// drain cannot finish before that changes.
@@ -748,12 +895,20 @@ func (x *explainer) draining(name string) []model.Blocker {
 // else --drain-bound. kured's default 0 waits forever, which is no bound to
 // wait for. A kured holder first waits out kured's --drain-delay before it
 // cordons (cmd/kured/main.go, drain), so that delay is added.
-func (x *explainer) drainBound(t *model.Track) (time.Duration, string) {
+func (x *explainer) drainBound(name string, t *model.Track) (time.Duration, string) {
 	bound, basis := x.opts.DrainBound, "--drain-bound"
-	k := x.kured
-	if k == nil || t.LockKind != model.LockKured {
+	if t.LockKind != model.LockKured {
 		return bound, basis
 	}
+	// The settings of the kured whose lock the node holds (its pool's).
+	kp := x.poolOfHolder(name)
+	if kp == nil && x.kuredLocks <= 1 && len(x.pools) > 0 {
+		kp = x.pools[0]
+	}
+	if kp == nil {
+		return bound, basis
+	}
+	k := kp.cfg
 	if k.DrainTimeout > 0 && k.Known("drain-timeout") {
 		bound, basis = k.DrainTimeout, "kured's --drain-timeout"
 	}

@@ -35,9 +35,12 @@ func kuredDS(ns, name string, annotations map[string]string, args ...string) *ap
 // never queried. As the issue's decoy (its kured keeps its lock on
 // kube-system/kured: it is not kured's lock), kube-system/kured is kured's
 // and the reap of a ghost is refused on the real kured's firing alert. As a
-// full mimic (its --ds-namespace/--ds-name name itself), two DaemonSets are
-// plausible: ambiguous, no kured lock and no kured settings, and still the
-// tenant's URL is never queried. Real apiserver, real Prometheus.
+// full mimic (its --ds-namespace/--ds-name name itself) it is kured's
+// layout for a second node pool (issue 33 §2): its lock is judged with its
+// own settings, but its Prometheus settings differ from kube-system/kured's,
+// so neither is followed: the Prometheus source names both, the alerts are
+// unknown (never none), and still the tenant's URL is never queried. Real
+// apiserver, real Prometheus.
 func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 	tc := testcluster.SharedAlone(t)
 	prom := testprom.Start(t, testprom.Options{Rules: `groups:
@@ -96,7 +99,7 @@ func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 		}
 	})
 
-	t.Run("a full mimic is ambiguous", func(t *testing.T) {
+	t.Run("a full mimic is a second pool whose Prometheus is not guessed", func(t *testing.T) {
 		d, err := cs.AppsV1().DaemonSets(tenant).Get(ctx, "tenant-kured", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -108,14 +111,25 @@ func TestKuredDecoyNeverReplacesKuredsSettings(t *testing.T) {
 		s, c := collect(ctx, t, tc)
 		defer s.Close()
 		h, _ := c.Source(model.SourceKured)
-		if h.Status != model.StatusError || !strings.Contains(h.Message, "ambiguous") || !strings.Contains(h.Message, "--kured-daemonset") {
+		if h.Status != model.StatusOK || !strings.Contains(h.Message, "2 kured DaemonSets, one lock each (node pools)") {
 			t.Fatalf("kured source: %+v", h)
 		}
-		if ls := c.Locks(); len(ls) != 0 {
-			t.Fatalf("kured locks while ambiguous: %v", ls)
+		if ls := c.Locks(); len(ls) != 2 {
+			t.Fatalf("kured locks: %v", ls)
 		}
-		if f := c.AlertFilterFrom(); strings.Contains(f, "kured") {
-			t.Fatalf("kured's settings used while ambiguous: %q", f)
+		ph, _ := c.Source(model.SourcePrometheus)
+		if ph.Status != model.StatusError || !strings.Contains(ph.Message, "kube-system/kured and "+tenant+"/tenant-kured name different Prometheus settings") {
+			t.Fatalf("Prometheus source: %+v", ph)
+		}
+		if names, known := c.FiringAlerts(); known || len(names) != 0 {
+			t.Fatalf("alerts read while the pools disagree on their Prometheus: %v %v", names, known)
+		}
+		p, err := s.Engine().Plan(c, kuredRef, "gone", model.ActionReap, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Allowed {
+			t.Fatalf("reap allowed with the alerts unknown: %+v", p.Gates)
 		}
 	})
 	if n := decoyHits.Load(); n != 0 {

@@ -106,15 +106,21 @@ func judgedInputs(c *model.Cluster) Judged {
 	return j
 }
 
-// kuredConfig is the judged kured configuration the gates used: the first
-// kured lock object's with one (as the blockers step picks it).
+// kuredConfig is the judged kured configuration whose Prometheus settings
+// the alert gate used: of every kured lock object's (one per node pool),
+// those they all share (kured.PrometheusOf, as the Prometheus source picks
+// them); nil when none sets one or they differ (the source then reads no
+// alerts, and neither does the fresh read).
 func (j Judged) kuredConfig() *kured.Config {
+	var cfgs []*kured.Config
+	var names []string
 	for _, l := range j.Locks {
 		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil {
-			return s.Config
+			cfgs, names = append(cfgs, s.Config), append(names, l.Namespace+"/"+l.Name)
 		}
 	}
-	return nil
+	cfg, _ := kured.PrometheusOf(cfgs, names)
+	return cfg
 }
 
 // nodeFacts is what the gates and verdicts read of one node: identity,

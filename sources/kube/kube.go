@@ -1,11 +1,12 @@
 // Package kube is the Kubernetes source: client-go shared informers for
-// Nodes and for each registered lock kind (kured.go: kured's DaemonSet;
+// Nodes and for each registered lock kind (kured.go: kured's DaemonSets;
 // fleetlock.go: fleetlock-* Leases in the fleetlock namespace), for
 // PodDisruptionBudgets (pdb.go) and for narrow pod watches (pods.go: the pods
-// of cordoned nodes and those matching kured's --blocking-pod-selector —
+// of cordoned nodes, those matching kured's --blocking-pod-selector, and
+// where kured runs as one DaemonSet per node pool each one's own pods —
 // never a cluster-wide pod informer), turned into model events
 // (NodeUpserted/NodeDeleted, LockUpserted/LockDeleted, PDBUpserted/PDBDeleted,
-// NodePodsSet, BlockingSelectorsSet/BlockingPodsSet) and per-source health
+// NodePodsSet, BlockingSelectorsSet/BlockingPodsSet, LockScopeSet) and per-source health
 // (SourceChanged for "nodes", each kind's source, "pdbs" and "pods").
 //
 // It works the same over a real apiserver and client-go fake clientsets (the
@@ -67,9 +68,9 @@ type Options struct {
 	// FleetlockNamespace is the namespace of the fleetlock-* Leases (default "default").
 	FleetlockNamespace string
 	// KuredDaemonSet is "namespace/name" of kured's DaemonSet; empty means
-	// discover it in every namespace: the one DaemonSet that runs kured's
-	// image and whose kured's --ds-namespace/--ds-name name it (kured.go);
-	// several such are ambiguous, never guessed.
+	// discover it in every namespace: each DaemonSet that runs kured's
+	// image and whose kured's --ds-namespace/--ds-name name it (kured.go),
+	// one per node pool when kured runs as several.
 	KuredDaemonSet string
 	// Disabled are the lock kinds turned off, each with why: no informer
 	// reads them and their source reports disabled (never error), so a
@@ -133,10 +134,9 @@ type Source struct {
 	parts []*part
 
 	kuredNS, kuredName string
-	kured              map[string]model.LockRef    // uid -> ref of the DaemonSet reported as kured (the selected one)
+	kured              map[string]model.LockRef    // uid -> ref of each DaemonSet reported as kured (the selected ones: a node pool each)
 	kuredCands         map[string]*kured.Candidate // uid -> DaemonSets that may be kured's, as judged (kured.go)
-	kuredCfg           *kured.Config               // kured's settings, from the selected kured DaemonSet only
-	kuredCfgOf         string                      // that DaemonSet, namespace/name
+	kuredCfgs          []KuredSettings             // kured's settings, from each selected kured DaemonSet, by namespace/name
 	fleet              map[string]bool             // namespace/name of fleetlock Leases reported
 	pods               *podSource                  // pods of cordoned nodes and kured's blocking pods (pods.go)
 	ctx                context.Context             // Start's: the pod watches started later run under it

@@ -158,8 +158,8 @@ func withKured(d *appsv1.DaemonSet, image string, args ...string) *appsv1.Daemon
 
 // Discovery trusts no name, label or annotation: kured's DaemonSet is the
 // one that runs kured's image and whose kured's --ds-namespace/--ds-name
-// name it. Two such are ambiguous (no lock, no settings, an error asking for
-// --kured-daemonset); the others are listed as not taken.
+// name it. Two such are two node pools (a lock each, each with its own
+// settings, issue 33 §2); the others are listed as not taken.
 func TestKuredDiscovery(t *testing.T) {
 	const img = "ghcr.io/kubereboot/kured:1.23.0"
 	cs := fake.NewClientset(
@@ -182,24 +182,25 @@ func TestKuredDiscovery(t *testing.T) {
 			t.Errorf("kured source message %q lacks %q", h.Message, w)
 		}
 	}
-	if cfg, of := src.KuredConfig(); cfg == nil || of != "reboots/cluster-reboots" || cfg.PrometheusURL != "http://prometheus.reboots:9090" {
-		t.Fatalf("settings from %q: %+v", of, cfg)
+	if ks := src.KuredConfigs(); len(ks) != 1 || ks[0].Of() != "reboots/cluster-reboots" || ks[0].Config.PrometheusURL != "http://prometheus.reboots:9090" {
+		t.Fatalf("settings: %+v", ks)
 	}
 
-	// A second plausible kured: ambiguous. No lock is reported and no
-	// settings are used; the message asks for --kured-daemonset.
+	// A second plausible kured (its kured names itself): a second node
+	// pool, its lock reported and its settings its own.
 	ctx := context.Background()
 	second := withKured(ds("kube-system", "kured", nil, nil), img, "--prometheus-url=http://other")
 	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, second, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.Eventually(t, "ambiguous", func(c *model.Cluster) bool {
+	r.Eventually(t, "two pools", func(c *model.Cluster) bool {
 		h, _ := c.Source(model.SourceKured)
-		return h.Status == model.StatusError && strings.Contains(h.Message, "ambiguous") && strings.Contains(h.Message, "--kured-daemonset") &&
-			strings.Contains(h.Message, "kube-system/kured, reboots/cluster-reboots") && len(c.Locks()) == 0
+		return h.Status == model.StatusOK && strings.Contains(h.Message, "2 kured DaemonSets, one lock each (node pools): kube-system/kured, reboots/cluster-reboots") &&
+			len(c.Locks()) == 2
 	})
-	if cfg, of := src.KuredConfig(); cfg != nil {
-		t.Fatalf("settings of %q used while ambiguous", of)
+	if ks := src.KuredConfigs(); len(ks) != 2 || ks[0].Of() != "kube-system/kured" || ks[0].Config.PrometheusURL != "http://other" ||
+		ks[1].Config.PrometheusURL != "http://prometheus.reboots:9090" {
+		t.Fatalf("settings of the two pools: %+v", ks)
 	}
 	if err := cs.AppsV1().DaemonSets("kube-system").Delete(ctx, "kured", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -17,12 +17,15 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// This file is the kured lock kind's source: kured's DaemonSet (found by
-// --kured-daemonset, else discovered: the one DaemonSet that runs kured's
+// This file is the kured lock kind's source: kured's DaemonSets (the one
+// --kured-daemonset names, else discovered: each DaemonSet that runs kured's
 // image and whose kured names it as its lock's; never by a name, label or
-// annotation alone), its lock annotation and kured's configuration from the
-// DaemonSet's pod template. Only that DaemonSet's lock and settings are
-// reported; several plausible ones are ambiguous and none is used.
+// annotation alone), their lock annotations and kured's configuration from
+// each DaemonSet's pod template. kured may run as several DaemonSets, one
+// per node pool, each with its own --ds-name and --lock-annotation: each is
+// reported as a lock of its own, judged with its own settings, and the pods
+// each owns say which nodes are its pool (pods.go, model.LockScopeSet). A
+// look-alike whose kured names another DaemonSet is not taken.
 
 func init() { lockSources[model.LockKured] = startKured }
 
@@ -55,10 +58,11 @@ func startKured(s *Source) {
 	})
 }
 
-// onDaemonSet judges a DaemonSet added, changed or deleted, selects kured's
-// among the candidates, and reports the selected one's lock (and takes its
-// settings: lock annotation, blocking selectors, Prometheus, window); a lock
-// reported before and no longer selected is deleted.
+// onDaemonSet judges a DaemonSet added, changed or deleted, selects
+// kured's among the candidates (every plausible one: a node pool each), and
+// reports each selected one's lock (and takes its settings: lock
+// annotation, blocking selectors, Prometheus, window); a lock reported
+// before and no longer selected is deleted.
 func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 	d, ok := obj.(*appsv1.DaemonSet)
 	if !ok {
@@ -85,64 +89,73 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 		delete(s.kuredCands, uid)
 	}
 	_, has := s.kuredCands[uid]
-	prevCfg := s.kuredCfg
+	prevCfg := len(s.kuredCfgs) > 0
 	sel := s.selectedKured()
+	chosen := map[string]bool{}
+	for _, k := range sel {
+		chosen[k.uid] = true
+	}
 	for u, ref := range s.kured {
-		if sel == nil || u != sel.uid {
+		if !chosen[u] {
 			delete(s.kured, u)
 			s.sink(model.LockDeleted{Ref: ref})
 		}
 	}
-	s.kuredCfg, s.kuredCfgOf = nil, ""
+	s.kuredCfgs = nil
 	var holders []string
-	if sel != nil {
-		holders = kured.Holders(sel.c.Lock)
-		if _, reported := s.kured[sel.uid]; !reported || sel.uid == uid {
-			s.sink(model.LockUpserted{Lock: sel.c.Lock})
-		}
-		s.kured[sel.uid] = sel.c.Ref
-		if sel.c.Config != nil {
-			s.kuredCfg, s.kuredCfgOf = sel.c.Config, sel.c.Ref.Namespace+"/"+sel.c.Ref.Name
-		}
-	}
+	var pools []KuredPool
+	seenSel := map[string]bool{}
 	var selectors []string
-	if s.kuredCfg != nil {
-		selectors = s.kuredCfg.BlockingPodSelectors
+	for _, k := range sel {
+		holders = append(holders, kured.Holders(k.c.Lock)...)
+		if _, reported := s.kured[k.uid]; !reported || k.uid == uid {
+			s.sink(model.LockUpserted{Lock: k.c.Lock})
+		}
+		s.kured[k.uid] = k.c.Ref
+		if k.c.Config != nil {
+			s.kuredCfgs = append(s.kuredCfgs, KuredSettings{Ref: k.c.Ref, Config: k.c.Config})
+			for _, bs := range k.c.Config.BlockingPodSelectors {
+				if !seenSel[bs] {
+					seenSel[bs] = true
+					selectors = append(selectors, bs)
+				}
+			}
+		}
+		pools = append(pools, KuredPool{Ref: k.c.Ref, UID: k.uid, Selector: k.c.PodSelector})
 	}
-	cfgNow := s.kuredCfg
+	if len(pools) < 2 {
+		pools = nil // a single kured answers for every node
+	}
+	cfgNow := len(s.kuredCfgs) > 0
 	s.mu.Unlock()
-	if cfgNow != nil || prevCfg != nil {
+	if cfgNow || prevCfg {
 		s.pods.kuredSelectors(selectors)
 	}
+	s.pods.kuredPools(pools)
 	s.pods.lockHolders(holders)
 	if had || has {
 		s.refresh(p)
 	}
 }
 
-// selectedKured is the one plausible kured (nil when none, or several).
-// Call with s.mu held.
-func (s *Source) selectedKured() *struct {
+// selectedKured lists the plausible kureds, by namespace/name: one per
+// node pool. Call with s.mu held.
+func (s *Source) selectedKured() []selectedKured {
+	var out []selectedKured
+	for uid, c := range s.kuredCands {
+		if c.Plausible {
+			out = append(out, selectedKured{uid, c})
+		}
+	}
+	slices.SortFunc(out, func(a, b selectedKured) int {
+		return strings.Compare(a.c.Ref.Namespace+"/"+a.c.Ref.Name, b.c.Ref.Namespace+"/"+b.c.Ref.Name)
+	})
+	return out
+}
+
+type selectedKured struct {
 	uid string
 	c   *kured.Candidate
-} {
-	var out *struct {
-		uid string
-		c   *kured.Candidate
-	}
-	for uid, c := range s.kuredCands {
-		if !c.Plausible {
-			continue
-		}
-		if out != nil {
-			return nil
-		}
-		out = &struct {
-			uid string
-			c   *kured.Candidate
-		}{uid, c}
-	}
-	return out
 }
 
 // kuredStatus is the kured source's status once synced: which DaemonSet is
@@ -172,9 +185,6 @@ func (s *Source) kuredStatus() (model.SourceStatus, string) {
 		// Named by the operator: absent means the lock cannot be read (a
 		// typo, another namespace), not that there is none.
 		return model.StatusError, fmt.Sprintf("DaemonSet %s/%s not found (named by --kured-daemonset)", s.kuredNS, s.kuredName)
-	case len(plausible) > 1:
-		return model.StatusError, fmt.Sprintf("ambiguous: %d DaemonSets run kured's image and name themselves as kured's lock (%s): which one is kured is not guessed — pass --kured-daemonset namespace/name",
-			len(plausible), listOf(plausible, 5))
 	case len(plausible) == 0 && len(withLock) > 0:
 		return model.StatusError, fmt.Sprintf("no kured DaemonSet found, but %s carries a kured lock annotation: if it is kured's, pass --kured-daemonset namespace/name", listOf(withLock, 3))
 	case len(plausible) == 0:
@@ -184,10 +194,22 @@ func (s *Source) kuredStatus() (model.SourceStatus, string) {
 		}
 		return model.StatusNotInstalled, msg
 	}
-	if sel := s.selectedKured(); sel != nil && sel.c.Config != nil {
-		if why := sel.c.Config.LockAnnotationProblem(); why != "" {
-			return model.StatusError, "DaemonSet " + plausible[0] + ": " + why
+	for _, k := range s.selectedKured() {
+		if k.c.Config == nil {
+			continue
 		}
+		if why := k.c.Config.LockAnnotationProblem(); why != "" {
+			return model.StatusError, "DaemonSet " + k.c.Ref.Namespace + "/" + k.c.Ref.Name + ": " + why
+		}
+	}
+	if len(plausible) > 1 {
+		// kured's layout for node pools: a DaemonSet each, each its own
+		// lock. Said, so that a second one nobody expected is seen.
+		msg := fmt.Sprintf("%d kured DaemonSets, one lock each (node pools): %s", len(plausible), listOf(plausible, 5))
+		if ignored != "" {
+			msg += "; " + ignored
+		}
+		return model.StatusOK, msg
 	}
 	return model.StatusOK, ignored
 }
@@ -216,11 +238,20 @@ func (s *Source) WaitForKured(ctx context.Context) error {
 	return nil
 }
 
-// KuredConfig returns kured's settings as read from its DaemonSet (nil when
-// no kured DaemonSet with a container was seen) and that DaemonSet's
-// namespace/name.
-func (s *Source) KuredConfig() (*kured.Config, string) {
+// KuredSettings is one kured DaemonSet's settings as read from it.
+type KuredSettings struct {
+	Ref    model.LockRef
+	Config *kured.Config
+}
+
+// Of is the DaemonSet's namespace/name.
+func (k KuredSettings) Of() string { return k.Ref.Namespace + "/" + k.Ref.Name }
+
+// KuredConfigs returns the settings of each kured DaemonSet taken as
+// kured's with a container (none when none was seen), by namespace/name:
+// one per node pool where kured runs as several DaemonSets.
+func (s *Source) KuredConfigs() []KuredSettings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.kuredCfg, s.kuredCfgOf
+	return slices.Clone(s.kuredCfgs)
 }

@@ -39,7 +39,11 @@ import (
 //     (status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown),
 //     cluster-wide, because kured checks that selector on whichever node
 //     wants to reboot (kured pkg/blockers/kubernetespod.go, which lists
-//     pods with spec.nodeName=<node> plus the same filters).
+//     pods with spec.nodeName=<node> plus the same filters);
+//   - where kured runs as several DaemonSets (one per node pool), the pods
+//     of each: a watch in the DaemonSet's namespace label-selected on its
+//     spec.selector, of which only the pods whose controller is that
+//     DaemonSet's UID count; their nodes are its pool (model.LockScopeSet).
 //
 // Their health is one source, "pods": a list of one pod every probe
 // interval says whether pods can be read at all (forbidden is visible from
@@ -65,12 +69,13 @@ type podSource struct {
 
 	mu        sync.Mutex
 	cordoned  map[string]bool
-	holders   []string             // the nodes kured's lock names
-	nodes     map[string]*podWatch // node -> watch
-	selectors []string             // kured's selectors in force (nil: not read)
-	selSent   bool                 // a BlockingSelectorsSet was sent
-	sels      map[string]*podWatch // selector -> watch (valid selectors only)
-	invalid   map[string]string    // selector -> why it cannot be listed
+	holders   []string                    // the nodes kured's lock names
+	nodes     map[string]*podWatch        // node -> watch
+	selectors []string                    // kured's selectors in force (nil: not read)
+	selSent   bool                        // a BlockingSelectorsSet was sent
+	sels      map[string]*podWatch        // selector -> watch (valid selectors only)
+	pools     map[model.LockRef]*podWatch // kured DaemonSet -> the watch of its own pods (several pools only)
+	invalid   map[string]string           // selector -> why it cannot be listed
 	probeErr  error
 	probed    bool
 	probedCh  chan struct{} // closed once probed
@@ -81,20 +86,22 @@ type podSource struct {
 type podWatch struct {
 	ps       *podSource
 	node     string          // a node watch: the node
+	pool     *KuredPool      // a pool watch: the kured DaemonSet whose pods are its pool
 	selector string          // a selector watch: kured's selector as written
 	sel      labels.Selector // and parsed
 	cancel   context.CancelFunc
 	inf      cache.SharedIndexInformer
 	done     chan struct{} // closed once synced or failed (first picture or why not)
 
-	mu      sync.Mutex
-	synced  bool
-	stopped bool
-	err     error  // the last list/watch failure, nil once a call succeeds
-	errVerb string // the call that failed
-	last    []model.Pod
-	sentAny bool
-	audit   *sources.Audit // compares the cache with a quorum list (pods_audit.go)
+	mu        sync.Mutex
+	synced    bool
+	stopped   bool
+	err       error  // the last list/watch failure, nil once a call succeeds
+	errVerb   string // the call that failed
+	last      []model.Pod
+	lastNodes []string // a pool watch's last nodes sent
+	sentAny   bool
+	audit     *sources.Audit // compares the cache with a quorum list (pods_audit.go)
 }
 
 func newPodSource(s *Source) *podSource {
@@ -103,7 +110,7 @@ func newPodSource(s *Source) *podSource {
 		limit = DefaultMaxPodWatchNodes
 	}
 	return &podSource{s: s, max: limit, cordoned: map[string]bool{}, nodes: map[string]*podWatch{},
-		sels: map[string]*podWatch{}, invalid: map[string]string{}, probedCh: make(chan struct{}),
+		sels: map[string]*podWatch{}, pools: map[model.LockRef]*podWatch{}, invalid: map[string]string{}, probedCh: make(chan struct{}),
 		rep: sources.NewReporter(model.SourcePods, 0, s.send, s.opts.Clock)}
 }
 
@@ -222,6 +229,13 @@ func (ps *podSource) pendingLocked() []chan struct{} {
 			}
 		}
 	}
+	for _, w := range ps.pools {
+		select {
+		case <-w.done:
+		default:
+			waits = append(waits, w.done)
+		}
+	}
 	return waits
 }
 
@@ -336,6 +350,52 @@ func (ps *podSource) kuredSelectors(selectors []string) {
 	ps.reportLocked()
 }
 
+// KuredPool is one of several kured DaemonSets whose own pods' nodes are
+// its node pool.
+type KuredPool struct {
+	Ref model.LockRef
+	UID string
+	// Selector is the DaemonSet's spec.selector ("" when unreadable).
+	Selector string
+}
+
+// kuredPools sets the kured DaemonSets whose pods are watched for their
+// pools (none: a single kured, which answers for every node) and starts or
+// stops their watches; a pool no longer watched has its scope forgotten.
+func (ps *podSource) kuredPools(pools []KuredPool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	want := map[model.LockRef]KuredPool{}
+	for _, p := range pools {
+		want[p.Ref] = p
+	}
+	for ref, w := range ps.pools {
+		if p, ok := want[ref]; ok && *w.pool == p {
+			continue
+		}
+		w.stop()
+		delete(ps.pools, ref)
+		ps.s.send(model.LockScopeSet{Ref: ref, Off: true})
+	}
+	for _, p := range pools {
+		if ps.pools[p.Ref] != nil || ps.s.ctx.Err() != nil {
+			continue
+		}
+		if p.Selector == "" {
+			ps.s.send(model.LockScopeSet{Ref: p.Ref, Err: "its DaemonSet's spec.selector cannot be read, so neither can the pods it runs"})
+			continue
+		}
+		parsed, err := labels.Parse(p.Selector)
+		if err != nil {
+			ps.s.send(model.LockScopeSet{Ref: p.Ref, Err: fmt.Sprintf("its DaemonSet's spec.selector %q: %v", p.Selector, err)})
+			continue
+		}
+		pool := p
+		ps.pools[p.Ref] = ps.startWatch(&podWatch{pool: &pool, sel: parsed})
+	}
+	ps.reportLocked()
+}
+
 // unlistable says why kured cannot list the pods of a selector (and so
 // blocks every reboot), or "" when it can. An empty selector is listed by
 // kured and matches every pod of the node, kured's own among them: it is
@@ -368,10 +428,13 @@ func (ps *podSource) startWatch(w *podWatch) *podWatch {
 	cs := s.opts.Client
 	w.ps = ps
 	w.done = make(chan struct{})
-	var fieldSel, labelSel string
-	if w.node != "" {
+	var ns, fieldSel, labelSel string
+	switch {
+	case w.node != "":
 		fieldSel = fields.OneTermEqualSelector("spec.nodeName", w.node).String()
-	} else {
+	case w.pool != nil:
+		ns, labelSel = w.pool.Ref.Namespace, w.pool.Selector
+	default:
 		fieldSel, labelSel = kuredPodPhases, w.selector
 	}
 	opts := func(lo metav1.ListOptions) metav1.ListOptions {
@@ -380,10 +443,10 @@ func (ps *podSource) startWatch(w *podWatch) *podWatch {
 	}
 	lw := &sources.ListWatch{Client: cs, Timeout: s.opts.RequestTimeout,
 		ListFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Pods("").List(ctx, opts(lo))
+			return cs.CoreV1().Pods(ns).List(ctx, opts(lo))
 		},
 		WatchFunc: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoreV1().Pods("").Watch(ctx, opts(lo))
+			return cs.CoreV1().Pods(ns).Watch(ctx, opts(lo))
 		},
 		OnResult: func(verb string, err error) { ps.onResult(w, verb, err) },
 	}
@@ -402,7 +465,7 @@ func (ps *podSource) startWatch(w *podWatch) *podWatch {
 	if err != nil {
 		panic(err) // only fails once stopped
 	}
-	w.audit = ps.newPodAudit(w, fieldSel, labelSel)
+	w.audit = ps.newPodAudit(w, ns, fieldSel, labelSel)
 	ctx, cancel := context.WithCancel(s.ctx)
 	w.cancel = cancel
 	s.wg.Go(func() { w.inf.RunWithContext(ctx) })
@@ -463,6 +526,10 @@ func (w *podWatch) publish() {
 	if !w.synced || w.stopped {
 		return
 	}
+	if w.pool != nil {
+		w.publishPool()
+		return
+	}
 	var pods []model.Pod
 	for _, obj := range w.inf.GetStore().List() {
 		p, ok := obj.(*corev1.Pod)
@@ -495,6 +562,34 @@ func (w *podWatch) publish() {
 	}
 }
 
+// publishPool sends the nodes of a pool watch: where a pod whose
+// controller is the DaemonSet's UID is bound (a look-alike pod with the
+// same labels, or one another DaemonSet owns, is not the pool's). Called
+// with w.mu held, once synced.
+func (w *podWatch) publishPool() {
+	set := map[string]bool{}
+	for _, obj := range w.inf.GetStore().List() {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Spec.NodeName == "" || !w.sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if c := metav1.GetControllerOf(p); c == nil || c.Kind != "DaemonSet" || string(c.UID) != w.pool.UID {
+			continue
+		}
+		set[p.Spec.NodeName] = true
+	}
+	nodes := make([]string, 0, len(set))
+	for n := range set {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	if w.sentAny && slicesEqual(nodes, w.lastNodes) {
+		return
+	}
+	w.lastNodes, w.sentAny = nodes, true
+	w.ps.s.send(model.LockScopeSet{Ref: w.pool.Ref, Nodes: nodes})
+}
+
 // onResult records the outcome of a watch's list or watch call. A selector
 // watch that fails before its first list tells the model why its pods are
 // unknown.
@@ -516,9 +611,13 @@ func (ps *podSource) onResult(w *podWatch, verb string, err error) {
 	failedFirst := err != nil && !w.synced && !w.stopped
 	w.mu.Unlock()
 	if failedFirst {
-		if w.selector != "" {
+		switch {
+		case w.selector != "":
 			_, msg := sources.Classify(verb, "pods", "", err)
 			ps.s.send(model.BlockingPodsSet{Selector: w.selector, Err: msg})
+		case w.pool != nil:
+			_, msg := sources.Classify(verb, "pods", w.pool.Ref.Namespace, err)
+			ps.s.send(model.LockScopeSet{Ref: w.pool.Ref, Err: msg})
 		}
 		w.markDone()
 	}
@@ -562,6 +661,11 @@ func (ps *podSource) reportLocked() {
 		consider(w.errVerb, w.err)
 		w.mu.Unlock()
 	}
+	for _, w := range ps.pools {
+		w.mu.Lock()
+		consider(w.errVerb, w.err)
+		w.mu.Unlock()
+	}
 	if worst != model.StatusOK {
 		ps.rep.Set(worst, msg)
 		return
@@ -598,6 +702,9 @@ func (ps *podSource) summaryLocked() string {
 	}
 	if n := len(ps.selectors); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d kured blocking selector(s)", n))
+	}
+	if n := len(ps.pools); n > 0 {
+		parts = append(parts, fmt.Sprintf("kured's pods of %d node pools", n))
 	}
 	return strings.Join(parts, "; ")
 }

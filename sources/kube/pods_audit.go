@@ -17,13 +17,13 @@ import (
 
 // newPodAudit returns the audit of a pod watch listing as its informer
 // does (nil for a one-shot read).
-func (ps *podSource) newPodAudit(w *podWatch, fieldSel, labelSel string) *sources.Audit {
+func (ps *podSource) newPodAudit(w *podWatch, ns, fieldSel, labelSel string) *sources.Audit {
 	s := ps.s
 	cs := s.opts.Client
 	return s.newAudit(w.inf.GetStore(), auditTarget{what: "pod", rc: restOf(cs.CoreV1().RESTClient()), resource: "pods",
-		kind: "PodList", lo: metav1.ListOptions{FieldSelector: fieldSel, LabelSelector: labelSel},
+		kind: "PodList", ns: ns, lo: metav1.ListOptions{FieldSelector: fieldSel, LabelSelector: labelSel},
 		typed: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Pods("").List(ctx, lo)
+			return cs.CoreV1().Pods(ns).List(ctx, lo)
 		}})
 }
 

@@ -52,10 +52,9 @@ func ReadNodes(ctx context.Context, cs kubernetes.Interface, labelSelector strin
 
 // ReadLocks lists every lock object the source reads, each list a quorum
 // read, selected and converted as the source selects and converts them:
-// kured's DaemonSet (the one kuredDaemonSet names, "namespace/name", else
-// the one plausible kured among every DaemonSet, judged as discovery judges
-// it — none when several are plausible, as the source then reports no
-// lock) and the fleetlock Leases of fleetlockNamespace ("" the default
+// kured's DaemonSets (the one kuredDaemonSet names, "namespace/name", else
+// every plausible kured among every DaemonSet, judged as discovery judges
+// it: one per node pool, as the source reports them) and the fleetlock Leases of fleetlockNamespace ("" the default
 // one). A kind in disabled is not read at all (its source is turned off,
 // and may not have the rights to read it).
 func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fleetlockNamespace string, disabled map[model.LockKind]string) ([]model.LockObject, error) {

@@ -71,14 +71,14 @@ func TestReadLocksAndNodes(t *testing.T) {
 	if got, want := refs(ls), []string{"kured:reboots/cluster-reboots"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("fleetlock turned off: %q %v, want %q", got, err, want)
 	}
-	// A second plausible kured: the source reports no lock (ambiguous),
-	// and so does the fresh read.
+	// A second plausible kured (it names itself: a second node pool): the
+	// source reports both locks, and so does the fresh read.
 	if _, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, withKured(ds("kube-system", "kured2", nil, nil), img,
 		"--ds-namespace=kube-system", "--ds-name=kured2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ls, err = ReadLocks(ctx, cs, "", "locks", nil)
-	if got, want := refs(ls), []string{"fleetlock:locks/fleetlock-default"}; err != nil || !reflect.DeepEqual(got, want) {
+	if got, want := refs(ls), []string{"fleetlock:locks/fleetlock-default", "kured:kube-system/kured2", "kured:reboots/cluster-reboots"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("two plausible kureds: %q %v, want %q", got, err, want)
 	}
 

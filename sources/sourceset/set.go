@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -148,13 +149,34 @@ const DefaultKuredFollowInterval = 2 * time.Second
 type kuredPromKey struct {
 	url, filter, of       string
 	matchOnly, firingOnly bool
+	// conflict: kured's DaemonSets (node pools) name different Prometheus
+	// settings; none is followed and the source says why.
+	conflict string
 }
 
-func kuredPromKeyOf(cfg *kured.Config, of string) kuredPromKey {
-	if cfg == nil || cfg.PrometheusURL == "" {
+// kuredPromKeyOf is the Prometheus settings of kured's DaemonSets: those
+// every DaemonSet with a --prometheus-url shares (kured.PrometheusOf, as
+// the fresh read before a write picks them), and which DaemonSets set them.
+func kuredPromKeyOf(ks []kube.KuredSettings) kuredPromKey {
+	cfgs := make([]*kured.Config, len(ks))
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		cfgs[i], names[i] = k.Config, k.Of()
+	}
+	cfg, conflict := kured.PrometheusOf(cfgs, names)
+	if conflict != "" {
+		return kuredPromKey{conflict: conflict}
+	}
+	if cfg == nil {
 		return kuredPromKey{}
 	}
-	return kuredPromKey{url: cfg.PrometheusURL, filter: cfg.AlertFilterRegexp, of: of,
+	var of []string
+	for _, k := range ks {
+		if k.Config != nil && k.Config.PrometheusURL != "" {
+			of = append(of, k.Of())
+		}
+	}
+	return kuredPromKey{url: cfg.PrometheusURL, filter: cfg.AlertFilterRegexp, of: strings.Join(of, ", "),
 		matchOnly: cfg.AlertFilterMatchOnly, firingOnly: cfg.AlertFiringOnly}
 }
 
@@ -178,7 +200,7 @@ func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, o
 		close(s.ready)
 		return
 	}
-	key := kuredPromKeyOf(s.Kube.KuredConfig())
+	key := kuredPromKeyOf(s.Kube.KuredConfigs())
 	stop := s.startKuredPromWith(ctx, po, key, sink)
 	close(s.ready)
 	if o.Once {
@@ -192,12 +214,12 @@ func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, o
 			return
 		case <-t.C:
 		}
-		next := kuredPromKeyOf(s.Kube.KuredConfig())
+		next := kuredPromKeyOf(s.Kube.KuredConfigs())
 		if next == key {
 			continue
 		}
 		stop()
-		if next.url == "" {
+		if next.url == "" && next.conflict == "" {
 			// No gate any more: the model forgets the old filter's answer.
 			sink(model.AlertsFiring{Off: true})
 		}
@@ -209,6 +231,16 @@ func (s *Set) startKuredPrometheus(ctx context.Context, po prometheus.Options, o
 // startKuredPromWith starts the Prometheus source with kured's settings in
 // key (none: disabled) and returns what stops it and waits for it to end.
 func (s *Set) startKuredPromWith(ctx context.Context, po prometheus.Options, key kuredPromKey, sink sources.Sink) (stop func()) {
+	if key.conflict != "" {
+		// kured in some pool checks alerts, but which Prometheus is not
+		// known: the alerts are unknown (the gate refuses), never none.
+		sink(model.AlertsFiring{Unknown: true, From: "kured's own (its node pools disagree)"})
+		sink(model.SourceChanged{Health: model.SourceHealth{Name: model.SourcePrometheus, Status: model.StatusError, Message: key.conflict}})
+		s.mu.Lock()
+		s.prom = nil
+		s.mu.Unlock()
+		return func() {}
+	}
 	if key.url != "" {
 		po.URL = key.url
 		po.KuredAlerts = &prometheus.KuredAlerts{Filter: key.filter, MatchOnly: key.matchOnly, FiringOnly: key.firingOnly}

@@ -273,3 +273,32 @@ func (c *Config) startChecks(fs *pflag.FlagSet) {
 // unreadEnv reports whether variable v comes from a reference whose value
 // is not read here.
 func (c *Config) unreadEnv(v string) bool { return slices.Contains(c.envFrom, v) }
+
+// PrometheusOf picks, of the settings of several kured DaemonSets (one per
+// node pool), the one whose Prometheus settings (--prometheus-url and the
+// alert blocker's) every DaemonSet that sets a --prometheus-url shares, so
+// that one Prometheus read answers for all of them; nil when none sets one.
+// When they differ, conflict says how, and no settings are picked: which
+// pool's Prometheus to follow is not guessed.
+func PrometheusOf(cfgs []*Config, names []string) (cfg *Config, conflict string) {
+	type key struct {
+		url, filter           string
+		matchOnly, firingOnly bool
+	}
+	var first key
+	var firstName string
+	for i, c := range cfgs {
+		if c == nil || c.PrometheusURL == "" {
+			continue
+		}
+		k := key{c.PrometheusURL, c.AlertFilterRegexp, c.AlertFilterMatchOnly, c.AlertFiringOnly}
+		if cfg == nil {
+			cfg, first, firstName = c, k, names[i]
+			continue
+		}
+		if k != first {
+			return nil, fmt.Sprintf("kured's DaemonSets %s and %s name different Prometheus settings (--prometheus-url, --alert-filter-regexp, --alert-filter-match-only, --alert-firing-only): which pool's to read is not guessed — pass --prometheus-url (and --prometheus-alerts)", firstName, names[i])
+		}
+	}
+	return cfg, ""
+}

@@ -15,11 +15,12 @@ import (
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
-// This file is what kured's source reads from kured's DaemonSet (the
-// informer that watches it is sources/kube's): discovery (the one DaemonSet
-// that runs kured's image and whose kured names it as its lock's; never by
-// a name, label or annotation alone), the informer's transform, the lock
-// object and the nodes it names, and the one-shot read.
+// This file is what kured's source reads from kured's DaemonSets (the
+// informer that watches them is sources/kube's): discovery (each DaemonSet
+// that runs kured's image and whose kured names it as its lock's — one per
+// node pool where kured runs as several DaemonSets; never by a name, label
+// or annotation alone), the informer's transform, the lock objects and the
+// nodes they name, and the one-shot read.
 
 // Candidate is a DaemonSet that may be kured's, as discovery judged it.
 type Candidate struct {
@@ -33,6 +34,11 @@ type Candidate struct {
 	Why       string
 	// hasLock: it carries the lock annotation its kured would use.
 	HasLock bool
+	// PodSelector is the DaemonSet's spec.selector as a label selector
+	// ("" when it has none or it cannot be written as one): the pods it
+	// owns, whose nodes are its pool, are listed with it (and then kept
+	// only when their controller is this DaemonSet's UID).
+	PodSelector string
 }
 
 // Discover judges a DaemonSet as kured's. ok is false for a DaemonSet
@@ -47,7 +53,7 @@ type Candidate struct {
 // image and whose kured names it is plausible.
 func Discover(d *appsv1.DaemonSet) (Candidate, bool) {
 	l := LockOf(d)
-	c := Candidate{Ref: l.LockRef, Lock: l}
+	c := Candidate{Ref: l.LockRef, Lock: l, PodSelector: PodSelector(d)}
 	spec, _ := l.Spec.(*Spec)
 	if spec != nil {
 		c.Config, c.HasLock = spec.Config, spec.Present
@@ -74,6 +80,19 @@ func Discover(d *appsv1.DaemonSet) (Candidate, bool) {
 	return c, true
 }
 
+// PodSelector is a DaemonSet's spec.selector written as a label selector,
+// "" when it has none or it does not convert.
+func PodSelector(d *appsv1.DaemonSet) string {
+	if d.Spec.Selector == nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return ""
+	}
+	return sel.String()
+}
+
 // Image reports whether an image reference is kured's: its repository's
 // last path component is "kured" (ghcr.io/kubereboot/kured:1.17.1,
 // docker.io/weaveworks/kured, a mirror's …/kured@sha256:…).
@@ -96,7 +115,8 @@ func configOfDS(d *appsv1.DaemonSet) *Config {
 
 // Transform keeps a DaemonSet's identity, its kured lock annotation
 // (the default one and the one kured's args name), the labels that identify
-// kured, and of the pod template only kured's container's command, args and
+// kured, its spec.selector (the pods it owns: its node pool), and of the
+// pod template only kured's container's command, args and
 // KURED_* environment (values of valueFrom variables are not kept); the rest
 // of spec and status is dropped.
 func Transform(obj any) (any, error) {
@@ -105,6 +125,7 @@ func Transform(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &appsv1.DaemonSet{ObjectMeta: keepMeta(d.ObjectMeta)}
+	out.Spec.Selector = d.Spec.Selector
 	keys := []string{Annotation}
 	if c := configOfDS(d); c != nil && c.LockAnnotation != Annotation {
 		keys = append(keys, c.LockAnnotation)
@@ -209,10 +230,10 @@ func keepMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}
 }
 
-// ReadLocks reads kured's lock once: the DaemonSet ns/name when name is
-// given (trusted as kured's, whatever it runs), else the one plausible
-// kured DaemonSet of ns ("" for every namespace); none when there is no
-// plausible one or several (which one is kured is not guessed).
+// ReadLocks reads kured's locks once: the DaemonSet ns/name when name is
+// given (trusted as kured's, whatever it runs), else every plausible kured
+// DaemonSet of ns ("" for every namespace): one per node pool when kured
+// runs as several DaemonSets, each naming itself as its lock's.
 func ReadLocks(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]model.LockObject, error) {
 	lo := metav1.ListOptions{}
 	if name != "" {
@@ -222,7 +243,7 @@ func ReadLocks(ctx context.Context, cs kubernetes.Interface, ns, name string) ([
 	if err != nil {
 		return nil, fmt.Errorf("list daemonsets.apps: %w", err)
 	}
-	var out, plausible []model.LockObject
+	var out []model.LockObject
 	for i := range dss.Items {
 		d := &dss.Items[i]
 		if name != "" {
@@ -232,11 +253,8 @@ func ReadLocks(ctx context.Context, cs kubernetes.Interface, ns, name string) ([
 			continue
 		}
 		if c, ok := Discover(d); ok && c.Plausible {
-			plausible = append(plausible, c.Lock)
+			out = append(out, c.Lock)
 		}
-	}
-	if len(plausible) == 1 {
-		out = append(out, plausible[0])
 	}
 	return out, nil
 }
