@@ -97,6 +97,20 @@ func TestKuredTwoNodePools(t *testing.T) {
 	if len(caps) != 2 || caps["kube-system/kured-a"] != 2 || caps["kube-system/kured-b"] != 1 {
 		t.Fatalf("kured slot groups: %v", caps)
 	}
+	// --snapshot -o json: the two groups, and an exit code that is about
+	// the locks (two ghosts: attention, 2), not "could not read" (1).
+	jcaps := map[string]int{}
+	for _, g := range c.Snapshot(s.Clock()).Slots {
+		if g.Kind == model.LockKured && g.Capacity != nil {
+			jcaps[g.Owner] = *g.Capacity
+		}
+	}
+	if len(jcaps) != 2 || jcaps["kube-system/kured-a"] != 2 || jcaps["kube-system/kured-b"] != 1 {
+		t.Fatalf("snapshot slots: %v", jcaps)
+	}
+	if code := c.ExitCode(s.Clock()); code != 2 {
+		t.Fatalf("exit code %d, want 2 (two ghosts), never 1 (ambiguous)", code)
+	}
 
 	p, err := s.Engine().Plan(c, refB, "gone-b", model.ActionReap, s.Clock())
 	if err != nil {

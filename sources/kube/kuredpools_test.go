@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -9,8 +10,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -93,4 +98,35 @@ func kuredPod(d *appsv1.DaemonSet, node string, labels ...string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name + "-" + node, Labels: l,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: d.Name, UID: d.UID, Controller: &yes}}},
 		Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+}
+
+// A pool whose pods cannot be listed is a pool not read: its scope says
+// why (the explainer then says the node's pool is unknown), never empty.
+func TestKuredPoolPodsForbidden(t *testing.T) {
+	const img = "ghcr.io/kubereboot/kured:1.23.0"
+	a := withKured(ds("kube-system", "kured-a", nil, nil), img, "--ds-name=kured-a")
+	b := withKured(ds("pool-b", "kured-b", nil, nil), img, "--ds-namespace=pool-b", "--ds-name=kured-b")
+	a.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-a"}}
+	b.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-b"}}
+	cs := fake.NewClientset(a, b, kuredPod(a, "a1"), kuredPod(b, "b1"))
+	cs.PrependReactor("list", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetNamespace() != "pool-b" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC: no"))
+	})
+	r, _ := start(t, cs, Options{})
+	refA := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured-a"}
+	refB := model.LockRef{Kind: model.LockKured, Namespace: "pool-b", Name: "kured-b"}
+	r.Eventually(t, "pool a read, pool b's pods forbidden", func(c *model.Cluster) bool {
+		sa, okA := c.LockScope(refA)
+		sb, okB := c.LockScope(refB)
+		return okA && sa.Nodes["a1"] && okB && sb.Err != "" && sb.Nodes == nil
+	})
+	r.Read(func(c *model.Cluster) {
+		sb, _ := c.LockScope(refB)
+		if !strings.Contains(sb.Err, "forbidden") && !strings.Contains(sb.Err, "cannot list") {
+			t.Errorf("pool b's scope error: %q", sb.Err)
+		}
+	})
 }
