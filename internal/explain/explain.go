@@ -345,7 +345,7 @@ func (x *explainer) pending(name string) []model.Blocker {
 	if b, ok := x.windowBlocker(p, name); ok {
 		out = append(out, b)
 	}
-	if b, ok := x.alertBlocker(name); ok {
+	if b, ok := x.alertBlocker(name); ok && x.poolChecksAlerts(p) {
 		out = append(out, b)
 	}
 	out = append(out, x.podBlockers(p, name)...)
@@ -559,6 +559,17 @@ func (x *explainer) lockBlockers(p *kpool, name string) []model.Blocker {
 		out = append(out, b)
 	}
 	return out
+}
+
+// poolChecksAlerts says whether the alerts read bear on a node of pool p:
+// always, but where kured runs as several DaemonSets and the alert filter
+// is kured's own (the sourceset names it so), only for a pool whose kured
+// sets a --prometheus-url (another pool's kured checks no alert).
+func (x *explainer) poolChecksAlerts(p *kpool) bool {
+	if x.kuredLocks <= 1 || p == nil || !strings.HasPrefix(x.c.AlertFilterFrom(), "kured's own") {
+		return true
+	}
+	return p.cfg.PrometheusURL != ""
 }
 
 // poolOf is the pool of a kured lock object, nil without settings.

@@ -58,3 +58,25 @@ func TestBlockersPerKuredPool(t *testing.T) {
 		t.Errorf("u1 (pool b's pods unread): %+v", u)
 	}
 }
+
+// With the alert filter kured's own, a firing alert holds the nodes of the
+// pool whose kured checks alerts (it sets --prometheus-url) only.
+func TestAlertsOnlyForThePoolThatChecksThem(t *testing.T) {
+	now := lockfixture.T0
+	a := pooled("kured-a", "", "--ds-name=kured-a")
+	b := pooled("kured-b", "", "--ds-name=kured-b", "--prometheus-url=http://prometheus:9090")
+	c := explained(Options{}, lockfixture.Step{At: now, Ev: []model.Event{lockfixture.NodesOK(),
+		lockfixture.Source(model.SourcePrometheus, model.StatusOK), lockfixture.Source(model.SourceKured, model.StatusOK),
+		needReboot("a1", "b1"), lockfixture.Up(lockfixture.Node("a1")), lockfixture.Up(lockfixture.Node("b1")),
+		lockfixture.LockEv(a), lockfixture.LockEv(b),
+		model.LockScopeSet{Ref: a.LockRef, Nodes: []string{"a1"}}, model.LockScopeSet{Ref: b.LockRef, Nodes: []string{"b1"}},
+		model.AlertsFiring{Names: []string{"DiskFull"}, From: "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet kube-system/kured-b)"},
+	}})
+	bs := c.Blockers()
+	if got := kinds(bs.Nodes["b1"]); len(got) != 1 || got[0] != model.BlockerAlert {
+		t.Errorf("b1 (its kured checks alerts): %v", got)
+	}
+	if got := kinds(bs.Nodes["a1"]); len(got) != 0 {
+		t.Errorf("a1 (its kured checks no alert): %v", got)
+	}
+}
