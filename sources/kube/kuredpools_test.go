@@ -34,7 +34,11 @@ func TestKuredTwoPools(t *testing.T) {
 	a.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-a"}}
 	b.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-b"}}
 	copyOfA := withKured(ds("tenant", "kured-a", nil, nil), img, "--ds-name=kured-a") // its kured's lock is kube-system/kured-a
-	cs := fake.NewClientset(a, b, copyOfA,
+	// Beside it, a second DaemonSet whose kured says --ds-name=kured-a too:
+	// only the one named kured-a is kured-a's lock.
+	sibling := withKured(ds("kube-system", "kured-a-copy", map[string]string{"pool-a/lock": single}, nil), img,
+		"--ds-name=kured-a", "--lock-annotation=pool-a/lock")
+	cs := fake.NewClientset(a, b, copyOfA, sibling,
 		kuredPod(a, "a1"), kuredPod(a, "a2"), kuredPod(b, "b1"),
 		// A look-alike beside kured-a's pods: its labels, another owner.
 		kuredPod(ds("kube-system", "impostor", nil, nil), "x1", "app", "kured-a"))
@@ -48,7 +52,9 @@ func TestKuredTwoPools(t *testing.T) {
 		return h.Status == model.StatusOK && len(c.Locks()) == 2 && okA && okB
 	})
 	h := r.Source(model.SourceKured)
-	for _, w := range []string{"kube-system/kured-a", "kube-system/kured-b", "tenant/kured-a (its kured's --ds-namespace/--ds-name name kube-system/kured-a"} {
+	for _, w := range []string{"2 kured DaemonSets, one lock each (node pools): kube-system/kured-a, kube-system/kured-b",
+		"tenant/kured-a (its kured's --ds-namespace/--ds-name name kube-system/kured-a",
+		"kube-system/kured-a-copy (its kured's --ds-namespace/--ds-name name kube-system/kured-a"} {
 		if !strings.Contains(h.Message, w) {
 			t.Errorf("kured source message %q lacks %q", h.Message, w)
 		}
