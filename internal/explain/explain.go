@@ -198,7 +198,9 @@ func (x *explainer) poolFor(name string) (p *kpool, b model.Blocker, blocked boo
 	pools := strings.Join(all, ", ")
 	evidence := []model.Evidence{ev("kured's DaemonSets (node pools)", pools)}
 	switch {
-	case len(in) == 1 && len(unread) == 0:
+	case len(in) == 1:
+		// Its pods say this kured runs on it (another pool's pods unread
+		// could only add a second kured, which is not a second pool).
 		return p, b, false
 	case len(in) > 1:
 		return nil, model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Evidence: append(evidence, ev("kured pods on "+name, strings.Join(in, ", "))),

@@ -47,15 +47,21 @@ func TestBlockersPerKuredPool(t *testing.T) {
 	if len(x) != 1 || !strings.Contains(x[0].Reason, "no kured runs on x1") || !strings.Contains(x[0].Reason, "kube-system/kured-a, kube-system/kured-b") {
 		t.Errorf("x1 (no pool's kured runs on it): %+v", x)
 	}
-	// A scope that cannot be read: which pool u1 answers to is unknown.
+	// A scope that cannot be read: which pool u1 answers to is unknown
+	// (a1, in pool a's scope, is pool a's).
 	c2 := explained(Options{}, lockfixture.Step{At: now, Ev: []model.Event{lockfixture.NodesOK(),
 		lockfixture.Source(model.SourcePrometheus, model.StatusOK), lockfixture.Source(model.SourceKured, model.StatusOK),
-		needReboot("u1"), lockfixture.Up(lockfixture.Node("u1")), lockfixture.LockEv(a), lockfixture.LockEv(b),
-		model.LockScopeSet{Ref: refA, Nodes: []string{"a1"}}, model.LockScopeSet{Ref: refB, Err: "forbidden: cannot list pods in kube-system"},
+		needReboot("u1", "a2"), lockfixture.Up(lockfixture.Node("u1")), lockfixture.Up(lockfixture.Node("a2")), lockfixture.LockEv(a), lockfixture.LockEv(b),
+		model.LockScopeSet{Ref: refA, Nodes: []string{"a1", "a2"}}, model.LockScopeSet{Ref: refB, Err: "forbidden: cannot list pods in kube-system"},
 	}})
 	u := c2.Blockers().Nodes["u1"]
 	if len(u) != 1 || u[0].Kind != model.BlockerUnknown || !strings.Contains(u[0].Reason, "forbidden") {
 		t.Errorf("u1 (pool b's pods unread): %+v", u)
+	}
+	for _, bl := range c2.Blockers().Nodes["a2"] {
+		if bl.Kind == model.BlockerUnknown {
+			t.Errorf("a2 is in pool a's scope, yet its pool is unknown: %+v", bl)
+		}
 	}
 }
 

@@ -244,7 +244,11 @@ func (s *Set) startKuredPromWith(ctx context.Context, po prometheus.Options, key
 	if key.url != "" {
 		po.URL = key.url
 		po.KuredAlerts = &prometheus.KuredAlerts{Filter: key.filter, MatchOnly: key.matchOnly, FiringOnly: key.firingOnly}
-		po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of DaemonSet " + key.of + ")"
+		which := "DaemonSet "
+		if strings.Contains(key.of, ", ") {
+			which = "DaemonSets (node pools) "
+		}
+		po.FilterFrom = "kured's own (--prometheus-url and --alert-filter-regexp of " + which + key.of + ")"
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	p, err := prometheus.Start(pctx, po, sink)
