@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -133,6 +134,30 @@ func TestKuredPoolPodsForbidden(t *testing.T) {
 		sb, _ := c.LockScope(refB)
 		if !strings.Contains(sb.Err, "forbidden") && !strings.Contains(sb.Err, "cannot list") {
 			t.Errorf("pool b's scope error: %q", sb.Err)
+		}
+	})
+}
+
+// A one-shot read (--snapshot) reads the pools too: the pod source settles
+// only once each pool's pods were listed.
+func TestKuredPoolsOnce(t *testing.T) {
+	const img = "ghcr.io/kubereboot/kured:1.23.0"
+	a := withKured(ds("kube-system", "kured-a", nil, nil), img, "--ds-name=kured-a")
+	b := withKured(ds("kube-system", "kured-b", nil, nil), img, "--ds-name=kured-b")
+	a.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-a"}}
+	b.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-b"}}
+	cs := fake.NewClientset(a, b, kuredPod(a, "a1"), kuredPod(b, "b1"))
+	r, src := start(t, cs, Options{Once: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := src.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Read(func(c *model.Cluster) {
+		sa, okA := c.LockScope(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured-a"})
+		sb, okB := c.LockScope(model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured-b"})
+		if !okA || !okB || !sa.Nodes["a1"] || !sb.Nodes["b1"] {
+			t.Errorf("pools after a one-shot read: %+v %v, %+v %v", sa, okA, sb, okB)
 		}
 	})
 }
