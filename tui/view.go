@@ -98,7 +98,8 @@ func (m *Model) geometry() geometry {
 		rest := g.bodyH - g.locksH
 		if w >= 170 {
 			g.tlSide = true
-			g.tlW = max(w*30/100, 50)
+			// The timeline takes what the nodes table does not need.
+			g.tlW = max(w*30/100, 50, w-m.table.Width()-2)
 			g.tlH = rest
 			g.nodesW, g.nodesH = w-g.tlW, rest
 		} else {
@@ -279,7 +280,7 @@ func (m *Model) body(g geometry) []string {
 	ctx.P = np
 	nb := pctx.Box(np, title, nodes.Summary(&m.table), nodes.Render(&ctx, &m.table, g.nodesW-2, g.nodesH-2, m.focus == focusNodes), g.nodesW, g.nodesH)
 	if g.tlH > 0 {
-		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", timeline.Render(m.ctx.P, m.c.Timeline(), m.now, g.tlW-2, g.tlH-2), g.tlW, g.tlH)
+		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", m.timelineLines(m.c.Timeline(), g.tlW-2, g.tlH-2), g.tlW, g.tlH)
 		if g.tlSide {
 			out = append(out, pctx.HJoin(nb, tb)...)
 		} else {
@@ -402,7 +403,14 @@ func wrapLines(lines []string, w, indent, room int) []string {
 		parts := strings.Split(ansi.Wrap(l, w-indent, " "), "\n")
 		// The first part may use the indent too.
 		if first := strings.Split(ansi.Wrap(l, w, " "), "\n"); len(first) > 0 {
-			rest := strings.TrimLeft(ansi.Cut(l, pctx.Width(ansi.Strip(first[0])), pctx.Width(l)), " ")
+			// The rest starts past the spaces the wrap broke at (the
+			// escapes around them kept).
+			plain := []rune(ansi.Strip(l))
+			at := len([]rune(ansi.Strip(first[0])))
+			for at < len(plain) && plain[at] == ' ' {
+				at++
+			}
+			rest := ansi.Cut(l, pctx.Width(string(plain[:at])), pctx.Width(l))
 			parts = append([]string{first[0]}, strings.Split(ansi.Wrap(rest, w-indent, " "), "\n")...)
 			if rest == "" {
 				parts = parts[:1]
@@ -422,18 +430,25 @@ func wrapLines(lines []string, w, indent, room int) []string {
 	return out
 }
 
+// timelineLines are the newest entries, each wrapped under its message
+// while the h rows have room.
+func (m *Model) timelineLines(entries []model.TimelineEntry, w, h int) []string {
+	lines := timeline.Render(m.ctx.P, entries, m.now, 400, h)
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return pctx.Lines(wrapLines(lines, w, 11, h), w, h)
+}
+
 // timelineBox is the timeline on the whole body (l): the screens too short
 // for its panel reach it there.
 func (m *Model) timelineBox(w, h int) []string {
 	entries := m.c.Timeline()
 	off := min(m.timelineOff, len(entries))
-	// Whole entries, wrapped under their message.
-	lines := timeline.Render(m.ctx.P, entries[:len(entries)-off], m.now, 400, h-2)
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	lines = wrapLines(lines, w-2, 11, 0)
-	return pctx.Box(m.ctx.P, "Timeline", "newest first · j/k scroll · l or esc back", lines, w, h)
+	return pctx.Box(m.ctx.P, "Timeline", "newest first · j/k scroll · l or esc back", m.timelineLines(entries[:len(entries)-off], w-2, h-2), w, h)
 }
 
 func (m *Model) detailBox(w, h int) []string {

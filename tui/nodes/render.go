@@ -107,7 +107,7 @@ const (
 // the distribution's first word, ROLE goes, SCHED
 // and LOCK shorten, the stepper goes (PHASE says it), then LOCK, REBOOT,
 // OS (its versions are never cut: the column goes whole; the detail has
-// them) and SCHED. Only when NAME, PHASE, WAITING FOR and READY alone do
+// them) and SCHED, and READY shortens to a mark (✓ ✗ ?). Only when NAME, PHASE, WAITING FOR and READY alone do
 // not fit are WAITING FOR and NAME cut.
 func (t *Table) layout(width int) []column {
 	tw := t.widths
@@ -163,6 +163,7 @@ func (t *Table) layout(width int) []column {
 		func() { cols[colReboot].on = false },
 		func() { cols[colOS].on = false },
 		func() { cols[colSched].on = false },
+		func() { cols[colReady].col = column{title: "RDY", w: 3, cell: cellReadyShort} },
 	}
 	for _, step := range steps {
 		if sum() <= width {
@@ -191,6 +192,10 @@ func (t *Table) layout(width int) []column {
 	}
 	return out
 }
+
+// Width is how wide the table is with every column at its content's
+// width: wider than that, the rest of the box stays blank.
+func (t *Table) Width() int { return total(t.layout(1 << 16)) }
 
 func total(cols []column) int {
 	t := len(cols) - 1
@@ -369,6 +374,16 @@ func cellReady(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 		return fit(p, pctx.OK, "Ready", w)
 	}
 	return fit(p, pctx.Critical, "NotReady", w)
+}
+
+func cellReadyShort(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+	switch {
+	case !r.ReadyKnown:
+		return fit(p, pctx.Muted, "?", w)
+	case r.Ready:
+		return fit(p, pctx.OK, "✓", w)
+	}
+	return fit(p, pctx.Critical, "✗", w)
 }
 
 func cellSched(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {

@@ -35,7 +35,7 @@ func TestWaitingForColumn(t *testing.T) {
 	for _, tc := range []struct {
 		w           int
 		title, want string
-	}{{170, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {60, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {40, "WAITING", "window: opens in 9h… +1"}} {
+	}{{170, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {60, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {38, "WAITING FOR", "window: opens in 9h… +1"}} {
 		lines := Render(ctx, &tb, tc.w, 4, false)
 		head, row := ansi.Strip(lines[0]), ansi.Strip(lines[1])
 		if !strings.Contains(head, tc.title) || !strings.Contains(row, tc.want) || !strings.HasPrefix(row, "w1") {
