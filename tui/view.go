@@ -90,11 +90,15 @@ func (m *Model) geometry() geometry {
 			lhInner += min(len(m.derived.vsum.NotHealthy), 4)
 		}
 		g.locksShowHeader = true
-		g.locksH = min(max(nLocks+1, lhInner)+2, 10)
-		// Longhorn as wide as what it shows (its box at least a third of
-		// the locks'), the locks and their reasons the rest.
+		// Longhorn as wide as what it shows (its box at most 38% of the
+		// screen), the locks and their reasons the rest; the panel grows
+		// (to 10 lines) for the reasons to wrap whole.
 		g.lhW = min(max(m.longhornWidth()+2, 32), w*38/100)
 		g.locksW = w - g.lhW
+		if n := len(m.c.LockStatuses()); n > 0 {
+			nLocks = max(nLocks, locks.WrapLines(m.ctx, m.c.LockStatuses(), m.c.Slots(), g.locksW-2)-1)
+		}
+		g.locksH = min(max(nLocks+1, lhInner)+2, 10)
 		rest := g.bodyH - g.locksH
 		if w >= 170 {
 			g.tlSide = true
@@ -318,6 +322,10 @@ func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int,
 		}
 	}
 	groups := m.c.Slots()
+	if showHeader && h >= len(sts)+1+slotLines(groups) {
+		// Every lock in view: the reasons wrap while there is room.
+		return locks.RenderWrapped(m.ctx, p, sts, groups, sel, w, h)
+	}
 	// Keep the selected lock visible: the rows scroll under the header
 	// (none on the smallest screens).
 	rows := locks.Render(m.ctx, p, sts, groups, sel, w, len(sts)+1+slotLines(groups))

@@ -185,11 +185,34 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 	if w <= 0 || h <= 0 {
 		return nil
 	}
+	return pctx.Lines(render(ctx, p, statuses, groups, selected, w, h, false), w, h)
+}
+
+// RenderWrapped is Render with each lock's REASON wrapped under its column
+// (in order, while the h lines have room) instead of cut.
+func RenderWrapped(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	return pctx.Lines(render(ctx, p, statuses, groups, selected, w, h, true), w, h)
+}
+
+// WrapLines is how many lines RenderWrapped needs at width w to show
+// every reason whole: the header, the locks with their reasons, the slot
+// lines.
+func WrapLines(ctx *pctx.Context, statuses []model.LockStatus, groups []model.SlotGroup, w int) int {
+	if w <= 0 {
+		return 0
+	}
+	return len(render(ctx, pctx.Painter{}, statuses, groups, -1, w, 1<<10, true))
+}
+
+func render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int, wrap bool) []string {
 	if slots := SlotLines(p, groups, w); len(statuses) == 0 && len(slots) > 0 {
-		return pctx.Lines(append([]string{SlotHeader(p, groups, w)}, slots...), w, h)
+		return append([]string{SlotHeader(p, groups, w)}, slots...)
 	}
 	if len(statuses) == 0 {
-		return pctx.Lines([]string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}, w, h)
+		return []string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}
 	}
 	compact := w < 90
 	// Every column as wide as its widest cell (its title at least), the
@@ -227,9 +250,19 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 	hdr := pctx.Fit("KIND", kindW) + " " + pctx.Fit("LOCK", lockW) + " "
 	hdr += pctx.Fit("HOLDER", holderW) + " " + pctx.Fit("HELD", heldW) + " " + pctx.Fit("VERDICT", verdictW) + " " + "REASON"
 	out = append(out, p.Paint(pctx.Muted, pctx.Fit(hdr, w)))
+	// spare is how many lines the reasons may wrap onto.
+	spare := h - 1 - len(statuses) - len(slots)
 	for i, s := range statuses {
 		if len(out) >= h {
 			break
+		}
+		reason := sanitize.Short(s.Reason, max(reasonW, 1))
+		var more []string
+		if wrap && reasonW >= 20 {
+			parts := strings.Split(ansi.Wrap(sanitize.Short(s.Reason, 600), reasonW, " "), "\n")
+			if n := len(parts) - 1; n > 0 && n <= spare {
+				reason, more, spare = parts[0], parts[1:], spare-n
+			}
 		}
 		kind := kinds[i]
 		lock := names[i]
@@ -248,7 +281,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 			{Holder(s), holderW, func(x string) string { return p.Paint(pctx.Bold, x) }},
 			{Held(s, ctx.Now), heldW, func(x string) string { return p.Paint(pctx.Text, x) }},
 			{verdict, verdictW, func(x string) string { return p.Verdict(s.Verdict, x) }},
-			{sanitize.Short(s.Reason, max(reasonW, 1)), max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
+			{reason, max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
 		}
 		var sb strings.Builder
 		first := true
@@ -275,6 +308,10 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 			line = p.Paint(pctx.Selected, pctx.Fit(line, w))
 		}
 		out = append(out, line)
+		indent := strings.Repeat(" ", w-reasonW)
+		for _, x := range more {
+			out = append(out, indent+p.Paint(pctx.Muted, strings.TrimLeft(x, " ")))
+		}
 	}
 	for _, l := range slots {
 		if len(out) >= h {
@@ -282,7 +319,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 		}
 		out = append(out, pctx.Fit(l, w))
 	}
-	return pctx.Lines(out, w, h)
+	return out
 }
 
 // lockNames are the LOCK column's texts: namespace/name, or in the condensed
