@@ -75,8 +75,9 @@ type Table struct {
 	Offset   int
 	Sort     SortMode
 	Filter   string
-	terms    []string // Filter's words, lower-cased once by SetFilter
-	selected string   // name under the cursor, kept across rebuilds
+	terms    []string            // Filter's words, lower-cased once by SetFilter
+	selected string              // name under the cursor, kept across rebuilds
+	osSeen   map[osKey][3]string // osLabels by input (Table.osLabels)
 	// widths is what the columns' contents need, measured by Rebuild
 	// over every row (not the visible ones: scrolling keeps the layout).
 	widths widths
@@ -136,8 +137,7 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		}
 		r.Ready, r.ReadyKnown, _ = n.Ready()
 		r.Upgraded = c.Upgraded(n, target)
-		r.OSDistro, r.OSFrom, r.OSTo = osLabels(n, c.TargetFor(n), r.Upgraded)
-		r.OSDistro, r.OSFrom, r.OSTo = sanitize.Short(r.OSDistro, maxOS), sanitize.Short(r.OSFrom, maxOS), sanitize.Short(r.OSTo, maxOS)
+		r.OSDistro, r.OSFrom, r.OSTo = t.osLabels(n, c.TargetFor(n), r.Upgraded)
 		if bs := c.NodeBlockers(name); len(bs) > 0 {
 			r.Wait, r.WaitKind, r.WaitStalls, r.WaitMore = sanitize.Short(bs[0].Short, maxOS), bs[0].Kind, bs[0].Stalls, len(bs)-1
 		}
@@ -150,6 +150,28 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 
 // maxOS bounds an OS label: no column is wider.
 const maxOS = 120
+
+// osKey is what a node's OS labels depend on.
+type osKey struct {
+	image, kernel, target, targetKernel, newVersion, rebootNeeded string
+	upgraded                                                      bool
+}
+
+// osLabels is the package's osLabels, sanitised, remembered per distinct
+// input: a fleet runs a handful of images, and a tick rebuilds every row.
+func (t *Table) osLabels(n *model.Node, target model.OS, upgraded bool) (distro, from, to string) {
+	k := osKey{n.OSImage, n.KernelVersion, target.Image, target.Kernel, n.Annotations[flatcar.AnnNewVersion], n.Annotations[flatcar.AnnRebootNeeded], upgraded}
+	if v, ok := t.osSeen[k]; ok {
+		return v[0], v[1], v[2]
+	}
+	if t.osSeen == nil || len(t.osSeen) > 4096 {
+		t.osSeen = map[osKey][3]string{}
+	}
+	distro, from, to = osLabels(n, target, upgraded)
+	distro, from, to = sanitize.Short(distro, maxOS), sanitize.Short(from, maxOS), sanitize.Short(to, maxOS)
+	t.osSeen[k] = [3]string{distro, from, to}
+	return distro, from, to
+}
 
 // osLabels returns what the OS column shows: the distribution of the
 // node's image, its version and, when it is not upgraded yet, the version

@@ -2,9 +2,11 @@ package nodes
 
 import (
 	"testing"
+	"time"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
 func TestSplitOS(t *testing.T) {
@@ -52,6 +54,33 @@ func TestOSLabels(t *testing.T) {
 		d, f, to := osLabels(c.n, c.target, c.upgraded)
 		if d != c.distro || f != c.from || to != c.to {
 			t.Errorf("%s: osLabels = %q, %q, %q; want %q, %q, %q", c.name, d, f, to, c.distro, c.from, c.to)
+		}
+	}
+}
+
+// TestMeasureMatchesCells: the widths measured without building the cells
+// are the cells' widths.
+func TestMeasureMatchesCells(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	rows := []Row{
+		{Phase: model.PhaseDraining, Since: now.Add(-9*time.Minute - 59*time.Second), OSFrom: "24.04.3", OSTo: "24.04.4", OSDistro: "Ubuntu"},
+		{Phase: model.PhaseDone, StillCordoned: true, OSFrom: "4152.2.0", OSDistro: "Flatcar Container Linux"},
+		{Phase: model.PhaseIdle, Since: now.Add(-time.Hour), OSFrom: "v1.7.0", OSDistro: "Talos"},
+		{Phase: model.PhaseDown, Since: now.Add(-50 * time.Hour), OSFrom: "12", OSTo: "Ubuntu 24.04.3 LTS", OSDistro: "Debian GNU/Linux"},
+	}
+	for i := range rows {
+		r := &rows[i]
+		ph, _ := cellPhase(pctx.Painter{}, r, now, 1<<20)
+		tb := Table{all: []Row{*r}}
+		tb.measure(now)
+		if tb.widths.phase != max(pctx.Width(ph), 5) {
+			t.Errorf("row %d: phase measured %d, cell %q", i, tb.widths.phase, ph)
+		}
+		for _, mixed := range []bool{false, true} {
+			os, _ := osCell(pctx.Painter{}, r, mixed)
+			if osWidth(r, mixed) != pctx.Width(os) {
+				t.Errorf("row %d mixed %v: OS measured %d, cell %q", i, mixed, osWidth(r, mixed), os)
+			}
 		}
 	}
 }

@@ -33,8 +33,16 @@ func (t *Table) measure(now time.Time) {
 		r := &t.all[i]
 		w.name = max(w.name, pctx.Width(r.label))
 		w.role = max(w.role, pctx.Width(r.Role))
-		ph, _ := cellPhase(pctx.Painter{}, r, now, 1<<20)
-		w.phase = max(w.phase, pctx.Width(ph))
+		// As cellPhase shows it, counted without building it (a tick
+		// measures every row).
+		ph := pctx.Width(string(r.Phase))
+		switch {
+		case r.StillCordoned:
+			ph += pctx.Width(" · still cordoned")
+		case !r.Since.IsZero() && r.Phase != model.PhaseIdle:
+			ph += 1 + len(model.HumanDuration(now.Sub(r.Since)))
+		}
+		w.phase = max(w.phase, ph)
 		w.wait = max(w.wait, waitWidth(r))
 		if r.ReadyKnown && !r.Ready {
 			w.ready = max(w.ready, pctx.Width("NotReady"))
@@ -54,8 +62,7 @@ func (t *Table) measure(now time.Time) {
 	}
 	w.mixed = len(distros) > 1
 	for i := range t.all {
-		plain, _ := osCell(pctx.Painter{}, &t.all[i], w.mixed)
-		w.os = max(w.os, pctx.Width(plain))
+		w.os = max(w.os, osWidth(&t.all[i], w.mixed))
 	}
 	t.widths = w
 }
@@ -398,6 +405,18 @@ func cellSchedShort(p pctx.Painter, r *Row, _ time.Time, w int) (string, string)
 		return fit(p, pctx.Warning, "cord", w)
 	}
 	return fit(p, pctx.Muted, "·", w)
+}
+
+// osWidth is how wide osCell's text is.
+func osWidth(r *Row, mixed bool) int {
+	n := pctx.Width(r.OSFrom)
+	if mixed && r.OSDistro != "" {
+		n += 1 + pctx.Width(r.OSDistro)
+	}
+	if r.OSTo == "" {
+		return n + 2 // "✓ "
+	}
+	return n + 3 + pctx.Width(r.OSTo) // " → "
 }
 
 // osCell is the OS column's cell: the version, and the version it
