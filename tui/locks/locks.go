@@ -189,7 +189,8 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 }
 
 // RenderWrapped is Render with each lock's REASON wrapped under its column
-// (in order, while the h lines have room) instead of cut.
+// (in order, while the h lines have room; the last line the room holds is
+// cut) instead of cut on its first line.
 func RenderWrapped(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int) []string {
 	if w <= 0 || h <= 0 {
 		return nil
@@ -258,9 +259,14 @@ func render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 		}
 		reason := sanitize.Short(s.Reason, max(reasonW, 1))
 		var more []string
-		if wrap && reasonW >= 20 {
+		if wrap && reasonW >= 20 && spare > 0 {
 			parts := strings.Split(ansi.Wrap(sanitize.Short(s.Reason, 600), reasonW, " "), "\n")
-			if n := len(parts) - 1; n > 0 && n <= spare {
+			if n := len(parts) - 1; n > spare {
+				// What the room holds, the last line cut.
+				parts[spare] = pctx.Trunc(parts[spare]+" "+parts[spare+1], reasonW)
+				parts = parts[:spare+1]
+			}
+			if n := len(parts) - 1; n > 0 {
 				reason, more, spare = parts[0], parts[1:], spare-n
 			}
 		}

@@ -39,7 +39,8 @@ func TestReasonWrapsWhileRoomIsLeft(t *testing.T) {
 		t.Errorf("columns not sized to their content:\n%s", got)
 	}
 	cut := plain(RenderWrapped(ctx, ctx.P, sts, nil, -1, w, 4))
-	if !strings.Contains(cut, "…") || !strings.Contains(cut, "kube-system/kured") {
-		t.Errorf("with no line to spare the reason is cut and every lock stays:\n%s", cut)
+	lines := strings.Split(cut, "\n")
+	if len(lines) != 4 || !strings.HasSuffix(strings.TrimRight(lines[2], " "), "…") || !strings.Contains(lines[3], "kube-system/kured") {
+		t.Errorf("with one line to spare the reason takes it, its end cut, and every lock stays:\n%s", cut)
 	}
 }
