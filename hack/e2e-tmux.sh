@@ -254,12 +254,12 @@ keys q
 
 # --- 5. small terminals ------------------------------------------------------
 COLS=60 ROWS=15 start "--demo-at ${E2E_AT:-30m}"
-expect "condensed layout at 60x15" "STEP"
+expect "condensed layout at 60x15 (the stepper gives way, PHASE stays)" "PHASE"
 "${T[@]}" resize-window -t e2e -x 50 -y 12 >/dev/null 2>&1
 expect "too small below 60x15" "terminal too small"
 "${T[@]}" resize-window -t e2e -x 120 -y 40 >/dev/null 2>&1
-expect "grows back (the 120-column layout: ROLE and WAITING FOR)" "WAITING FOR"
-expect "grows back with ROLE" "ROLE"
+expect "grows back (the 120-column layout: WAITING FOR and the OS versions)" "WAITING FOR"
+expect "grows back with the OS column under its distribution" "OS (Ubuntu)"
 keys C-c
 expect "ctrl+c quits" "EXITED:0"
 

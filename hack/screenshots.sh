@@ -10,7 +10,7 @@
 # reap refused by its gates; the light theme; "why is it stuck?": a drain
 # held by a PodDisruptionBudget and worker-2's detail naming it (these from
 # --demo=kured); the default demo's fleetlock incident and its release
-# dialog, also at 80x24; the coordinator demos' uncordon dialogs
+# dialog, also at 80x24, and its dashboard at 80x24; the coordinator demos' uncordon dialogs
 # (--demo=suc: the node a failed job left cordoned; --demo=flatcar: the node
 # whose agent stopped after its reboot); and `fleet --demo` two demo minutes
 # in (the ghost cluster first, flatcar's agent stale). Output: screenshots/*.png
@@ -82,6 +82,9 @@ DEMO=--demo shot fleetlock-incident 160 44 "$DARK_BG" "$DARK_FG" "--theme dark" 
 DEMO=--demo shot fleetlock-release 120 40 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
 # The same dialog on an ordinary 80x24 terminal: every gate and the writes.
 DEMO=--demo shot release-80x24 80 24 "$DARK_BG" "$DARK_FG" "--theme dark" Tab j r @wait
+# The default demo's dashboard on an 80x24 terminal (issue 34 §2): the Locks
+# header, WAITING FOR whole, the columns that gave way.
+DEMO=--demo shot dashboard-80x24 80 24 "$DARK_BG" "$DARK_FG" "--theme dark"
 # The coordinator demos (issue 24): the node list with the wedge, and the
 # uncordon dialog of the node the coordinator left cordoned (the filter
 # selects it).

@@ -407,8 +407,8 @@ func TestResize(t *testing.T) {
 	press(m, "G")
 	size(m, 60, 15)
 	s := screen(m)
-	if strings.Contains(s, "PROGRESS") || !strings.Contains(s, "STEP") {
-		t.Fatal("condensed layout should use the short stepper")
+	if strings.Contains(s, "PROGRESS") || !strings.Contains(s, "PHASE") || !strings.Contains(s, "WAITING FOR") {
+		t.Fatalf("the condensed layout gives way with the stepper, never PHASE or WAITING FOR:\n%s", s)
 	}
 	// The cursor (last row) must still be visible after shrinking.
 	if !strings.Contains(s, "w-02") {

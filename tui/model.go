@@ -117,6 +117,7 @@ const (
 	modeMain mode = iota
 	modeDetail
 	modeHelp
+	modeTimeline // the timeline on the whole body (l), for screens that have no room for its panel
 )
 
 type focus int
@@ -166,6 +167,7 @@ type Model struct {
 	detailLock   lockKey // the lock shown when detailIsLock
 	detailIsLock bool
 	detailOff    int
+	timelineOff  int // entries scrolled past, newest first (modeTimeline)
 
 	filtering   bool
 	filterDraft string
@@ -478,6 +480,23 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.mode = modeHelp
+	case m.mode == modeTimeline:
+		switch {
+		case key.Matches(msg, k.Back, k.Timeline):
+			m.mode = modeMain
+		case key.Matches(msg, k.Down):
+			if g := m.geometry(); !g.small {
+				m.timelineOff = min(m.timelineOff+1, max(len(m.c.Timeline())-(g.bodyH-2), 0))
+			}
+		case key.Matches(msg, k.Up):
+			m.timelineOff = max(m.timelineOff-1, 0)
+		case key.Matches(msg, k.Top):
+			m.timelineOff = 0
+		case key.Matches(msg, k.Theme):
+			m.nextTheme()
+		}
+	case key.Matches(msg, k.Timeline):
+		m.mode, m.timelineOff = modeTimeline, 0
 	case key.Matches(msg, k.Theme):
 		m.nextTheme()
 	case key.Matches(msg, k.Release):

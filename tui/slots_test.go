@@ -38,9 +38,11 @@ func TestGoldenLocksPanelSlots(t *testing.T) {
 		}
 		s := screen(m)
 		for _, want := range []string{
-			"suc       system-upgrade/agent-plan    1/1   w-04                 job failed",
-			"flatcar   —                            3/1   w-05                 rebooting",
-			"flatcar   —                            3/1   w-07                 rebooting",
+			// Under the locks, KIND and SLOTS OF line up with KIND and LOCK.
+			"suc       system-upgrade/agent-plan 1/1  w-04   job failed",
+			"flatcar   —                         3/1  w-05   rebooting",
+			"flatcar   —                         3/1  w-07   rebooting",
+			"kured     kube-system/kured         w-03",
 		} {
 			if !strings.Contains(s, want) {
 				t.Errorf("screen lacks %q:\n%s", want, s)

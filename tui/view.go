@@ -90,13 +90,20 @@ func (m *Model) geometry() geometry {
 			lhInner += min(len(m.derived.vsum.NotHealthy), 4)
 		}
 		g.locksShowHeader = true
+		// Longhorn as wide as what it shows (its box at most 38% of the
+		// screen), the locks and their reasons the rest; the panel grows
+		// (to 10 lines) for the reasons to wrap whole.
+		g.lhW = min(max(m.longhornWidth()+2, 32), w*38/100)
+		g.locksW = w - g.lhW
+		if n := len(m.c.LockStatuses()); n > 0 {
+			nLocks = max(nLocks, locks.WrapLines(m.ctx, m.c.LockStatuses(), m.c.Slots(), g.locksW-2)-1)
+		}
 		g.locksH = min(max(nLocks+1, lhInner)+2, 10)
-		g.locksW = w * 62 / 100
-		g.lhW = w - g.locksW
 		rest := g.bodyH - g.locksH
 		if w >= 170 {
 			g.tlSide = true
-			g.tlW = max(w*30/100, 50)
+			// The timeline takes what the nodes table does not need.
+			g.tlW = max(w*30/100, 50, w-m.table.Width()-2)
 			g.tlH = rest
 			g.nodesW, g.nodesH = w-g.tlW, rest
 		} else {
@@ -112,6 +119,11 @@ func (m *Model) geometry() geometry {
 	}
 	g.locksW = w
 	g.locksH = min(nLocks, maxLocks) + 2
+	if h >= 20 {
+		// The column header too (KIND LOCK HOLDER …).
+		g.locksShowHeader = true
+		g.locksH++
+	}
 	g.lhLine = true
 	rest := g.bodyH - g.locksH - 1
 	if h >= 26 {
@@ -159,6 +171,8 @@ func (m *Model) Render() string {
 		lines = append(lines, m.helpBox(w, g.bodyH)...)
 	case modeDetail:
 		lines = append(lines, m.detailBox(w, g.bodyH)...)
+	case modeTimeline:
+		lines = append(lines, m.timelineBox(w, g.bodyH)...)
 	default:
 		lines = append(lines, m.body(g)...)
 	}
@@ -254,7 +268,7 @@ func (m *Model) body(g geometry) []string {
 		hb := pctx.Box(hp, "Longhorn", hnote, longhorn.Render(hp, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, g.lhW-2, g.locksH-2), g.lhW, g.locksH)
 		out = append(out, pctx.HJoin(lb, hb)...)
 	} else {
-		out = append(out, pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, w-2, g.locksH-2, false), w, g.locksH)...)
+		out = append(out, pctx.Box(lp, locksTitle, lnote, m.locksBody(lp, sts, sel, w-2, g.locksH-2, g.locksShowHeader), w, g.locksH)...)
 		line := hp.Paint(pctx.Title, "Longhorn ") + longhorn.Short(hp, m.derived.vsum, m.derived.lhUnread)
 		if hnote != "" {
 			line = hp.Paint(pctx.Title, "Longhorn ") + hp.Paint(pctx.Muted, hnote)
@@ -270,7 +284,7 @@ func (m *Model) body(g geometry) []string {
 	ctx.P = np
 	nb := pctx.Box(np, title, nodes.Summary(&m.table), nodes.Render(&ctx, &m.table, g.nodesW-2, g.nodesH-2, m.focus == focusNodes), g.nodesW, g.nodesH)
 	if g.tlH > 0 {
-		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", timeline.Render(m.ctx.P, m.c.Timeline(), m.now, g.tlW-2, g.tlH-2), g.tlW, g.tlH)
+		tb := pctx.Box(m.ctx.P, "Timeline", "newest first", m.timelineLines(m.c.Timeline(), g.tlW-2, g.tlH-2), g.tlW, g.tlH)
 		if g.tlSide {
 			out = append(out, pctx.HJoin(nb, tb)...)
 		} else {
@@ -308,18 +322,39 @@ func (m *Model) locksBody(p pctx.Painter, sts []model.LockStatus, sel, w, h int,
 		}
 	}
 	groups := m.c.Slots()
-	if showHeader {
-		return locks.Render(m.ctx, p, sts, groups, sel, w, h)
+	if showHeader && h >= len(sts)+1+slotLines(groups) {
+		// Every lock in view: the reasons wrap while there is room.
+		return locks.RenderWrapped(m.ctx, p, sts, groups, sel, w, h)
 	}
-	// Condensed: no column header; keep the selected lock visible.
+	// Keep the selected lock visible: the rows scroll under the header
+	// (none on the smallest screens).
 	rows := locks.Render(m.ctx, p, sts, groups, sel, w, len(sts)+1+slotLines(groups))
+	var head []string
 	if len(rows) > 0 {
-		rows = rows[1:]
+		head, rows = rows[:1], rows[1:]
 	}
-	if sel >= h && sel < len(rows) {
-		rows = rows[sel-h+1:]
+	if !showHeader {
+		head = nil
 	}
-	return pctx.Lines(rows, w, h)
+	room := h - len(head)
+	if sel >= room && sel < len(rows) {
+		rows = rows[sel-room+1:]
+	}
+	return pctx.Lines(append(head, rows...), w, h)
+}
+
+// longhornWidth is how wide the Longhorn panel's widest line is.
+func (m *Model) longhornWidth() int {
+	p := m.ctx.P
+	n := 0
+	for _, l := range longhorn.Render(p, longhorn.Data{Summary: m.derived.vsum, Volumes: m.derived.vols, Unread: m.derived.lhUnread}, 200, 6) {
+		n = max(n, pctx.Width(strings.TrimRight(ansi.Strip(l), " ")))
+	}
+	if _, note := m.panelState(model.SourceLonghorn); note != "" {
+		// The title and its note whole: "╭─ Longhorn ─…─ note ─╮".
+		n = max(n, pctx.Width("─ Longhorn ─ "+note+" ─")+1)
+	}
+	return n
 }
 
 func (m *Model) helpBox(w, h int) []string {
@@ -341,10 +376,87 @@ func (m *Model) helpBox(w, h int) []string {
 		body = append(body, p.Paint(pctx.Muted, "r/x plan a release/reap of the selected lock (tab), or of the lock the selected node holds; the dialog shows every gate and the exact write"),
 			p.Paint(pctx.Muted, "in the dialog y confirms (or ←/→ to Yes, then enter); n or esc cancels; it starts on No and ignores keys for 0.4s after opening"))
 	}
+	// Lines longer than the box wrap (indented) while rows are left; the
+	// blank line under the keys goes first when they would not.
+	if wrapped := wrapLines(body, w-3, 2, 0); len(wrapped) > h-2 {
+		for i, l := range body {
+			if l == "" {
+				body = append(body[:i:i], body[i+1:]...)
+				break
+			}
+		}
+	}
+	body = wrapLines(body, w-3, 2, h-2)
 	for i := range body {
 		body[i] = " " + body[i]
 	}
 	return pctx.Box(p, "Help", "? or esc to close", body, w, h)
+}
+
+// wrapLines wraps each line longer than w cells at its spaces, the
+// continuation indented by indent, as long as the result has at most room
+// lines (each wrap counted from the longest line down would be fairer, but
+// in order is what reads): a line that would not fit stays one line, cut
+// by the box.
+func wrapLines(lines []string, w, indent, room int) []string {
+	if w <= indent+10 {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for i, l := range lines {
+		if pctx.Width(l) <= w {
+			out = append(out, l)
+			continue
+		}
+		parts := strings.Split(ansi.Wrap(l, w-indent, " "), "\n")
+		// The first part may use the indent too.
+		if first := strings.Split(ansi.Wrap(l, w, " "), "\n"); len(first) > 0 {
+			// The rest starts past the spaces the wrap broke at (the
+			// escapes around them kept).
+			plain := []rune(ansi.Strip(l))
+			at := len([]rune(ansi.Strip(first[0])))
+			for at < len(plain) && plain[at] == ' ' {
+				at++
+			}
+			rest := ansi.Cut(l, pctx.Width(string(plain[:at])), pctx.Width(l))
+			parts = append([]string{first[0]}, strings.Split(ansi.Wrap(rest, w-indent, " "), "\n")...)
+			if rest == "" {
+				parts = parts[:1]
+			}
+		}
+		if room > 0 && len(out)+len(parts)+len(lines)-i-1 > room {
+			out = append(out, l)
+			continue
+		}
+		for j, x := range parts {
+			if j > 0 {
+				x = strings.Repeat(" ", indent) + strings.TrimLeft(x, " ")
+			}
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// timelineLines are the newest entries, each wrapped under its message
+// while the h rows have room.
+func (m *Model) timelineLines(entries []model.TimelineEntry, w, h int) []string {
+	lines := timeline.Render(m.ctx.P, entries, m.now, 400, h)
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return pctx.Lines(wrapLines(lines, w, 11, h), w, h)
+}
+
+// timelineBox is the timeline on the whole body (l): the screens too short
+// for its panel reach it there.
+func (m *Model) timelineBox(w, h int) []string {
+	entries := m.c.Timeline()
+	off := min(m.timelineOff, len(entries))
+	return pctx.Box(m.ctx.P, "Timeline", "newest first · j/k scroll · l or esc back", m.timelineLines(entries[:len(entries)-off], w-2, h-2), w, h)
 }
 
 func (m *Model) detailBox(w, h int) []string {
@@ -364,8 +476,13 @@ func (m *Model) detailBox(w, h int) []string {
 	return pctx.Box(m.ctx.P, title, "esc back · j/k scroll", body, w, h)
 }
 
-// detailLines is the content of the detail view (node or lock).
+// detailLines is the content of the detail view (node or lock), its long
+// lines wrapped under their value.
 func (m *Model) detailLines(w int) []string {
+	return wrapLines(m.detailContent(w), w-3, 18, 0)
+}
+
+func (m *Model) detailContent(w int) []string {
 	if m.detailIsLock {
 		sts := m.c.LockStatuses()
 		i := lockIndex(sts, m.detailLock)

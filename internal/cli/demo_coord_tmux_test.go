@@ -40,12 +40,12 @@ func TestCoordinatorDemosTmux(t *testing.T) {
 		first, wedge []string
 	}{
 		{"suc", "k3s-agent-1",
-			[]string{"PodDisruptionBudget shop/postgres", "PDB shop/postgres", "suc       system-upgrade/agent-plan    1/1   k3s-agent-1          job running, node cordoned",
+			[]string{"PodDisruptionBudget shop/postgres", "PDB shop/postgres", "suc  system-upgrade/agent-plan  1/1  k3s-agent-1 job running, node cordoned",
 				"draining", "1/4 upgraded (25%)", "slot held by k3s-agent-1"},
-			[]string{"■ job system-upgrade/apply-agent-plan", "job failed: Deadline", "1/1   k3s-agent-1          job failed", "k3s-agent-1: job running, node cordoned → job failed"}},
+			[]string{"■ job system-upgrade/apply-agent-plan", "job failed: Deadline", "1/1  k3s-agent-1 job failed", "k3s-agent-1: job running, node cordoned → job failed"}},
 		{"flatcar", "flatcar-worker-1",
-			[]string{"flatcar-worker-1 ", "flatcar   —                            1/1   flatcar-worker-1     rebooting", "rebooting", "slot held by flatcar-worker-1"},
-			[]string{"■ flatcar-worker-1 rebooted", "agent not running", "1/1   flatcar-worker-1     rebooted, agent not running", "recovering"}},
+			[]string{"flatcar-worker-1 ", "flatcar —        1/1  flatcar-worker-1 rebooting", "rebooting", "slot held by flatcar-worker-1"},
+			[]string{"■ flatcar-worker-1 rebooted", "agent not running", "1/1  flatcar-worker-1 rebooted, agent not running", "recovering"}},
 	} {
 		t.Run(tc.demo, func(t *testing.T) {
 			p := testtmux.Start(t, 160, 40, "env TERM=xterm-256color XDG_CONFIG_HOME=/nonexistent "+bin+" --demo="+tc.demo+"; sleep 120")

@@ -94,10 +94,14 @@ func Unknown(p pctx.Painter, why string, w, h int) []string {
 // none: kind, owner, used/capacity (critical when over it), holder, and the
 // coordinator's step for it. Sanitised.
 func SlotLines(p pctx.Painter, groups []model.SlotGroup, w int) []string {
-	kindW, ownerW, usedW, holderW := 9, 28, 5, 20
-	if w < 90 {
-		kindW, ownerW, usedW, holderW = 7, 17, 4, 16
-	}
+	return slotLines(p, groups, w, 0, 0)
+}
+
+// slotLines is SlotLines with its KIND and owner columns at least kindMin
+// and ownerMin wide: under the locks, they line up with KIND and LOCK.
+func slotLines(p pctx.Painter, groups []model.SlotGroup, w, kindMin, ownerMin int) []string {
+	kindW, ownerW, usedW, holderW := slotWidths(groups, w)
+	kindW, ownerW = max(kindW, kindMin), max(ownerW, ownerMin)
 	stepW := w - kindW - ownerW - usedW - holderW - 4
 	var out []string
 	for _, g := range groups {
@@ -146,12 +150,31 @@ func SlotLines(p pctx.Painter, groups []model.SlotGroup, w int) []string {
 	return out
 }
 
-// SlotHeader is the slot lines' column header.
-func SlotHeader(p pctx.Painter, w int) string {
-	kindW, ownerW, usedW, holderW := 9, 28, 5, 20
-	if w < 90 {
-		kindW, ownerW, usedW, holderW = 7, 17, 4, 16
+// slotWidths are the slot lines' column widths: each as wide as its
+// widest cell (its title at least), capped so the step keeps room.
+func slotWidths(groups []model.SlotGroup, w int) (kindW, ownerW, usedW, holderW int) {
+	kindW, ownerW, usedW, holderW = 4, 8, 4, 6
+	for _, g := range groups {
+		if g.Lock {
+			continue
+		}
+		kindW = max(kindW, pctx.Width(sanitize.Line(string(g.Kind))))
+		ownerW = max(ownerW, pctx.Width(sanitize.Line(g.Owner)))
+		usedW = max(usedW, pctx.Width(g.Used()))
+		for _, h := range g.Holders {
+			holderW = max(holderW, pctx.Width(sanitize.Line(h.HolderName())))
+		}
 	}
+	ownerCap, holderCap := 40, 30
+	if w < 90 {
+		ownerCap, holderCap = 28, 20
+	}
+	return min(kindW, 10), min(ownerW, ownerCap), min(usedW, 9), min(holderW, holderCap)
+}
+
+// SlotHeader is the slot lines' column header.
+func SlotHeader(p pctx.Painter, groups []model.SlotGroup, w int) string {
+	kindW, ownerW, usedW, holderW := slotWidths(groups, w)
 	return p.Paint(pctx.Muted, pctx.Fit(pctx.Fit("KIND", kindW)+" "+pctx.Fit("SLOTS OF", ownerW)+" "+pctx.Fit("USED", usedW)+" "+pctx.Fit("HOLDER", holderW)+" STEP", w))
 }
 
@@ -162,41 +185,92 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 	if w <= 0 || h <= 0 {
 		return nil
 	}
-	slots := SlotLines(p, groups, w)
-	if len(statuses) == 0 && len(slots) > 0 {
-		return pctx.Lines(append([]string{SlotHeader(p, w)}, slots...), w, h)
+	return pctx.Lines(render(ctx, p, statuses, groups, selected, w, h, false), w, h)
+}
+
+// RenderWrapped is Render with each lock's REASON wrapped under its column
+// (in order, while the h lines have room; the last line the room holds is
+// cut) instead of cut on its first line.
+func RenderWrapped(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int) []string {
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	return pctx.Lines(render(ctx, p, statuses, groups, selected, w, h, true), w, h)
+}
+
+// WrapLines is how many lines RenderWrapped needs at width w to show
+// every reason whole: the header, the locks with their reasons, the slot
+// lines.
+func WrapLines(ctx *pctx.Context, statuses []model.LockStatus, groups []model.SlotGroup, w int) int {
+	if w <= 0 {
+		return 0
+	}
+	return len(render(ctx, pctx.Painter{}, statuses, groups, -1, w, 1<<10, true))
+}
+
+func render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, groups []model.SlotGroup, selected int, w, h int, wrap bool) []string {
+	if slots := SlotLines(p, groups, w); len(statuses) == 0 && len(slots) > 0 {
+		return append([]string{SlotHeader(p, groups, w)}, slots...)
 	}
 	if len(statuses) == 0 {
-		return pctx.Lines([]string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}, w, h)
+		return []string{p.Paint(pctx.Muted, "no reboot lock found (kured DaemonSet annotation, fleetlock Lease)")}
 	}
 	compact := w < 90
-	kindW, lockW, holderW, heldW, verdictW := 9, 28, 28, 6, 9
-	// Condensed: the LOCK column stays (two free Leases of one kind are
-	// told apart only by it), narrowed to the lock's name, and the holder
-	// and reason give way first.
+	// Every column as wide as its widest cell (its title at least), the
+	// REASON the rest. Condensed: the LOCK column stays (two free Leases
+	// of one kind are told apart only by it), narrowed to the lock's name,
+	// and the holder gives way first.
 	names := lockNames(statuses, compact)
-	if compact {
-		lockW = 5
-		for _, n := range names {
-			lockW = max(lockW, pctx.Width(n))
+	kinds := make([]string, len(statuses))
+	kindW, lockW, holderW, heldW, verdictW := 4, 4, 6, 4, 7
+	for i, s := range statuses {
+		kinds[i] = string(s.Kind)
+		if compact && s.Kind == model.LockFleetlock {
+			kinds[i] = "fleet"
 		}
-		lockW = min(lockW, 17)
-		kindW, heldW = 5, 5
-		holderW = min(22, max(w-kindW-lockW-heldW-verdictW-5-12, 12))
+		kindW = max(kindW, pctx.Width(kinds[i]))
+		lockW = max(lockW, pctx.Width(names[i]))
+		holderW = max(holderW, pctx.Width(Holder(s)))
+		heldW = max(heldW, pctx.Width(Held(s, ctx.Now)))
+		verdictW = max(verdictW, pctx.Width(string(s.Verdict)))
 	}
+	kindW, lockW, holderW = min(kindW, 10), min(lockW, 40), min(holderW, 40)
+	if compact {
+		lockW = min(lockW, 17)
+		holderW = min(holderW, max(w-kindW-lockW-heldW-verdictW-5-12, 12))
+	}
+	// The slot lines below line up with KIND and LOCK.
+	sk, so, _, _ := slotWidths(groups, w)
+	kindW = max(kindW, sk)
+	if !compact {
+		lockW = max(lockW, min(so, 40))
+	}
+	slots := slotLines(p, groups, w, kindW, lockW)
 	reasonW := w - kindW - lockW - holderW - heldW - verdictW - 5
 	out := make([]string, 0, h)
 	hdr := pctx.Fit("KIND", kindW) + " " + pctx.Fit("LOCK", lockW) + " "
 	hdr += pctx.Fit("HOLDER", holderW) + " " + pctx.Fit("HELD", heldW) + " " + pctx.Fit("VERDICT", verdictW) + " " + "REASON"
 	out = append(out, p.Paint(pctx.Muted, pctx.Fit(hdr, w)))
+	// spare is how many lines the reasons may wrap onto.
+	spare := h - 1 - len(statuses) - len(slots)
 	for i, s := range statuses {
 		if len(out) >= h {
 			break
 		}
-		kind := string(s.Kind)
-		if compact && s.Kind == model.LockFleetlock {
-			kind = "fleet"
+		reason := sanitize.Short(s.Reason, max(reasonW, 1))
+		var more []string
+		if wrap && reasonW >= 20 && spare > 0 {
+			parts := strings.Split(ansi.Wrap(sanitize.Short(s.Reason, 600), reasonW, " "), "\n")
+			if n := len(parts) - 1; n > spare {
+				// What the room holds, the last line cut.
+				parts[spare] = pctx.Trunc(parts[spare]+" "+parts[spare+1], reasonW)
+				parts = parts[:spare+1]
+			}
+			if n := len(parts) - 1; n > 0 {
+				reason, more, spare = parts[0], parts[1:], spare-n
+			}
 		}
+		kind := kinds[i]
 		lock := names[i]
 		if pctx.Width(lock) > lockW {
 			// The end of a name tells Leases apart (fleetlock-<group>).
@@ -213,7 +287,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 			{Holder(s), holderW, func(x string) string { return p.Paint(pctx.Bold, x) }},
 			{Held(s, ctx.Now), heldW, func(x string) string { return p.Paint(pctx.Text, x) }},
 			{verdict, verdictW, func(x string) string { return p.Verdict(s.Verdict, x) }},
-			{sanitize.Short(s.Reason, max(reasonW, 1)), max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
+			{reason, max(reasonW, 0), func(x string) string { return p.Paint(pctx.Muted, x) }},
 		}
 		var sb strings.Builder
 		first := true
@@ -240,6 +314,10 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 			line = p.Paint(pctx.Selected, pctx.Fit(line, w))
 		}
 		out = append(out, line)
+		indent := strings.Repeat(" ", w-reasonW)
+		for _, x := range more {
+			out = append(out, indent+p.Paint(pctx.Muted, strings.TrimLeft(x, " ")))
+		}
 	}
 	for _, l := range slots {
 		if len(out) >= h {
@@ -247,7 +325,7 @@ func Render(ctx *pctx.Context, p pctx.Painter, statuses []model.LockStatus, grou
 		}
 		out = append(out, pctx.Fit(l, w))
 	}
-	return pctx.Lines(out, w, h)
+	return out
 }
 
 // lockNames are the LOCK column's texts: namespace/name, or in the condensed

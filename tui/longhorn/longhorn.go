@@ -78,7 +78,14 @@ func Render(p pctx.Painter, d Data, w, h int) []string {
 		return pctx.Lines([]string{p.Paint(pctx.Warning, "? "+sanitize.Line(d.Unread)),
 			p.Paint(pctx.Critical, "gate ✗ volumes unknown: not read")}, w, h)
 	}
-	lines := []string{Counts(p, d.Summary), Gate(p, d.Summary)}
+	counts := Counts(p, d.Summary)
+	if d.Summary != nil && pctx.Width(counts) > w {
+		// Narrow: the counts as the condensed line has them, whole.
+		s := d.Summary
+		counts = p.Paint(pctx.OK, fmt.Sprintf("✓%d", s.Healthy)) + " " + p.Paint(pctx.Warning, fmt.Sprintf("!%d", s.Degraded)) + " " +
+			p.Paint(pctx.Critical, fmt.Sprintf("✗%d", s.Faulted)) + " " + p.Paint(pctx.Muted, fmt.Sprintf("?%d", s.Unknown))
+	}
+	lines := []string{counts, Gate(p, d.Summary)}
 	if d.Summary != nil && d.Summary.Degraded > 0 && d.Summary.Faulted == 0 {
 		lines = append(lines, p.Paint(pctx.Muted, "  the next drain could leave a volume with 1 replica"))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rebootwatch/rebootwatch/internal/coord/flatcar"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -25,9 +26,14 @@ type Row struct {
 	Ready      bool
 	ReadyKnown bool
 	Cordoned   bool
-	OSFrom     string
-	OSTo       string
-	Upgraded   bool
+	// OSDistro is the distribution of the node's image ("Ubuntu",
+	// "Flatcar Container Linux"), OSFrom its version, OSTo the version it
+	// upgrades to ("" when upgraded; with its distribution when that
+	// differs). Sanitised.
+	OSDistro string
+	OSFrom   string
+	OSTo     string
+	Upgraded bool
 	// RebootReq is kured_reboot_required, when RebootKnown.
 	RebootReq, RebootKnown bool
 	Lock                   model.LockKind
@@ -69,8 +75,12 @@ type Table struct {
 	Offset   int
 	Sort     SortMode
 	Filter   string
-	terms    []string // Filter's words, lower-cased once by SetFilter
-	selected string   // name under the cursor, kept across rebuilds
+	terms    []string            // Filter's words, lower-cased once by SetFilter
+	selected string              // name under the cursor, kept across rebuilds
+	osSeen   map[osKey][3]string // osLabels by input (Table.osLabels)
+	// widths is what the columns' contents need, measured by Rebuild
+	// over every row (not the visible ones: scrolling keeps the layout).
+	widths widths
 	// pinned is true once the operator moved the cursor: it then stays on
 	// its node when rows reorder; until then it stays on the first row, the
 	// node that most needs eyes.
@@ -127,51 +137,101 @@ func (t *Table) Rebuild(c *model.Cluster, target model.OS, now time.Time) {
 		}
 		r.Ready, r.ReadyKnown, _ = n.Ready()
 		r.Upgraded = c.Upgraded(n, target)
-		r.OSFrom, r.OSTo = osLabels(n, c.TargetFor(n), r.Upgraded)
-		r.OSFrom, r.OSTo = sanitize.Short(r.OSFrom, maxOS), sanitize.Short(r.OSTo, maxOS)
+		r.OSDistro, r.OSFrom, r.OSTo = t.osLabels(n, c.TargetFor(n), r.Upgraded)
 		if bs := c.NodeBlockers(name); len(bs) > 0 {
 			r.Wait, r.WaitKind, r.WaitStalls, r.WaitMore = sanitize.Short(bs[0].Short, maxOS), bs[0].Kind, bs[0].Stalls, len(bs)-1
 		}
 		r.lower = strings.ToLower(r.label + " " + string(r.Phase) + " " + r.Role)
 		t.all = append(t.all, r)
 	}
+	t.measure(now)
 	t.apply(now)
 }
 
 // maxOS bounds an OS label: no column is wider.
 const maxOS = 120
 
-// osLabels returns what the OS column shows: the node's OS and, when it is
-// not upgraded yet, the target. Images are compared first; when they are
-// equal the kernels tell the difference.
-func osLabels(n *model.Node, target model.OS, upgraded bool) (from, to string) {
-	from = n.OSImage
-	to = target.Image
-	if n.OSImage == target.Image && n.KernelVersion != target.Kernel {
-		from, to = n.KernelVersion, target.Kernel
+// osKey is what a node's OS labels depend on.
+type osKey struct {
+	image, kernel, target, targetKernel, newVersion, rebootNeeded string
+	upgraded                                                      bool
+}
+
+// osLabels is the package's osLabels, sanitised, remembered per distinct
+// input: a fleet runs a handful of images, and a tick rebuilds every row.
+func (t *Table) osLabels(n *model.Node, target model.OS, upgraded bool) (distro, from, to string) {
+	k := osKey{n.OSImage, n.KernelVersion, target.Image, target.Kernel, n.Annotations[flatcar.AnnNewVersion], n.Annotations[flatcar.AnnRebootNeeded], upgraded}
+	if v, ok := t.osSeen[k]; ok {
+		return v[0], v[1], v[2]
 	}
+	if t.osSeen == nil || len(t.osSeen) > 4096 {
+		t.osSeen = map[osKey][3]string{}
+	}
+	distro, from, to = osLabels(n, target, upgraded)
+	distro, from, to = sanitize.Short(distro, maxOS), sanitize.Short(from, maxOS), sanitize.Short(to, maxOS)
+	t.osSeen[k] = [3]string{distro, from, to}
+	return distro, from, to
+}
+
+// osLabels returns what the OS column shows: the distribution of the
+// node's image, its version and, when it is not upgraded yet, the version
+// it upgrades to. Images are compared first; when they are equal the
+// kernels tell the difference. The Flatcar update agent's new-version
+// annotation (update_engine's NEW_VERSION, written with reboot-needed
+// when an update is downloaded) names the target of a node no other node
+// runs yet.
+func osLabels(n *model.Node, target model.OS, upgraded bool) (distro, from, to string) {
+	distro, from = SplitOS(n.OSImage)
 	if from == "" {
 		from = n.KernelVersion
 	}
-	if upgraded {
-		return from, ""
+	if nv := n.Annotations[flatcar.AnnNewVersion]; nv != "" && n.Annotations[flatcar.AnnRebootNeeded] == flatcar.True && nv != from && nv != "0.0.0" {
+		return distro, from, nv
 	}
-	return from, dropCommonWords(from, to)
+	if upgraded {
+		return distro, from, ""
+	}
+	if n.OSImage == target.Image {
+		if n.KernelVersion == target.Kernel {
+			return distro, from, ""
+		}
+		return distro, n.KernelVersion, target.Kernel
+	}
+	td, tv := SplitOS(target.Image)
+	switch {
+	case tv == "":
+		tv = target.Image
+	case td != distro:
+		tv = target.Image
+	}
+	return distro, from, tv
 }
 
-// dropCommonWords removes from to the leading words it shares with from:
-// "Ubuntu 22.04.4 LTS" → "Ubuntu 22.04.5 LTS" shows as "… → 22.04.5 LTS".
-func dropCommonWords(from, to string) string {
-	cut := 0
-	for i := 0; i < len(from) && i < len(to) && from[i] == to[i]; i++ {
-		if from[i] == ' ' {
-			cut = i + 1
+// SplitOS splits an OS image into its distribution and its version: the
+// version is the first word that starts with a digit (or v and a digit;
+// parentheses dropped), the distribution the words before it up to a "by"
+// ("Flatcar Container Linux by Kinvolk 4152.2.0 (Oklo)" is "Flatcar
+// Container Linux" and "4152.2.0"; "Ubuntu 24.04.3 LTS" is "Ubuntu" and
+// "24.04.3"; "Talos (v1.7.0)" is "Talos" and "v1.7.0"). An image with no
+// version is all distribution.
+func SplitOS(image string) (distro, version string) {
+	words := strings.Fields(image)
+	for i, w := range words {
+		v := strings.Trim(w, "()[],")
+		d := strings.TrimPrefix(strings.TrimPrefix(v, "v"), "V")
+		if d == "" || d[0] < '0' || d[0] > '9' {
+			continue
 		}
+		head := words[:i]
+		for j, x := range head {
+			if j > 0 && x == "by" {
+				head = head[:j]
+				break
+			}
+		}
+		return strings.Join(head, " "), v
 	}
-	if cut >= len(to) {
-		return to
-	}
-	return to[cut:]
+	return image, ""
 }
 
 // SetFilter changes the filter and re-derives the visible rows.

@@ -12,93 +12,197 @@ import (
 type column struct {
 	title string
 	w     int
-	flex  int // share of the remaining width; 0 = fixed
-	min   int
-	max   int
+	min   int // narrowest it may be cut to when nothing else is left to give
 	cell  func(p pctx.Painter, r *Row, now time.Time, w int) (plain, painted string)
 }
 
-func layout(width int) []column {
-	name := column{title: "NAME", flex: 3, min: 10, max: 32, cell: cellName}
-	var cols []column
-	switch {
-	case width >= 130:
-		cols = []column{name,
-			{title: "ROLE", w: 13, cell: cellRole},
-			{title: "PROGRESS", w: 9, cell: cellStepper},
-			{title: "PHASE", w: 16, cell: cellPhase},
-			{title: "WAITING FOR", flex: 3, min: 14, max: 40, cell: cellWait},
-			{title: "READY", w: 8, cell: cellReady},
-			{title: "SCHED", w: 8, cell: cellSched},
-			{title: "OS", flex: 4, min: 12, cell: cellOS},
-			{title: "REBOOT", w: 6, cell: cellReboot},
-			{title: "LOCK", w: 9, cell: cellLock},
-		}
-	case width >= 110:
-		cols = []column{name,
-			{title: "ROLE", w: 13, cell: cellRole},
-			{title: "STEP", w: 5, cell: cellStepperShort},
-			{title: "PHASE", w: 16, cell: cellPhase},
-			{title: "WAITING FOR", w: 14, cell: cellWait},
-			{title: "READY", w: 8, cell: cellReady},
-			{title: "SCHED", w: 8, cell: cellSched},
-			{title: "OS", flex: 4, min: 12, cell: cellOS},
-			{title: "REBOOT", w: 6, cell: cellReboot},
-			{title: "LOCK", w: 9, cell: cellLock},
-		}
-	case width >= 80:
-		cols = []column{name,
-			{title: "STEP", w: 5, cell: cellStepperShort},
-			{title: "PHASE", w: 16, cell: cellPhase},
-			{title: "WAITING FOR", w: 13, cell: cellWait},
-			{title: "READY", w: 8, cell: cellReady},
-			{title: "SCHED", w: 8, cell: cellSched},
-			{title: "REBOOT", w: 6, cell: cellReboot},
-			{title: "LOCK", w: 9, cell: cellLock},
-		}
-	default:
-		cols = []column{name,
-			{title: "STEP", w: 5, cell: cellStepperShort},
-			{title: "PHASE", w: 14, cell: cellPhase},
-			{title: "WAIT", w: 5, cell: cellWaitTag},
-			{title: "READY", w: 8, cell: cellReady},
-			{title: "SCHED", w: 5, cell: cellSchedShort},
-			{title: "LOCK", w: 5, cell: cellLockShort},
-		}
-	}
-	// Resolve widths: one space between columns; flexible columns share
-	// what is left, capped at their max (the rest stays blank).
-	fixed, flex := len(cols)-1, 0
-	for _, c := range cols {
-		fixed += c.w
-		flex += c.flex
-	}
-	rest := width - fixed
-	for i := range cols {
-		if cols[i].flex > 0 {
-			cols[i].w = max(rest*cols[i].flex/max(flex, 1), cols[i].min)
-			if cols[i].max > 0 {
-				cols[i].w = min(cols[i].w, cols[i].max)
-			}
-		}
-	}
-	if left := width - total(cols); left > 0 {
-		// Give the OS column what the capped name column left over.
-		for i := range cols {
-			if cols[i].title == "OS" {
-				cols[i].w += left
-			}
-		}
-	}
-	// Too narrow: drop columns from the right until the rest fits.
-	for len(cols) > 1 && total(cols) > width {
-		cols = cols[:len(cols)-1]
-	}
-	if len(cols) == 1 {
-		cols[0].w = width
-	}
-	return cols
+// widths is what each column's content needs, measured over every row by
+// Rebuild at its time (the dashboard rebuilds on every tick, so a phase
+// time is measured as it is shown).
+type widths struct {
+	name, role, phase, wait, ready, sched, os, lock int
+	distro                                          string // the one distribution, "" when none
+	mixed                                           bool   // more than one distribution
 }
+
+// measure computes t.widths from t.all at now.
+func (t *Table) measure(now time.Time) {
+	w := widths{name: 4, role: 4, phase: 5, wait: 11, ready: 5, sched: 5, os: 2, lock: 4}
+	distros := map[string]bool{}
+	for i := range t.all {
+		r := &t.all[i]
+		w.name = max(w.name, pctx.Width(r.label))
+		w.role = max(w.role, pctx.Width(r.Role))
+		// As cellPhase shows it, counted without building it (a tick
+		// measures every row).
+		ph := pctx.Width(string(r.Phase))
+		switch {
+		case r.StillCordoned:
+			ph += pctx.Width(" · still cordoned")
+		case !r.Since.IsZero() && r.Phase != model.PhaseIdle:
+			ph += 1 + len(model.HumanDuration(now.Sub(r.Since)))
+		}
+		w.phase = max(w.phase, ph)
+		w.wait = max(w.wait, waitWidth(r))
+		if r.ReadyKnown && !r.Ready {
+			w.ready = max(w.ready, pctx.Width("NotReady"))
+		}
+		if r.Cordoned {
+			w.sched = max(w.sched, pctx.Width("cordoned"))
+		}
+		if r.Lock != "" {
+			w.lock = max(w.lock, pctx.Width(string(r.Lock)))
+		}
+		distros[r.OSDistro] = true
+	}
+	if len(distros) == 1 {
+		for d := range distros {
+			w.distro = d
+		}
+	}
+	w.mixed = len(distros) > 1
+	for i := range t.all {
+		w.os = max(w.os, osWidth(&t.all[i], w.mixed))
+	}
+	t.widths = w
+}
+
+func waitWidth(r *Row) int {
+	if r.Wait == "" {
+		return 0
+	}
+	n := pctx.Width(r.Wait)
+	if r.WaitMore > 0 {
+		n += 1 + len("+"+strconv.Itoa(r.WaitMore))
+	}
+	return n
+}
+
+// osTitle is the OS column's title: the distribution once, when every
+// node runs the same one.
+// short keeps the distribution's first word ("OS (Flatcar)").
+func (w widths) osTitle(short bool) string {
+	switch {
+	case w.mixed:
+		return "OS (mixed)"
+	case w.distro != "" && short:
+		return "OS (" + strings.Fields(w.distro)[0] + ")"
+	case w.distro != "":
+		return "OS (" + w.distro + ")"
+	}
+	return "OS"
+}
+
+// Column keys, for the layout's reductions.
+const (
+	colName = iota
+	colRole
+	colProgress
+	colPhase
+	colWait
+	colReady
+	colSched
+	colOS
+	colReboot
+	colLock
+)
+
+// layout picks the columns for a table width from what their contents
+// need: every column as wide as its widest cell (NAME as its longest name,
+// the OS column its versions); when that does not fit, the least needed
+// give way one at a time — the long stepper shortens, the OS title keeps
+// the distribution's first word, ROLE goes, SCHED
+// and LOCK shorten, the stepper goes (PHASE says it), then LOCK, REBOOT,
+// OS (its versions are never cut: the column goes whole; the detail has
+// them) and SCHED, and READY shortens to a mark (✓ ✗ ?). Only when NAME, PHASE, WAITING FOR and READY alone do
+// not fit are WAITING FOR and NAME cut.
+func (t *Table) layout(width int) []column {
+	tw := t.widths
+	type slot struct {
+		col  column
+		on   bool
+		full bool // the long form (PROGRESS, SCHED, LOCK)
+	}
+	osTitle := tw.osTitle(false)
+	mixed := tw.mixed
+	cols := [...]slot{
+		colName:     {column{title: "NAME", w: tw.name, min: 10, cell: cellName}, true, true},
+		colRole:     {column{title: "ROLE", w: min(tw.role, 16), cell: cellRole}, true, true},
+		colProgress: {column{title: "PROGRESS", w: 9, cell: cellStepper}, true, true},
+		colPhase:    {column{title: "PHASE", w: tw.phase, min: 10, cell: cellPhase}, true, true},
+		colWait:     {column{title: "WAITING FOR", w: tw.wait, min: 14, cell: cellWait}, true, true},
+		colReady:    {column{title: "READY", w: tw.ready, cell: cellReady}, true, true},
+		colSched:    {column{title: "SCHED", w: tw.sched, cell: cellSched}, true, true},
+		colOS: {column{title: osTitle, w: max(tw.os, pctx.Width(osTitle)), cell: func(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+			plain, painted := osCell(p, r, mixed)
+			if pctx.Width(plain) > w {
+				return fit(p, pctx.Muted, plain, w)
+			}
+			return plain, painted
+		}}, true, true},
+		colReboot: {column{title: "REBOOT", w: 6, cell: cellReboot}, true, true},
+		colLock:   {column{title: "LOCK", w: tw.lock, cell: cellLock}, true, true},
+	}
+	if tw.distro == "" && !mixed && tw.os <= 2 {
+		cols[colOS].on = false // no OS known at all
+	}
+	sum := func() int {
+		n, k := 0, 0
+		for _, c := range cols {
+			if c.on {
+				n += c.col.w
+				k++
+			}
+		}
+		return n + max(k-1, 0)
+	}
+	steps := []func(){
+		func() { cols[colProgress].col = column{title: "STEP", w: 5, cell: cellStepperShort} },
+		func() {
+			cols[colOS].col.title = tw.osTitle(true)
+			cols[colOS].col.w = max(tw.os, pctx.Width(cols[colOS].col.title))
+		},
+		func() { cols[colRole].on = false },
+		func() { cols[colSched].col = column{title: "SCHED", w: 5, cell: cellSchedShort} },
+		func() { cols[colLock].col = column{title: "LOCK", w: 4, cell: cellLockShort} },
+		func() { cols[colProgress].on = false },
+		func() { cols[colLock].on = false },
+		func() { cols[colReboot].on = false },
+		func() { cols[colOS].on = false },
+		func() { cols[colSched].on = false },
+		func() { cols[colReady].col = column{title: "RDY", w: 3, cell: cellReadyShort} },
+	}
+	for _, step := range steps {
+		if sum() <= width {
+			break
+		}
+		step()
+	}
+	// Still too wide: cut WAITING FOR, then NAME, then PHASE to their
+	// minimum, then drop columns from the right.
+	for _, k := range []int{colWait, colName, colPhase} {
+		if over := sum() - width; over > 0 && cols[k].col.w > cols[k].col.min {
+			cols[k].col.w = max(cols[k].col.w-over, cols[k].col.min)
+		}
+	}
+	var out []column
+	for _, c := range cols {
+		if c.on {
+			out = append(out, c.col)
+		}
+	}
+	for len(out) > 1 && total(out) > width {
+		out = out[:len(out)-1]
+	}
+	if len(out) == 1 {
+		out[0].w = width
+	}
+	return out
+}
+
+// Width is how wide the table is with every column at its content's
+// width: wider than that, the rest of the box stays blank.
+func (t *Table) Width() int { return total(t.layout(1 << 16)) }
 
 func total(cols []column) int {
 	t := len(cols) - 1
@@ -115,7 +219,7 @@ func Render(ctx *pctx.Context, t *Table, w, h int, focused bool) []string {
 		return nil
 	}
 	p := ctx.P
-	cols := layout(w)
+	cols := t.layout(w)
 	out := make([]string, 0, h)
 	var sb strings.Builder
 	for i, c := range cols {
@@ -262,25 +366,6 @@ func cellWait(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 	return s, p.Paint(waitRole(r), s)
 }
 
-// waitTags are the condensed "waiting for" of the smallest layout.
-var waitTags = map[model.BlockerKind]string{
-	model.BlockerCordon: "cord", model.BlockerSlowReboot: "slow", model.BlockerDrain: "drain",
-	model.BlockerReleaseDelay: "delay", model.BlockerWindow: "win", model.BlockerAlert: "alert",
-	model.BlockerPod: "pod", model.BlockerLock: "lock", model.BlockerLonghorn: "lh", model.BlockerUnknown: "?",
-}
-
-func cellWaitTag(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
-	if r.Wait == "" {
-		return "", ""
-	}
-	tag, ok := waitTags[r.WaitKind]
-	if !ok {
-		tag = "?"
-	}
-	s := pctx.Trunc(tag, w)
-	return s, p.Paint(waitRole(r), s)
-}
-
 func waitRole(r *Row) pctx.Role {
 	if r.WaitStalls {
 		return pctx.Warning
@@ -298,6 +383,16 @@ func cellReady(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 	return fit(p, pctx.Critical, "NotReady", w)
 }
 
+func cellReadyShort(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+	switch {
+	case !r.ReadyKnown:
+		return fit(p, pctx.Muted, "?", w)
+	case r.Ready:
+		return fit(p, pctx.OK, "✓", w)
+	}
+	return fit(p, pctx.Critical, "✗", w)
+}
+
 func cellSched(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
 	if r.Cordoned {
 		return fit(p, pctx.Warning, "cordoned", w)
@@ -312,21 +407,33 @@ func cellSchedShort(p pctx.Painter, r *Row, _ time.Time, w int) (string, string)
 	return fit(p, pctx.Muted, "·", w)
 }
 
-func cellOS(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {
+// osWidth is how wide osCell's text is.
+func osWidth(r *Row, mixed bool) int {
+	n := pctx.Width(r.OSFrom)
+	if mixed && r.OSDistro != "" {
+		n += 1 + pctx.Width(r.OSDistro)
+	}
 	if r.OSTo == "" {
-		s := pctx.Trunc("✓ "+r.OSFrom, w)
+		return n + 2 // "✓ "
+	}
+	return n + 3 + pctx.Width(r.OSTo) // " → "
+}
+
+// osCell is the OS column's cell: the version, and the version it
+// upgrades to ("24.04.3 → 24.04.4"; "✓ 24.04.4" when upgraded); with the
+// distribution in front when the fleet runs more than one (the title names
+// it otherwise). Never cut here: the layout gives it its width or drops it.
+func osCell(p pctx.Painter, r *Row, mixed bool) (string, string) {
+	from := r.OSFrom
+	if mixed && r.OSDistro != "" {
+		from = r.OSDistro + " " + from
+	}
+	if r.OSTo == "" {
+		s := "✓ " + from
 		return s, p.Paint(pctx.OK, s)
 	}
-	// Show as much of both ends as fits: "from → to".
 	arrow := " → "
-	room := w - pctx.Width(arrow)
-	if room < 4 {
-		return fit(p, pctx.Muted, r.OSFrom, w)
-	}
-	to := pctx.Trunc(r.OSTo, max(room/2, room-pctx.Width(r.OSFrom)))
-	from := pctx.Trunc(r.OSFrom, room-pctx.Width(to))
-	plain := from + arrow + to
-	return plain, p.Paint(pctx.Muted, from+arrow) + p.Paint(pctx.Accent, to)
+	return from + arrow + r.OSTo, p.Paint(pctx.Muted, from+arrow) + p.Paint(pctx.Accent, r.OSTo)
 }
 
 func cellReboot(p pctx.Painter, r *Row, _ time.Time, w int) (string, string) {

@@ -12,9 +12,10 @@ import (
 	"github.com/rebootwatch/rebootwatch/tui/pctx"
 )
 
-// TestWaitingForColumn: wide tables show the first blocker's short form
-// and how many more, medium ones the same condensed, the smallest a tag;
-// the text is sanitised.
+// TestWaitingForColumn: the table shows the first blocker's short form
+// and how many more whole as long as NAME, PHASE, WAITING FOR and READY
+// fit (other columns give way first), cut only below that; the text is
+// sanitised.
 func TestWaitingForColumn(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	c := model.NewCluster("t", model.Options{})
@@ -34,7 +35,7 @@ func TestWaitingForColumn(t *testing.T) {
 	for _, tc := range []struct {
 		w           int
 		title, want string
-	}{{170, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {100, "WAITING FOR", "window: o… +1"}, {60, "WAIT", " win "}} {
+	}{{170, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {60, "WAITING FOR", "window: opens in 9h\\e[2J +1"}, {38, "WAITING FOR", "window: opens in 9h… +1"}} {
 		lines := Render(ctx, &tb, tc.w, 4, false)
 		head, row := ansi.Strip(lines[0]), ansi.Strip(lines[1])
 		if !strings.Contains(head, tc.title) || !strings.Contains(row, tc.want) || !strings.HasPrefix(row, "w1") {

@@ -8,7 +8,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Filter, Sort, Detail, Back, Focus       key.Binding
 	Release, Reap, Uncordon                 key.Binding
-	Theme, Help, Quit                       key.Binding
+	Timeline, Theme, Help, Quit             key.Binding
 }
 
 // NewKeyMap returns the default bindings.
@@ -28,6 +28,7 @@ func NewKeyMap(readOnly bool) KeyMap {
 		Release:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "release lock")),
 		Reap:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "reap lock")),
 		Uncordon: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "uncordon done node")),
+		Timeline: key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "timeline")),
 		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -66,7 +67,7 @@ func (k KeyMap) FooterWith(uncordon bool) [][]key.Binding {
 }
 
 // Footer is the footer's one-line help, fullest first: each next set
-// shortens a hint or leaves one out, the least needed first (theme, sort,
+// shortens a hint or leaves one out, the least needed first (timeline, theme, sort,
 // moving, filter, detail, reap, release). tab, ? and q are in every set:
 // the README's story starts with tab, and help and quit must stay findable
 // on any terminal.
@@ -78,10 +79,10 @@ func (k KeyMap) Footer() [][]key.Binding {
 	move := key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑↓", "move"))
 	release, reap := short(k.Release, "release"), short(k.Reap, "reap")
 	sets := [][]key.Binding{
-		{k.Up, k.Down, k.Focus, k.Filter, k.Sort, k.Detail, k.Release, k.Reap, k.Theme, k.Help, k.Quit},
-		{move, k.Focus, k.Filter, k.Sort, k.Detail, release, reap, k.Theme, k.Help, k.Quit},
+		{k.Up, k.Down, k.Focus, k.Filter, k.Sort, k.Detail, k.Release, k.Reap, k.Timeline, k.Theme, k.Help, k.Quit},
+		{move, k.Focus, k.Filter, k.Sort, k.Detail, release, reap, k.Timeline, k.Theme, k.Help, k.Quit},
 	}
-	for _, drop := range []key.Binding{k.Theme, k.Sort, move, k.Filter, k.Detail, reap, release} {
+	for _, drop := range []key.Binding{k.Timeline, k.Theme, k.Sort, move, k.Filter, k.Detail, reap, release} {
 		last := sets[len(sets)-1]
 		next := make([]key.Binding, 0, len(last)-1)
 		for _, b := range last {
@@ -99,6 +100,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.Sort, k.Detail, k.Back, k.Focus},
-		{k.Release, k.Reap, k.Uncordon, k.Theme, k.Help, k.Quit},
+		{k.Release, k.Reap, k.Uncordon, k.Timeline, k.Theme, k.Help, k.Quit},
 	}
 }
