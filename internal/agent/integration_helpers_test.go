@@ -264,8 +264,9 @@ func agentCluster(t *testing.T) *testcluster.Cluster {
 // privateAgentCluster gives a long test an apiserver of its own
 // (testcluster.Start) and runs it alongside the package's other private
 // tests (t.Parallel): it waits on a clock it cannot shorten (client-go's
-// token re-read, a Prometheus scrape and remote-write flush), and those
-// waits overlap instead of adding up. The package's SharedAlone tests run
+// token re-read, a Prometheus scrape, rule evaluation and remote-write
+// flush, the node audit's default interval), and those waits overlap
+// instead of adding up. The package's SharedAlone tests run
 // first, one at a time, then these together.
 func privateAgentCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
