@@ -29,10 +29,10 @@ type haRow struct {
 // (the data age stays the leader's); SIGKILLing the leader too makes the
 // row stale at once.
 func TestIntegrationFleetHAReplicas(t *testing.T) {
+	admin, bin, kc, _ := heldLeaseOn(t, privateAgentCluster(t))
 	testprom.Binary(t)
 	central := testprom.Start(t, testprom.Options{Receiver: true})
 	cli := buildCLI(t)
-	admin, bin, kc, _ := heldLeaseCluster(t)
 	args := []string{"--interval=1s", "--request-timeout=5s", "--reap-ghost=false", "--leader-elect-lease-duration=6s",
 		"--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"}
 	a := startAgentProc(t, bin, "ha-a", kc, args...)

@@ -24,16 +24,10 @@ import (
 // holder neither a's nor c's apiserver holds.
 const ghostB = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0"
 
-// buildCLI builds cmd/rebootwatch into a temporary directory.
+// buildCLI returns cmd/rebootwatch, built once for the package's tests.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rebootwatch")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch")
-	cmd.Dir = moduleRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return buildOnce(t, "./cmd/rebootwatch")
 }
 
 // fleetDoc is the part of `rebootwatch fleet --snapshot -o json` the test reads.
@@ -62,20 +56,15 @@ type fleetDoc struct {
 // c stale within its staleness bound (--stale-after), and the exit code
 // is 2, never 0. The fleet view sends at most 6 queries.
 func TestIntegrationFleetThroughPrometheus(t *testing.T) {
+	t.Parallel() // three apiservers of its own (privateAgentCluster)
 	testprom.Binary(t)
 	central := testprom.Start(t, testprom.Options{Receiver: true})
 	cli := buildCLI(t)
 	agents := map[string]*agentProc{}
 	kubeconfigs := map[string]string{}
 	for _, name := range []string{"a", "b", "c"} {
-		// The fleet is three apiservers: a is the package's shared one, b
-		// and c are private (testcluster.Start).
-		var c *testcluster.Cluster
-		if name == "a" {
-			c = agentCluster(t)
-		} else {
-			c = testcluster.Start(t)
-		}
+		// The fleet is three apiservers of the test's own.
+		c := testcluster.Start(t)
 		admin, bin, kc, _ := heldLeaseOn(t, c)
 		kubeconfigs[name] = kc
 		if name == "b" {

@@ -50,45 +50,74 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// agentBin is the agent binary the integration tests run, built once per
-// test binary (buildAgent) and removed by TestMain.
-var agentBin struct {
-	once sync.Once
+// built holds the binaries the integration tests run (the agent, the
+// CLI), each built once per test binary (buildOnce) and removed by TestMain
+// (removeBuilt): every build is a link of the whole command, and the tests
+// run the same one.
+var built struct {
+	mu   sync.Mutex
 	dir  string
+	bins map[string]*builtBin
+}
+
+type builtBin struct {
+	once sync.Once
 	path string
 	err  error
 }
 
-// buildAgent builds cmd/rebootwatch-agent on its first call and returns the
-// binary's path: every test runs the same one (each build is a link of the
-// whole agent).
-func buildAgent(t *testing.T) string {
+// buildOnce builds the command pkg (a path relative to the module root,
+// such as ./cmd/rebootwatch-agent) on its first call and returns the
+// binary's path.
+func buildOnce(t *testing.T, pkg string) string {
 	t.Helper()
 	root := moduleRoot(t)
-	agentBin.once.Do(func() {
-		agentBin.dir, agentBin.err = os.MkdirTemp("", "rebootwatch-agent-")
-		if agentBin.err != nil {
-			return
+	built.mu.Lock()
+	if built.bins == nil {
+		built.bins = map[string]*builtBin{}
+	}
+	b := built.bins[pkg]
+	if b == nil {
+		b = &builtBin{}
+		built.bins[pkg] = b
+	}
+	if built.dir == "" {
+		var err error
+		if built.dir, err = os.MkdirTemp("", "rebootwatch-agent-test-"); err != nil {
+			built.mu.Unlock()
+			t.Fatal(err)
 		}
-		bin := filepath.Join(agentBin.dir, "rebootwatch-agent")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch-agent")
+	}
+	dir := built.dir
+	built.mu.Unlock()
+	b.once.Do(func() {
+		bin := filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			agentBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 			return
 		}
-		agentBin.path = bin
+		b.path = bin
 	})
-	if agentBin.err != nil {
-		t.Fatal(agentBin.err)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return agentBin.path
+	return b.path
 }
 
-// removeAgentBin removes what buildAgent built.
-func removeAgentBin() {
-	if agentBin.dir != "" {
-		_ = os.RemoveAll(agentBin.dir)
+// buildAgent returns the agent binary (cmd/rebootwatch-agent), built once.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	return buildOnce(t, "./cmd/rebootwatch-agent")
+}
+
+// removeBuilt removes what buildOnce built.
+func removeBuilt() {
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
 	}
 }
 
@@ -230,6 +259,19 @@ func agentCluster(t *testing.T) *testcluster.Cluster {
 	c := testcluster.SharedAlone(t)
 	c.DeleteEvents(t)
 	return c
+}
+
+// privateAgentCluster gives a long test an apiserver of its own
+// (testcluster.Start) and runs it alongside the package's other private
+// tests (t.Parallel): it waits on a clock it cannot shorten (client-go's
+// token re-read, a Prometheus scrape, rule evaluation and remote-write
+// flush, the node audit's default interval), and those waits overlap
+// instead of adding up. The package's SharedAlone tests run
+// first, one at a time, then these together.
+func privateAgentCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	t.Parallel()
+	return testcluster.Start(t)
 }
 
 // mintToken asks for a ServiceAccount token with TokenRequest.

@@ -188,8 +188,8 @@ func ghostAlert(alerts []promAlert) (promAlert, bool) {
 // --reap-ghost=false) RebootwatchGhostLock goes pending, then fires, with
 // the lock's labels.
 func TestIntegrationGhostAlertFires(t *testing.T) {
+	admin, bin, kc, _ := heldLeaseOn(t, privateAgentCluster(t)) // waits on Prometheus's rule clock
 	testprom.Binary(t)
-	admin, bin, kc, _ := heldLeaseCluster(t)
 
 	a := startAgentProc(t, bin, "agent-a", kc, "--interval=1s", "--request-timeout=10s", "--reap-ghost=false")
 	a.waitHeartbeat(t, "n1 holds the lock", func(hb heartbeat) bool {

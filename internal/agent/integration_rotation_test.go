@@ -19,8 +19,11 @@ import (
 // in a pod, where client-go re-reads the projected token). When the token
 // it started with is invalidated and a new one is written to the file, the
 // agent first logs the rejected calls, then recovers without a restart.
+// The re-read is client-go's, on its own clock (about a minute), in the
+// agent's process: the test has an apiserver of its own so that minute
+// overlaps the package's other long tests (privateAgentCluster).
 func TestIntegrationTokenRotation(t *testing.T) {
-	c, bin, _ := setup(t)
+	c, bin, _ := setupOn(t, privateAgentCluster(t))
 	admin := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

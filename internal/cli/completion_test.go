@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envAsMain) != "" {
 		os.Exit(Main(os.Args[1:], OSEnv()))
 	}
-	testcluster.Main(m)
+	testcluster.Main(m, removeBuiltBinary)
 }
 
 // asCommand puts this test binary on a PATH as `rebootwatch` and returns

@@ -24,12 +24,7 @@ func TestCoordinatorDemosTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "rebootwatch")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	for _, tc := range []struct {
 		demo, node string
 		// first is what the screen shows at once; wedge the headline
@@ -48,6 +43,9 @@ func TestCoordinatorDemosTmux(t *testing.T) {
 			[]string{"■ flatcar-worker-1 rebooted", "agent not running", "1/1  flatcar-worker-1 rebooted, agent not running", "recovering"}},
 	} {
 		t.Run(tc.demo, func(t *testing.T) {
+			// Each demo has its own process, clock and tmux server: the
+			// waits on the two demos' clocks overlap.
+			t.Parallel()
 			p := testtmux.Start(t, 160, 40, "env TERM=xterm-256color XDG_CONFIG_HOME=/nonexistent "+bin+" --demo="+tc.demo+"; sleep 120")
 			// The demo's clock starts with the binary: the first minute is
 			// counted from here.

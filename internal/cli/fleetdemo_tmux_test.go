@@ -26,12 +26,7 @@ func TestFleetDemoTmux(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rebootwatch")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	p := testtmux.Start(t, 100, 30, "env TERM=xterm-256color KUBECONFIG="+filepath.Join(dir, "none")+" "+bin+" fleet --demo --interval 1s; sleep 60")
 
 	s := p.WaitFor("the demo's clusters, the ghost first", 30*time.Second, func(s string) bool {
