@@ -120,15 +120,22 @@ func TestDashboardUncordonsOnlyTheCoordinatorsCordonRealCluster(t *testing.T) {
 		_, left := s.Engine().LeftCordoned(node)
 		return !left
 	})
-	q := plan(node)
+	// The coordinator read may land between the administrator's uncordon
+	// and cordon (the node then neither left cordoned nor someone else's):
+	// wait for the read that judged the hand cordon, then plan on it.
+	var q lock.Plan
+	var gate string
+	waitFor(t, "the hand cordon judged someone else's", func() bool {
+		q, gate = plan(node), ""
+		for _, g := range q.FailedGates() {
+			if g.Name == lock.GateNode {
+				gate = g.Reason
+			}
+		}
+		return strings.Contains(gate, "not its coordinator's cordon")
+	})
 	if q.Allowed {
 		t.Fatalf("u on a hand cordon after SUC's job failed allowed: %+v", q.Gates)
-	}
-	var gate string
-	for _, g := range q.FailedGates() {
-		if g.Name == lock.GateNode {
-			gate = g.Reason
-		}
 	}
 	if !strings.Contains(gate, "not its coordinator's cordon") || !strings.Contains(gate, "cordoned by kubectl at ") || !strings.Contains(gate, "after job") {
 		t.Errorf("node gate %q does not say whose cordon it is", gate)
