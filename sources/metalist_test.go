@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +32,9 @@ func readAll(b []byte) ([]metaItem, string, error) {
 // apiserver encodes it.
 var metaScheme = func() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
-	metav1.AddMetaToScheme(s)
+	if err := metav1.AddMetaToScheme(s); err != nil {
+		panic(err)
+	}
 	return s
 }()
 
@@ -69,7 +72,7 @@ func sampleMetadataList(t testing.TB, n int) []byte {
 			Name: fmt.Sprintf("pvc-%08d", i), Namespace: "longhorn-system", ResourceVersion: fmt.Sprint(1000 + i),
 			UID: "u", Labels: map[string]string{"longhornvolume": "x"}, Generation: 3,
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "longhorn-manager", Operation: metav1.ManagedFieldsOperationUpdate,
-				FieldsV1: &metav1.FieldsV1{Raw: bytes.Repeat([]byte(`{"f:spec":{}}`), 40)}}},
+				FieldsV1: metav1.NewFieldsV1(strings.Repeat(`{"f:spec":{}}`, 40))}},
 		}})
 	}
 	return encodeMetadataList(t, l)
