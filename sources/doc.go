@@ -2,7 +2,8 @@
 // Sink they report to, the per-source health Reporter (ok / stale / error /
 // forbidden / not-installed / disabled, DESIGN §7 and issue 3), and a
 // ListWatch wrapper that bounds every list with a timeout and reports list and
-// watch failures as health.
+// watch failures as health, and the watch Audit with the streaming reader of
+// the protobuf metadata-only lists it compares against (metalist.go).
 //
 // The adapters live in sub-packages: kube (Nodes, fleetlock Leases, kured's
 // DaemonSet), longhorn (volumes.longhorn.io), prometheus

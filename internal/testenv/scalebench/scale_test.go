@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -406,8 +407,17 @@ func (sc *scaleCase) agent(b *testing.B) {
 		b.Skip("needs GNU time at /usr/bin/time for the child's peak RSS")
 	}
 	out := filepath.Join(b.TempDir(), "time")
+	// The metrics are scraped every 5 s of the steady window, as a
+	// Prometheus that feeds the fleet view would (issue 35 §1): the
+	// per-node series are made on each scrape.
+	metricsPort, err := testcluster.FreePort()
+	if err != nil {
+		b.Fatal(err)
+	}
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	cmd := exec.Command("/usr/bin/time", "-f", "%M", "-o", out, sc.bins.agent,
-		"--kubeconfig="+sc.c.Kubeconfig, "--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
+		"--kubeconfig="+sc.c.Kubeconfig, "--health-probe-bind-address=127.0.0.1:0",
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 		"--kured-daemonset="+scalefixture.KuredNamespace+"/"+scalefixture.KuredName, "--leader-election-namespace=default",
 		"--dry-run")
 	cmd.Env = append(cleanEnv(), "POD_NAME=scalebench-agent")
@@ -501,7 +511,19 @@ func (sc *scaleCase) agent(b *testing.B) {
 	hwmAtFirst := procKiB(pid, "VmHWM")
 	cpu0 := procCPU(pid)
 	var rssSamples []float64
-	rates := sc.steadyWindow(b, func() { rssSamples = append(rssSamples, float64(procKiB(pid, "VmRSS"))/1024) })
+	var scrapes, nodeSeries int
+	ticks := 0
+	rates := sc.steadyWindow(b, func() {
+		if ticks%5 == 0 {
+			scrapes++
+			nodeSeries = scrapeNodeSeries(b, metricsURL)
+		}
+		ticks++
+		rssSamples = append(rssSamples, float64(procKiB(pid, "VmRSS"))/1024)
+	})
+	if nodeSeries < sc.nodes {
+		b.Fatalf("agent: the last of %d scrapes of its metrics had %d rebootwatch_node_phase series, want one per node (%d)", scrapes, nodeSeries, sc.nodes)
+	}
 	cpuSteady := procCPU(pid) - cpu0
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	select {
@@ -530,6 +552,28 @@ func (sc *scaleCase) agent(b *testing.B) {
 	sc.report(b, "agent", "steady CPU % of a core", []float64{100 * cpuSteady / sc.steady.Seconds()})
 	sc.reportRequests(b, "agent", "requests to first picture", firstReqs, 1)
 	sc.reportRequests(b, "agent", "steady requests per minute", rates, 1)
+}
+
+// scrapeNodeSeries reads the agent's metrics once, as Prometheus does, and
+// counts its rebootwatch_node_phase series.
+func scrapeNodeSeries(b *testing.B, url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatalf("scraping the agent's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	n := 0
+	scan := bufio.NewScanner(resp.Body)
+	scan.Buffer(make([]byte, 64<<10), 1<<20)
+	for scan.Scan() {
+		if strings.HasPrefix(scan.Text(), "rebootwatch_node_phase{") {
+			n++
+		}
+	}
+	if err := scan.Err(); err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("scraping the agent's metrics: %s, %v", resp.Status, err)
+	}
+	return n
 }
 
 // childOf returns the first child of pid (0 if none).
