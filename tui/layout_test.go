@@ -29,7 +29,7 @@ func fedoraFixture() *fixture {
 // panel has its header row; the OS column shows both versions whole under
 // the distribution.
 func TestLayoutLosesNothing(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {160, 45}, {200, 50}} {
 		m := fedoraFixture().model(Options{})
 		size(m, sz[0], sz[1])
 		check := func(what string) string {

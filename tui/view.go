@@ -98,7 +98,11 @@ func (m *Model) geometry() geometry {
 		if n := len(m.c.LockStatuses()); n > 0 {
 			nLocks = max(nLocks, locks.WrapLines(m.ctx, m.c.LockStatuses(), m.c.Slots(), g.locksW-2)-1)
 		}
-		g.locksH = min(max(nLocks+1, lhInner)+2, 10)
+		// Up to 10 lines, more while the nodes table and the timeline
+		// below keep every row they show (a reason is never cut beside
+		// empty rows).
+		limit := max(10, g.bodyH-(m.table.Total()+3)-5)
+		g.locksH = min(max(nLocks+1, lhInner)+2, limit)
 		rest := g.bodyH - g.locksH
 		if w >= 170 {
 			g.tlSide = true

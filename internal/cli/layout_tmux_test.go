@@ -13,7 +13,7 @@ import (
 )
 
 // TestLayoutLosesNothingTmux (issue 34 §2): the real binary's dashboard in
-// tmux at 80x24, 120x40 and 200x50, on every demo scenario: the main
+// tmux at 80x24, 120x40, 160x45 and 200x50, on every demo scenario: the main
 // screen, the help (?), a node's detail (enter), a lock's detail (tab,
 // enter: where there are locks) and the timeline (l: reachable at every
 // size) cut no version and no blocker in the nodes table, and no box cuts
@@ -35,7 +35,7 @@ func TestLayoutLosesNothingTmux(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, demo := range []string{"fleetlock", "kured", "suc", "flatcar"} {
-		for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}, {160, 45}, {200, 50}} {
 			name := demo + "-" + strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()

@@ -2,7 +2,8 @@
 // cell of the nodes table that holds a version (the OS column) or a
 // blocker (WAITING FOR), and a cut line (one that ends in …) in the help,
 // detail or timeline box while that box still has empty rows below its
-// text. It reads the plain text of a
+// text, and (150 columns and more) a cut line in the Locks panel while
+// the nodes table below it has empty rows. It reads the plain text of a
 // screen (tmux capture-pane, or a model's View with its escapes
 // stripped), so the tmux end-to-end test and the unit tests apply the
 // same rule. It must not be imported by non-test code.
@@ -30,6 +31,7 @@ func Problems(screen string) []string {
 	for _, box := range []string{"Help", "Node ", "Lock ", "Timeline"} {
 		out = append(out, boxCuts(rows, box)...)
 	}
+	out = append(out, locksCuts(rows)...)
 	return out
 }
 
@@ -94,6 +96,57 @@ func tableCuts(rows [][]rune) []string {
 // boxCuts reports a box (its title starts with title) that cuts a line
 // (…) while it has empty rows left.
 func boxCuts(rows [][]rune, title string) []string {
+	lines, empty, ok := boxText(rows, title)
+	if !ok {
+		return nil
+	}
+	cut := cutLines(lines)
+	if len(cut) > 0 && empty > 0 {
+		return []string{fmt.Sprintf("the %q box cuts %d line(s) with %d empty row(s) left: %q", strings.TrimSpace(title), len(cut), empty, cut[0])}
+	}
+	return nil
+}
+
+// locksCuts reports the Locks panel cutting a line (a reason ending in
+// …) while the nodes table below it has empty rows the panel could have
+// taken. Only on wide screens (150 columns and more, where the reasons
+// wrap under their column): narrower, the REASON column is too narrow to
+// wrap and the lock detail (enter) shows the whole reason.
+func locksCuts(rows [][]rune) []string {
+	wide := false
+	for _, r := range rows {
+		wide = wide || len(r) >= 150
+	}
+	if !wide {
+		return nil
+	}
+	lines, _, ok := boxText(rows, "Locks")
+	if !ok {
+		return nil
+	}
+	_, empty, ok := boxText(rows, "Nodes")
+	cut := cutLines(lines)
+	if ok && len(cut) > 0 && empty > 0 {
+		return []string{fmt.Sprintf("the Locks panel cuts %d line(s) while the nodes table has %d empty row(s): %q", len(cut), empty, cut[0])}
+	}
+	return nil
+}
+
+func cutLines(lines []string) []string {
+	var cut []string
+	for _, l := range lines {
+		if strings.HasSuffix(l, "…") {
+			cut = append(cut, l)
+		}
+	}
+	return cut
+}
+
+// boxText is the trimmed text of each row of the box whose title starts
+// with title, and how many empty rows follow its last line of text (a
+// blank line between sections is not room left); ok is false when the
+// screen shows no such box.
+func boxText(rows [][]rune, title string) (lines []string, empty int, ok bool) {
 	for i, r := range rows {
 		s := string(r)
 		at := strings.Index(s, "╭─ "+title)
@@ -101,9 +154,6 @@ func boxCuts(rows [][]rune, title string) []string {
 			continue
 		}
 		left := len([]rune(s[:at]))
-		// empty counts the empty rows below the last line of text: a
-		// blank line between sections is not room left.
-		empty, cut := 0, []string{}
 		for j := i + 1; j < len(rows); j++ {
 			row := rows[j]
 			if left >= len(row) || row[left] != '│' {
@@ -113,21 +163,15 @@ func boxCuts(rows [][]rune, title string) []string {
 			for end < len(row) && row[end] != '│' {
 				end++
 			}
-			inner := string(row[left+1 : end])
-			text := strings.TrimSpace(inner)
+			text := strings.TrimSpace(string(row[left+1 : end]))
 			if text == "" {
 				empty++
 				continue
 			}
 			empty = 0
-			if strings.HasSuffix(text, "…") {
-				cut = append(cut, text)
-			}
+			lines = append(lines, text)
 		}
-		if len(cut) > 0 && empty > 0 {
-			return []string{fmt.Sprintf("the %q box cuts %d line(s) with %d empty row(s) left: %q", strings.TrimSpace(title), len(cut), empty, cut[0])}
-		}
-		return nil
+		return lines, empty, true
 	}
-	return nil
+	return nil, 0, false
 }
