@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/kinds"
+	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/internal/explain"
 	"github.com/rebootwatch/rebootwatch/internal/sanitize"
 	"github.com/rebootwatch/rebootwatch/model"
@@ -36,7 +37,7 @@ type Config struct {
 	DrainBound      time.Duration // --drain-bound
 
 	Kured              bool   // --kured: read and act on kured's lock (false: its source is disabled)
-	KuredDaemonSet     string // --kured-daemonset ns/name (empty: the sources' default discovery)
+	KuredDaemonSet     string // --kured-daemonset ns/name, or several comma-separated (node pools; empty: the sources' default discovery)
 	Fleetlock          bool   // --fleetlock: read and act on fleetlock's Leases (false: its source is disabled)
 	FleetlockNamespace string // --fleetlock-namespace
 	// Coordinators is --coordinators: which coordinator kinds the agent
@@ -137,7 +138,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	co := fs.VarPF(&coordinatorsFlag{&c}, "coordinators", "", "which coordinator kinds to read: all (each reported not-installed when it is not there), a comma list of "+strings.Join(kinds.Names(), ", ")+
 		", or "+kinds.SelectLocks+" (or false: kured and fleetlock only); system-upgrade-controller and the Flatcar update operator are read each iteration, never written")
 	co.NoOptDefVal = kinds.SelectAll
-	fs.StringVar(&c.KuredDaemonSet, "kured-daemonset", c.KuredDaemonSet, "kured DaemonSet as ns/name (default: discover)")
+	fs.Var(&kuredDaemonSetsFlag{p: &c.KuredDaemonSet}, "kured-daemonset", "kured's DaemonSet as ns/name; several (one per node pool): repeat the flag or comma-separate them, ns/a,ns/b (default: discovered)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader Lease (default: $POD_NAMESPACE, else the pod's namespace, else default)")
@@ -211,11 +212,8 @@ func (c Config) Validate() error {
 		// own release (and the engine reads 0 as its 10m default).
 		errs = append(errs, fmt.Errorf("--orphan-grace must be positive (0 would race the coordinator's own release), got %s", c.OrphanGrace))
 	}
-	if c.KuredDaemonSet != "" {
-		ns, name, ok := strings.Cut(c.KuredDaemonSet, "/")
-		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			errs = append(errs, fmt.Errorf("--kured-daemonset must be namespace/name, got %q", c.KuredDaemonSet))
-		}
+	if _, err := kured.ParseDaemonSets(c.KuredDaemonSet); err != nil {
+		errs = append(errs, fmt.Errorf("--kured-daemonset: %w", err))
 	}
 	if !c.LockKindsOn() && !c.Coordinators.Observed() {
 		errs = append(errs, fmt.Errorf("--kured=false, --fleetlock=false and --coordinators=%s leave no coordinator to watch", c.Coordinators))
@@ -341,5 +339,32 @@ func (f *coordinatorsFlag) Set(v string) error {
 		return err
 	}
 	f.c.Coordinators = sel
+	return nil
+}
+
+// kuredDaemonSetsFlag is --kured-daemonset: kured's DaemonSets as
+// namespace/name, one per node pool: the flag repeated, or its value
+// comma-separated, or both, all kept (as "a/x,b/y"; checked by
+// kured.ParseDaemonSets when the flags are validated). Given, it replaces
+// the default.
+type kuredDaemonSetsFlag struct {
+	p   *string
+	set bool
+}
+
+func (f *kuredDaemonSetsFlag) Type() string { return "ns/name,..." }
+
+func (f *kuredDaemonSetsFlag) String() string {
+	if f == nil || f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *kuredDaemonSetsFlag) Set(v string) error {
+	if f.set && *f.p != "" {
+		v = *f.p + "," + v
+	}
+	*f.p, f.set = v, true
 	return nil
 }

@@ -45,7 +45,8 @@ type LockDriver interface {
 
 // LockReader is a lock-object kind's one-shot read: its lock objects as
 // its source reports them, read once with the clients and the names the
-// user gave (c.Names: "kured-daemonset" ns/name, "fleetlock-namespace").
+// user gave (c.Names: "kured-daemonset" ns/name, or several
+// comma-separated, one per node pool; "fleetlock-namespace").
 // The engine judges them; the kind judges nothing itself.
 type LockReader interface {
 	ReadLocks(ctx context.Context, c Clients) ([]model.LockObject, error)

@@ -151,6 +151,11 @@ type explainer struct {
 	hasKured   bool          // a kured lock object is in the cluster
 	locks      []lockHolders // locks with holders, in the model's order
 
+	// named: kured's DaemonSets were named (--kured-daemonset), so only
+	// those are read and another node pool's kured may run unseen; their
+	// pods scope their nodes even when one is named (scoped).
+	named bool
+
 	// What every pending node shares is worked out once per Blockers
 	// call, not once per node (BenchmarkExplain measures it at scale).
 	alert, lh shared
@@ -167,14 +172,21 @@ type kpool struct {
 	win       shared // its window blocker, shared by its nodes
 }
 
+// scoped says whether each kured lock answers only for the nodes its
+// DaemonSet's pods run on (its scope): with several kured DaemonSets (node
+// pools), and with any named (--kured-daemonset: an unnamed pool may run
+// beside them). A single kured discovered answers for every node
+// (docs/coordinators.md, "kured as several DaemonSets").
+func (x *explainer) scoped() bool { return x.kuredLocks > 1 || (x.named && len(x.pools) > 0) }
+
 // poolFor is the kured pool a node answers to: the only kured lock's when
-// there is one (it answers for every node); with several, the one whose
-// scope (the nodes its DaemonSet's pods run on) holds the node. A node no
-// pool runs on, in several pools, or whose pool cannot be told (a scope
-// not read) gets a blocker that says so instead (blocked), never a pool
-// picked for it.
+// there is one, discovered (it answers for every node); otherwise (scoped)
+// the one whose scope (the nodes its DaemonSet's pods run on) holds the
+// node. A node no pool read runs on, in several pools, or whose pool
+// cannot be told (a scope not read) gets a blocker that says so instead
+// (blocked), never a pool picked for it.
 func (x *explainer) poolFor(name string) (p *kpool, b model.Blocker, blocked bool) {
-	if x.kuredLocks <= 1 {
+	if !x.scoped() || len(x.pools) == 0 {
 		if len(x.pools) > 0 {
 			return x.pools[0], b, false
 		}
@@ -196,7 +208,11 @@ func (x *explainer) poolFor(name string) (p *kpool, b model.Blocker, blocked boo
 		}
 	}
 	pools := strings.Join(all, ", ")
-	evidence := []model.Evidence{ev("kured's DaemonSets (node pools)", pools)}
+	what := "kured's DaemonSets (node pools)"
+	if x.named {
+		what = "kured DaemonSets read (named by --kured-daemonset)"
+	}
+	evidence := []model.Evidence{ev(what, pools)}
 	switch {
 	case len(in) == 1:
 		// Its pods say this kured runs on it (another pool's pods unread
@@ -210,6 +226,14 @@ func (x *explainer) poolFor(name string) (p *kpool, b model.Blocker, blocked boo
 		return nil, model.Blocker{Kind: model.BlockerUnknown, Node: name, Evidence: append(evidence, ev("unread", strings.Join(unread, "; "))),
 			Reason: fmt.Sprintf("which of kured's node pools %s belongs to cannot be told: %s", name, strings.Join(unread, "; ")),
 			Short:  "kured pool unknown", Clears: "grant list/watch on pods in kured's namespace to read which kured runs on it"}, true
+	case x.named:
+		// Only the named DaemonSets are read: a kured not named may run
+		// on it (another node pool), or none (a rollout between pods, a
+		// taint none tolerates). Unknown, never "no kured", and never a
+		// named pool's window, blocking pods or lock.
+		return nil, model.Blocker{Kind: model.BlockerUnknown, Node: name, Evidence: append(evidence, ev("kured pods on "+name, "none of these")),
+			Reason: fmt.Sprintf("%s needs a reboot, but none of the kured DaemonSets read (%s) runs on it: it may be the node pool of a kured DaemonSet not named, whose settings and lock are not read", name, pools),
+			Short:  "not in a kured pool read", Clears: "name its pool's kured DaemonSet too (--kured-daemonset ns/a,ns/b; the chart's kured.daemonSets), or schedule one of these on it"}, true
 	}
 	return nil, model.Blocker{Kind: model.BlockerLock, Node: name, Stalls: true, Evidence: append(evidence, ev("kured pods on "+name, "none")),
 		Reason: fmt.Sprintf("%s needs a reboot but no kured runs on %s: none of kured's DaemonSets (%s) has a pod on it, so nothing will reboot it", name, name, pools),
@@ -277,6 +301,9 @@ func newExplainer(c *model.Cluster, now time.Time, opts Options) *explainer {
 		if l.Kind == model.LockKured {
 			x.hasKured = true
 			x.kuredLocks++
+		}
+		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Named {
+			x.named = true
 		}
 		if s, ok := l.Spec.(*kured.Spec); ok && s != nil && s.Config != nil {
 			kp := &kpool{ref: l.LockRef, cfg: s.Config}
@@ -368,7 +395,7 @@ func (x *explainer) windowBlocker(p *kpool, name string) (model.Blocker, bool) {
 		return model.Blocker{}, false
 	}
 	b, ok := p.win.get(name, func() (model.Blocker, func(string) string, bool) { return x.windowShared(p) })
-	if ok && x.kuredLocks > 1 {
+	if ok && x.scoped() {
 		b.Evidence = append(b.Evidence, ev("kured DaemonSet (node pool)", p.ref.Namespace+"/"+p.ref.Name))
 	}
 	return b, ok
@@ -472,7 +499,7 @@ func (x *explainer) podBlockers(p *kpool, name string) []model.Blocker {
 		return nil
 	}
 	pods, unread := x.c.BlockingPodsOn(name)
-	if x.kuredLocks > 1 {
+	if x.scoped() {
 		pods, unread = poolSelectors(p, pods, unread)
 	}
 	var out []model.Blocker
@@ -520,7 +547,7 @@ func (x *explainer) lockBlockers(p *kpool, name string) []model.Blocker {
 			// lock, not for a fleetlock group's.
 			continue
 		}
-		if x.kuredLocks > 1 && (p == nil || l.ref != p.ref) {
+		if x.scoped() && (p == nil || l.ref != p.ref) {
 			continue // another pool's lock
 		}
 		capacity := 1

@@ -67,10 +67,11 @@ type Options struct {
 	Client kubernetes.Interface
 	// FleetlockNamespace is the namespace of the fleetlock-* Leases (default "default").
 	FleetlockNamespace string
-	// KuredDaemonSet is "namespace/name" of kured's DaemonSet; empty means
-	// discover it in every namespace: each DaemonSet that runs kured's
-	// image and whose kured's --ds-namespace/--ds-name name it (kured.go),
-	// one per node pool when kured runs as several.
+	// KuredDaemonSet is "namespace/name" of kured's DaemonSet, or several
+	// comma-separated (one per node pool, each trusted as kured's); empty
+	// means discover them in every namespace: each DaemonSet that runs
+	// kured's image and whose kured's --ds-namespace/--ds-name name it
+	// (kured.go), one per node pool when kured runs as several.
 	KuredDaemonSet string
 	// Disabled are the lock kinds turned off, each with why: no informer
 	// reads them and their source reports disabled (never error), so a
@@ -133,7 +134,7 @@ type Source struct {
 	sink  sources.Sink
 	parts []*part
 
-	kuredNS, kuredName string
+	kuredDaemonSetRefs []kured.DaemonSetRef        // --kured-daemonset's DaemonSets (none: discovered)
 	kured              map[string]model.LockRef    // uid -> ref of each DaemonSet reported as kured (the selected ones: a node pool each)
 	kuredCands         map[string]*kured.Candidate // uid -> DaemonSets that may be kured's, as judged (kured.go)
 	kuredCfgs          []KuredSettings             // kured's settings, from each selected kured DaemonSet, by namespace/name
@@ -210,13 +211,11 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Source, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.pods = newPodSource(s)
-	if o.KuredDaemonSet != "" {
-		ns, name, err := ParseDaemonSetRef(o.KuredDaemonSet)
-		if err != nil {
-			return nil, err
-		}
-		s.kuredNS, s.kuredName = ns, name
+	named, err := kured.ParseDaemonSets(o.KuredDaemonSet)
+	if err != nil {
+		return nil, err
 	}
+	s.kuredDaemonSetRefs = named
 	cs := o.Client
 
 	// Nodes. On a real apiserver the informer's list and watch read the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,47 +16,81 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/kured"
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 )
 
-// This file is the kured lock kind's source: kured's DaemonSets (the one
-// --kured-daemonset names, else discovered: each DaemonSet that runs kured's
-// image and whose kured names it as its lock's; never by a name, label or
-// annotation alone), their lock annotations and kured's configuration from
-// each DaemonSet's pod template. kured may run as several DaemonSets, one
-// per node pool, each with its own --ds-name and --lock-annotation: each is
-// reported as a lock of its own, judged with its own settings, and the pods
-// each owns say which nodes are its pool (pods.go, model.LockScopeSet). A
-// look-alike whose kured names another DaemonSet is not taken.
+// This file is the kured lock kind's source: kured's DaemonSets (those
+// --kured-daemonset names, one informer each, listed by name in its
+// namespace as a least-privilege Role allows; else discovered: each
+// DaemonSet that runs kured's image and whose kured names it as its lock's;
+// never by a name, label or annotation alone), their lock annotations and
+// kured's configuration from each DaemonSet's pod template. kured may run as
+// several DaemonSets, one per node pool, each with its own --ds-name and
+// --lock-annotation: each is reported as a lock of its own, judged with its
+// own settings, and the pods each owns say which nodes are its pool
+// (pods.go, model.LockScopeSet) — always when the DaemonSets are named
+// (another, unnamed pool may run beside them), else when there are
+// several. A look-alike whose kured names another DaemonSet is not taken.
 
 func init() { lockSources[model.LockKured] = startKured }
 
 func startKured(s *Source) {
-	cs := s.opts.Client
-	dsNS := s.kuredNS // "" = all namespaces
-	var dsSelector string
-	if s.kuredName != "" {
-		dsSelector = fields.OneTermEqualSelector("metadata.name", s.kuredName).String()
+	if len(s.kuredDaemonSetRefs) == 0 {
+		p := s.startKuredPart("", "")
+		p.hint = "pass --kured-daemonset namespace/name to read only kured's"
+		p.whenSynced = func() (model.SourceStatus, string) { return s.kuredStatus() }
+		return
 	}
-	dsPart := s.newPart(model.SourceKured, "daemonsets.apps", dsNS, &appsv1.DaemonSet{}, kured.Transform,
+	// Named: an informer per DaemonSet, and one health for the source (the
+	// worst of theirs, each named) once each has said something.
+	var merge *healthMerge
+	if len(s.kuredDaemonSetRefs) > 1 {
+		merge = newHealthMerge(s.kuredDaemonSetRefs, s.send)
+	}
+	for i, r := range s.kuredDaemonSetRefs {
+		p := s.startKuredPart(r.Namespace, r.Name)
+		if merge != nil {
+			p.rep = sources.NewReporter(model.SourceKured, 0, merge.sink(i), s.opts.Clock)
+		}
+		p.whenSynced = func() (model.SourceStatus, string) { return s.kuredStatusNamed(r) }
+	}
+}
+
+// startKuredPart starts the informer of kured's DaemonSets in ns ("" every
+// namespace), only the one called name when name is given.
+func (s *Source) startKuredPart(ns, name string) *part {
+	cs := s.opts.Client
+	var dsSelector string
+	if name != "" {
+		dsSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	}
+	dsPart := s.newPart(model.SourceKured, "daemonsets.apps", ns, &appsv1.DaemonSet{}, kured.Transform,
 		func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			lo.FieldSelector = dsSelector
-			return cs.AppsV1().DaemonSets(dsNS).List(ctx, lo)
+			return cs.AppsV1().DaemonSets(ns).List(ctx, lo)
 		},
 		func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			lo.FieldSelector = dsSelector
-			return cs.AppsV1().DaemonSets(dsNS).Watch(ctx, lo)
+			return cs.AppsV1().DaemonSets(ns).Watch(ctx, lo)
 		})
 	s.audit(dsPart, auditTarget{what: "DaemonSet", rc: restOf(cs.AppsV1().RESTClient()), resource: "daemonsets",
-		kind: "DaemonSetList", ns: dsNS, lo: metav1.ListOptions{FieldSelector: dsSelector}})
-	if s.kuredName == "" {
-		dsPart.hint = "pass --kured-daemonset namespace/name to read only kured's"
-	}
-	dsPart.whenSynced = func() (model.SourceStatus, string) { return s.kuredStatus() }
+		kind: "DaemonSetList", ns: ns, lo: metav1.ListOptions{FieldSelector: dsSelector}})
 	s.handle(dsPart, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.onDaemonSet(dsPart, obj, false) },
 		UpdateFunc: func(_, obj any) { s.onDaemonSet(dsPart, obj, false) },
 		DeleteFunc: func(obj any) { s.onDaemonSet(dsPart, unwrap(obj), true) },
 	})
+	return dsPart
+}
+
+// named reports whether the user named the DaemonSet ns/name.
+func (s *Source) named(ns, name string) bool {
+	for _, r := range s.kuredDaemonSetRefs {
+		if r.Namespace == ns && r.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // onDaemonSet judges a DaemonSet added, changed or deleted, selects
@@ -73,11 +108,11 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 	_, had := s.kuredCands[uid]
 	if deleted {
 		delete(s.kuredCands, uid)
-	} else if s.kuredName != "" {
-		if d.Namespace == s.kuredNS && d.Name == s.kuredName {
+	} else if len(s.kuredDaemonSetRefs) > 0 {
+		if s.named(d.Namespace, d.Name) {
 			// Named by the operator: trusted as kured's, whatever it runs.
-			l := kured.LockOf(d)
-			c := kured.Candidate{Ref: l.LockRef, Lock: l, Plausible: true}
+			l := kured.NamedLockOf(d)
+			c := kured.Candidate{Ref: l.LockRef, Lock: l, Plausible: true, PodSelector: kured.PodSelector(d)}
 			if spec, ok := l.Spec.(*kured.Spec); ok {
 				c.Config, c.HasLock = spec.Config, spec.Present
 			}
@@ -123,8 +158,12 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 		}
 		pools = append(pools, KuredPool{Ref: k.c.Ref, UID: k.uid, Selector: k.c.PodSelector})
 	}
-	if len(pools) < 2 {
-		pools = nil // a single kured answers for every node
+	if len(pools) < 2 && len(s.kuredDaemonSetRefs) == 0 {
+		// A single kured, discovered, answers for every node: discovery
+		// read every kured there is (docs/coordinators.md, kured pools).
+		// Named ones are scoped by their pods even alone: an unnamed pool
+		// may run beside them.
+		pools = nil
 	}
 	cfgNow := len(s.kuredCfgs) > 0
 	s.mu.Unlock()
@@ -181,10 +220,6 @@ func (s *Source) kuredStatus() (model.SourceStatus, string) {
 		ignored = "not taken as kured: " + listOf(others, 3)
 	}
 	switch {
-	case len(plausible) == 0 && s.kuredName != "":
-		// Named by the operator: absent means the lock cannot be read (a
-		// typo, another namespace), not that there is none.
-		return model.StatusError, fmt.Sprintf("DaemonSet %s/%s not found (named by --kured-daemonset)", s.kuredNS, s.kuredName)
 	case len(plausible) == 0 && len(withLock) > 0:
 		return model.StatusError, fmt.Sprintf("no kured DaemonSet found, but %s carries a kured lock annotation: if it is kured's, pass --kured-daemonset namespace/name", listOf(withLock, 3))
 	case len(plausible) == 0:
@@ -212,6 +247,92 @@ func (s *Source) kuredStatus() (model.SourceStatus, string) {
 		return model.StatusOK, msg
 	}
 	return model.StatusOK, ignored
+}
+
+// kuredStatusNamed is the status of the informer of a DaemonSet the user
+// named, once synced: absent means its lock cannot be read (a typo,
+// another namespace), not that there is none. Call with s.mu held.
+func (s *Source) kuredStatusNamed(r kured.DaemonSetRef) (model.SourceStatus, string) {
+	for _, c := range s.kuredCands {
+		if c.Ref.Namespace != r.Namespace || c.Ref.Name != r.Name {
+			continue
+		}
+		if c.Config != nil {
+			if why := c.Config.LockAnnotationProblem(); why != "" {
+				return model.StatusError, "DaemonSet " + r.String() + ": " + why
+			}
+		}
+		return model.StatusOK, ""
+	}
+	return model.StatusError, fmt.Sprintf("DaemonSet %s not found (named by --kured-daemonset)", r)
+}
+
+// healthMerge is the one health of the kured source read as several named
+// DaemonSets, an informer each: reported once each has said something, ok
+// when each is, else the worst of theirs with each one's message (an
+// unread pool is never hidden behind another's ok).
+type healthMerge struct {
+	mu    sync.Mutex
+	named []kured.DaemonSetRef
+	last  []*model.SourceHealth
+	send  sources.Sink
+}
+
+func newHealthMerge(named []kured.DaemonSetRef, send sources.Sink) *healthMerge {
+	return &healthMerge{named: named, last: make([]*model.SourceHealth, len(named)), send: send}
+}
+
+// sink is the reporter sink of the i-th named DaemonSet's informer.
+func (m *healthMerge) sink(i int) sources.Sink {
+	return func(ev model.Event) {
+		sc, ok := ev.(model.SourceChanged)
+		if !ok {
+			m.send(ev)
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		h := sc.Health
+		m.last[i] = &h
+		for _, l := range m.last {
+			if l == nil {
+				return // not every informer has said something yet
+			}
+		}
+		m.send(model.SourceChanged{Health: m.combined()})
+	}
+}
+
+// statusRank orders the statuses that are not ok, worst first: unread
+// (error, forbidden) before stale before not-installed.
+var statusRank = map[model.SourceStatus]int{model.StatusOK: 0, model.StatusNotInstalled: 1, model.StatusStale: 2, model.StatusForbidden: 3, model.StatusError: 4}
+
+// combined is the source's health: the worst status of the informers',
+// the messages of those at fault (each named; every one's when all are
+// ok) and the oldest last sync. Call with m.mu held.
+func (m *healthMerge) combined() model.SourceHealth {
+	out := model.SourceHealth{Name: model.SourceKured, Status: model.StatusOK}
+	names := make([]string, len(m.last))
+	for i, h := range m.last {
+		names[i] = m.named[i].String()
+		if i == 0 || h.LastSync.Before(out.LastSync) {
+			out.LastSync = h.LastSync
+		}
+		if statusRank[h.Status] > statusRank[out.Status] {
+			out.Status = h.Status
+		}
+	}
+	var msgs []string
+	if out.Status == model.StatusOK {
+		msgs = append(msgs, fmt.Sprintf("%d kured DaemonSets named, one lock each (node pools): %s", len(names), listOf(names, 5)))
+	}
+	for i, h := range m.last {
+		if (out.Status == model.StatusOK || h.Status != model.StatusOK) && h.Message != "" {
+			msgs = append(msgs, names[i]+": "+h.Message)
+		}
+	}
+	out.Message = strings.Join(msgs, "; ")
+	return out
 }
 
 func listOf(xs []string, n int) string {

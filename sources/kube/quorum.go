@@ -52,22 +52,21 @@ func ReadNodes(ctx context.Context, cs kubernetes.Interface, labelSelector strin
 
 // ReadLocks lists every lock object the source reads, each list a quorum
 // read, selected and converted as the source selects and converts them:
-// kured's DaemonSets (the one kuredDaemonSet names, "namespace/name", else
-// every plausible kured among every DaemonSet, judged as discovery judges
-// it: one per node pool, as the source reports them) and the fleetlock Leases of fleetlockNamespace ("" the default
-// one). A kind in disabled is not read at all (its source is turned off,
-// and may not have the rights to read it).
-func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSet, fleetlockNamespace string, disabled map[model.LockKind]string) ([]model.LockObject, error) {
+// kured's DaemonSets (those kuredDaemonSets names, "namespace/name",
+// comma-separated, one per node pool, each listed by its name in its
+// namespace; else every plausible kured among every DaemonSet, judged as
+// discovery judges it: one per node pool, as the source reports them) and
+// the fleetlock Leases of fleetlockNamespace ("" the default one). A kind
+// in disabled is not read at all (its source is turned off, and may not
+// have the rights to read it).
+func ReadLocks(ctx context.Context, cs kubernetes.Interface, kuredDaemonSets, fleetlockNamespace string, disabled map[model.LockKind]string) ([]model.LockObject, error) {
 	var out []model.LockObject
 	if _, off := disabled[model.LockKured]; !off {
-		var ns, name string
-		if kuredDaemonSet != "" {
-			var err error
-			if ns, name, err = ParseDaemonSetRef(kuredDaemonSet); err != nil {
-				return nil, err
-			}
+		named, err := kured.ParseDaemonSets(kuredDaemonSets)
+		if err != nil {
+			return nil, err
 		}
-		ls, err := kured.ReadLocks(ctx, cs, ns, name)
+		ls, err := kured.ReadLocks(ctx, cs, named)
 		if err != nil {
 			return nil, err
 		}

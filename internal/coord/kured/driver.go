@@ -2,8 +2,6 @@ package kured
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
@@ -55,15 +53,13 @@ func (Driver) Capabilities() coord.Capabilities {
 	}
 }
 
-// ReadLocks implements coord.LockReader: kured's lock, from the DaemonSet
-// c.Names["kured-daemonset"] names (namespace/name), else discovered.
+// ReadLocks implements coord.LockReader: kured's locks, from the
+// DaemonSets c.Names["kured-daemonset"] names (namespace/name,
+// comma-separated: one per node pool), else discovered.
 func (Driver) ReadLocks(ctx context.Context, c coord.Clients) ([]model.LockObject, error) {
-	var ns, name string
-	if ref := c.Names["kured-daemonset"]; ref != "" {
-		var ok bool
-		if ns, name, ok = strings.Cut(ref, "/"); !ok || ns == "" || name == "" {
-			return nil, fmt.Errorf("kured DaemonSet %q is not namespace/name", coord.Clip(ref))
-		}
+	named, err := ParseDaemonSets(c.Names["kured-daemonset"])
+	if err != nil {
+		return nil, err
 	}
-	return ReadLocks(ctx, c.Kube, ns, name)
+	return ReadLocks(ctx, c.Kube, named)
 }

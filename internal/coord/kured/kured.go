@@ -63,6 +63,11 @@ type Spec struct {
 	// Config is kured's configuration read from its DaemonSet; nil when the
 	// DaemonSet's pod template was not read.
 	Config *Config
+	// Named: the user named this DaemonSet (--kured-daemonset), so only
+	// the DaemonSets named are read: another node pool's kured may run
+	// unseen, and a node none of the named ones runs on is not told it has
+	// no kured (internal/explain).
+	Named bool
 }
 
 // LockKind implements model.LockSpec.

@@ -230,31 +230,45 @@ func keepMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}
 }
 
-// ReadLocks reads kured's locks once: the DaemonSet ns/name when name is
-// given (trusted as kured's, whatever it runs), else every plausible kured
-// DaemonSet of ns ("" for every namespace): one per node pool when kured
-// runs as several DaemonSets, each naming itself as its lock's.
-func ReadLocks(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]model.LockObject, error) {
-	lo := metav1.ListOptions{}
-	if name != "" {
-		lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-	}
-	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
-	if err != nil {
-		return nil, fmt.Errorf("list daemonsets.apps: %w", err)
-	}
+// ReadLocks reads kured's locks once: the DaemonSets named (trusted as
+// kured's, whatever they run; one per node pool, each listed in its
+// namespace by its name, as the source's least-privilege Role allows), else
+// every plausible kured DaemonSet of every namespace: one per node pool
+// when kured runs as several DaemonSets, each naming itself as its lock's.
+// A named DaemonSet that is not there is not in the answer.
+func ReadLocks(ctx context.Context, cs kubernetes.Interface, named []DaemonSetRef) ([]model.LockObject, error) {
 	var out []model.LockObject
-	for i := range dss.Items {
-		d := &dss.Items[i]
-		if name != "" {
-			if d.Namespace == ns && d.Name == name {
-				out = append(out, LockOf(d))
-			}
-			continue
+	if len(named) == 0 {
+		dss, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list daemonsets.apps: %w", err)
 		}
-		if c, ok := Discover(d); ok && c.Plausible {
-			out = append(out, c.Lock)
+		for i := range dss.Items {
+			if c, ok := Discover(&dss.Items[i]); ok && c.Plausible {
+				out = append(out, c.Lock)
+			}
+		}
+		return out, nil
+	}
+	for _, r := range named {
+		lo := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", r.Name).String()}
+		dss, err := cs.AppsV1().DaemonSets(r.Namespace).List(ctx, lo)
+		if err != nil {
+			return nil, fmt.Errorf("list daemonsets.apps %s: %w", r, err)
+		}
+		for i := range dss.Items {
+			if d := &dss.Items[i]; d.Namespace == r.Namespace && d.Name == r.Name {
+				out = append(out, NamedLockOf(d))
+			}
 		}
 	}
 	return out, nil
+}
+
+// NamedLockOf is the lock object of a DaemonSet the user named: LockOf's,
+// marked Named.
+func NamedLockOf(d *appsv1.DaemonSet) model.LockObject {
+	l := LockOf(d)
+	l.Spec.(*Spec).Named = true
+	return l
 }

@@ -118,3 +118,43 @@ kind). A name that is not a registered kind fails the render, listing them.
 {{- end -}}
 {{- toJson $on -}}
 {{- end }}
+
+{{/*
+kured's DaemonSets the agent reads and may release or reap, as a JSON list
+of {"namespace", "name"}: kured.daemonSets when it lists any (one per node
+pool), else kured.daemonSet. An entry without its namespace or name, or a
+DaemonSet listed twice, fails the render.
+*/}}
+{{- define "rebootwatch-agent.kuredDaemonSets" -}}
+{{- $out := list -}}
+{{- $seen := dict -}}
+{{- if .Values.kured.daemonSets -}}
+{{- range $i, $d := .Values.kured.daemonSets -}}
+{{- $ns := required (printf "kured.daemonSets[%d].namespace is required" $i) $d.namespace -}}
+{{- $name := required (printf "kured.daemonSets[%d].name is required" $i) $d.name -}}
+{{- $key := printf "%s/%s" $ns $name -}}
+{{- if hasKey $seen $key -}}
+{{- fail (printf "kured.daemonSets lists %s twice" $key) -}}
+{{- end -}}
+{{- $_ := set $seen $key true -}}
+{{- $out = append $out (dict "namespace" $ns "name" $name) -}}
+{{- end -}}
+{{- else -}}
+{{- $ns := required "kured.daemonSet.namespace is required" .Values.kured.daemonSet.namespace -}}
+{{- $name := required "kured.daemonSet.name is required" .Values.kured.daemonSet.name -}}
+{{- $out = append $out (dict "namespace" $ns "name" $name) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end }}
+
+{{/*
+The namespaces of kured's DaemonSets (rebootwatch-agent.kuredDaemonSets),
+each once, in order, as a JSON list.
+*/}}
+{{- define "rebootwatch-agent.kuredNamespaces" -}}
+{{- $out := list -}}
+{{- range include "rebootwatch-agent.kuredDaemonSets" . | fromJsonArray -}}
+{{- $out = append $out .namespace -}}
+{{- end -}}
+{{- toJson (uniq $out) -}}
+{{- end }}
