@@ -81,12 +81,19 @@ func TestCoordinatorDemosFirstMinute(t *testing.T) {
 				t.Fatal("uncordon offered before the wedge")
 			}
 			set(tc.at)
+			// The coordinator's read and the model's node events arrive
+			// apart: wait for both (the node Ready in the model too).
 			waitFor(t, "the wedge read again from the demo cluster", func() bool {
 				_, left := s.Engine().LeftCordoned(tc.node)
-				return left && hasBlocker(s.coordinatorBlockers(), tc.then, tc.node, "")
+				s.Drain(c)
+				c.Recompute(s.Clock())
+				n, ok := c.Node(tc.node)
+				ready := false
+				if ok {
+					ready, _, _ = n.Ready()
+				}
+				return left && ready && hasBlocker(s.coordinatorBlockers(), tc.then, tc.node, "")
 			})
-			s.Drain(c)
-			c.Recompute(s.Clock())
 			if !hasBlocker(c.Blockers().Nodes[tc.node], tc.then, tc.node, "") {
 				t.Fatalf("the model does not show %s: %+v", tc.then, c.Blockers().Nodes[tc.node])
 			}
