@@ -26,6 +26,9 @@ import (
 //   - volumes Table: longhorn-system's volumes as a meta.k8s.io/v1 Table of
 //     Longhorn's printer columns without the objects (includeObject=None),
 //     as the snapshot asks for them (sources/longhorn/once.go);
+//   - volumes Table with metadata: the same Table with each row's object
+//     metadata (includeObject=Metadata), what an informer seeded from the
+//     Table would need (issue 35 §1);
 //   - volumes elsewhere: the JSON list of the other namespaces' volumes
 //     (fieldSelector metadata.namespace!=longhorn-system), which the
 //     snapshot asks for beside the Table: empty here, as usually;
@@ -76,6 +79,13 @@ func (sc *scaleCase) server(b *testing.B) {
 	table := func(ctx context.Context) (int64, error) {
 		return list(ctx, "/apis/longhorn.io/v1beta2/namespaces/"+longhorn.LonghornNamespace+"/volumes?includeObject=None", longhorn.TableAccept)
 	}
+	// tableMeta is the same Table with each row's object metadata
+	// (includeObject=Metadata: name, namespace, uid, resourceVersion,
+	// labels, managedFields): what an informer seeded from a Table would
+	// need for its store and its watch's audit (issue 35 §1).
+	tableMeta := func(ctx context.Context) (int64, error) {
+		return list(ctx, "/apis/longhorn.io/v1beta2/namespaces/"+longhorn.LonghornNamespace+"/volumes?includeObject=Metadata", longhorn.TableAccept)
+	}
 	elsewhere := func(ctx context.Context) (int64, error) {
 		return list(ctx, "/apis/longhorn.io/v1beta2/volumes?fieldSelector="+
 			url.QueryEscape("metadata.namespace!="+longhorn.LonghornNamespace), "application/json")
@@ -90,11 +100,12 @@ func (sc *scaleCase) server(b *testing.B) {
 		*to = append(*to, time.Since(t0).Seconds())
 		return n
 	}
-	var tv, tt, te, tn, tall []float64
-	var vBytes, tBytes, eBytes, nBytes int64
+	var tv, tt, tm, te, tn, tall []float64
+	var vBytes, tBytes, mBytes, eBytes, nBytes int64
 	for range sc.runs {
 		vBytes = timed(&tv, volumes)
 		tBytes = timed(&tt, table)
+		mBytes = timed(&tm, tableMeta)
 		eBytes = timed(&te, elsewhere)
 		nBytes = timed(&tn, nodes)
 		ctx := context.Background()
@@ -113,6 +124,7 @@ func (sc *scaleCase) server(b *testing.B) {
 	mb := func(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
 	sc.report(b, "server alone", "volumes JSON list s ("+mb(vBytes)+" gzipped)", tv)
 	sc.report(b, "server alone", "volumes Table s ("+mb(tBytes)+" gzipped)", tt)
+	sc.report(b, "server alone", "volumes Table with metadata s ("+mb(mBytes)+" gzipped)", tm)
 	sc.report(b, "server alone", "volumes elsewhere s ("+mb(eBytes)+")", te)
 	sc.report(b, "server alone", "nodes protobuf list s ("+mb(nBytes)+" gzipped)", tn)
 	sc.report(b, "server alone", "snapshot's lists at once s", tall)

@@ -1,0 +1,106 @@
+package live
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
+)
+
+// wholeReads counts, per collection path, the requests that read a whole
+// collection: a LIST without limit=1 (the freshness probe) and the initial
+// stream of a WatchList (sendInitialEvents=true). A plain watch from a
+// resourceVersion reads nothing whole.
+type wholeReads struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (w *wholeReads) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		q := r.URL.Query()
+		whole := r.Method == http.MethodGet && (q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true" ||
+			q.Get("watch") != "true" && q.Get("limit") != "1")
+		if whole {
+			w.mu.Lock()
+			w.n[r.URL.Path]++
+			w.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func (w *wholeReads) count(path string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n[path]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Issue 35 §1: a running session (the dashboard, watch) reads the nodes
+// and the Longhorn volumes whole exactly once before its first picture —
+// its informers' own first list (or WatchList stream) is that read; no
+// one-shot read precedes it and no second list follows it. Counted on the
+// client's transport, every request the session makes.
+func TestSessionReadsNodesAndVolumesOnceToFirstPicture(t *testing.T) {
+	tc := testcluster.SharedAlone(t)
+	tc.EnsureLonghornCRD(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { // the next test on the shared cluster reads volumes too
+		_ = tc.Dynamic(t).Resource(testcluster.LonghornVolumeGVR).Namespace(scalefixture.LonghornNamespace).
+			DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
+	fx := &scalefixture.Fixture{Client: tc.Client(t), Dynamic: tc.Dynamic(t), Config: tc.Admin}
+	if err := fx.Grow(ctx, 7, 9); err != nil {
+		t.Fatal(err)
+	}
+	reads := &wholeReads{n: map[string]int{}}
+	cfg := rest.CopyConfig(tc.Admin)
+	cfg.WrapTransport = reads.wrap
+	s, err := Open(ctx, Options{Config: cfg, Context: "itest", RequestTimeout: 10 * time.Second,
+		KuredDaemonSet: scalefixture.KuredNamespace + "/" + scalefixture.KuredName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cl := s.NewCluster()
+	for !cl.Synced() {
+		select {
+		case ev := <-s.Events:
+			cl.Apply(ev, s.Clock())
+		case <-ctx.Done():
+			t.Fatalf("no first picture: %v", ctx.Err())
+		}
+	}
+	if cl.NodeCount() != 7 || cl.VolumeCount() != 9 {
+		t.Fatalf("first picture: %d nodes, %d volumes, want 7 and 9", cl.NodeCount(), cl.VolumeCount())
+	}
+	for _, path := range []string{"/api/v1/nodes", "/apis/longhorn.io/v1beta2/volumes"} {
+		if n := reads.count(path); n != 1 {
+			t.Errorf("%s read whole %d times to the first picture, want 1", path, n)
+		}
+	}
+	var other []string
+	reads.mu.Lock()
+	t.Logf("whole reads to the first picture: %v", reads.n)
+	for p, n := range reads.n {
+		if n > 1 {
+			other = append(other, p)
+		}
+	}
+	reads.mu.Unlock()
+	if len(other) > 0 {
+		t.Errorf("collections read whole more than once to the first picture: %v", other)
+	}
+}
