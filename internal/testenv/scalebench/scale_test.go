@@ -63,7 +63,8 @@ import (
 //     (default 60s);
 //   - agent: `rebootwatch-agent` built from this tree, once: time to the
 //     first heartbeat with every node and volume, peak RSS, and over the
-//     steady window its RSS, CPU and requests per minute;
+//     steady window its RSS, CPU and requests per minute; at its end the
+//     RSS split into anonymous and file-backed (the binary's own pages);
 //   - terminal: `rebootwatch` built from this tree, in a real terminal
 //     (a tmux pane): time to the first node row on the screen, to the full
 //     picture on the screen, peak RSS and CPU; and the same of k9s when
@@ -89,7 +90,9 @@ import (
 // REBOOTWATCH_BENCH_PROFILE=DIR writes a CPU profile and an allocation
 // profile of the dashboard's first run per size into DIR
 // (dashboard-NODES.cpu.pprof; dashboard-NODES.allocs.pprof, to read against
-// dashboard-NODES.allocs-base.pprof with go tool pprof -base).
+// dashboard-NODES.allocs-base.pprof with go tool pprof -base), and the
+// agent's in-use heap at the end of its steady window (agent-NODES.heap.pprof,
+// from an agent built with -tags heapprofile).
 func BenchmarkScale(b *testing.B) {
 	if !testcluster.Integration() {
 		b.Skip("seeds a real apiserver with 15,000 objects (minutes): set " + testcluster.EnvIntegration + "=1 to run")
@@ -113,7 +116,7 @@ func BenchmarkScale(b *testing.B) {
 	c.InstallLonghornCRD(b)
 	cs := c.Client(b)
 	fx := &scalefixture.Fixture{Client: cs, Dynamic: c.Dynamic(b), Config: c.Admin}
-	bins := buildBinaries(b)
+	bins := buildBinaries(b, os.Getenv("REBOOTWATCH_BENCH_PROFILE") != "")
 	tab := &table{}
 	tab.add("load average at start: %s", loadavg())
 	defer func() {
@@ -421,6 +424,12 @@ func (sc *scaleCase) agent(b *testing.B) {
 		"--kured-daemonset="+scalefixture.KuredNamespace+"/"+scalefixture.KuredName, "--leader-election-namespace=default",
 		"--dry-run")
 	cmd.Env = append(cleanEnv(), "POD_NAME=scalebench-agent")
+	heapProfile := ""
+	if sc.profile != "" {
+		heapProfile = filepath.Join(sc.profile, fmt.Sprintf("agent-%d.heap.pprof", sc.nodes))
+		_ = os.Remove(heapProfile)
+		cmd.Env = append(cmd.Env, "REBOOTWATCH_HEAPPROFILE="+heapProfile)
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	before := sc.requests(b)
@@ -525,6 +534,12 @@ func (sc *scaleCase) agent(b *testing.B) {
 		b.Fatalf("agent: the last of %d scrapes of its metrics had %d rebootwatch_node_phase series, want one per node (%d)", scrapes, nodeSeries, sc.nodes)
 	}
 	cpuSteady := procCPU(pid) - cpu0
+	// What the steady RSS is made of: the agent's own memory (heap,
+	// stacks, the runtime's) and the pages of its binary it has touched.
+	anonKiB, fileKiB := procKiB(pid, "RssAnon"), procKiB(pid, "RssFile")
+	if heapProfile != "" {
+		writeHeapProfile(b, pid, heapProfile)
+	}
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -549,9 +564,27 @@ func (sc *scaleCase) agent(b *testing.B) {
 	if len(rssSamples) > 0 {
 		sc.report(b, "agent", "steady RSS MiB", rssSamples)
 	}
+	sc.report(b, "agent", "RSS MiB at the end: anonymous", []float64{float64(anonKiB) / 1024})
+	sc.report(b, "agent", "RSS MiB at the end: file-backed", []float64{float64(fileKiB) / 1024})
 	sc.report(b, "agent", "steady CPU % of a core", []float64{100 * cpuSteady / sc.steady.Seconds()})
 	sc.reportRequests(b, "agent", "requests to first picture", firstReqs, 1)
 	sc.reportRequests(b, "agent", "steady requests per minute", rates, 1)
+}
+
+// writeHeapProfile asks the agent built with -tags heapprofile for its
+// in-use heap at the end of the steady window (after a GC: what it keeps, read
+// with go tool pprof -top -inuse_space) and waits for the file.
+func writeHeapProfile(b *testing.B, pid int, path string) {
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		b.Fatalf("agent: asking for its heap profile: %v", err)
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			b.Logf("agent heap profile: %s", path)
+			return
+		}
+	}
+	b.Fatalf("agent: no heap profile at %s after a minute", path)
 }
 
 // scrapeNodeSeries reads the agent's metrics once, as Prometheus does, and
@@ -781,12 +814,20 @@ type binaries struct{ rebootwatch, agent string }
 
 // buildBinaries builds both binaries from this tree (not bin/, which may be
 // another tree's).
-func buildBinaries(b *testing.B) binaries {
+//
+// With heapProfile the agent is built with -tags heapprofile: on SIGUSR1 it
+// writes its in-use heap to the file REBOOTWATCH_HEAPPROFILE names
+// (cmd/rebootwatch-agent/heapprofile.go).
+func buildBinaries(b *testing.B, heapProfile bool) binaries {
 	b.Helper()
 	dir := b.TempDir()
 	out := binaries{filepath.Join(dir, "rebootwatch"), filepath.Join(dir, "rebootwatch-agent")}
 	for bin, pkg := range map[string]string{out.rebootwatch: "./cmd/rebootwatch", out.agent: "./cmd/rebootwatch-agent"} {
-		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		args := []string{"build", "-o", bin}
+		if heapProfile && bin == out.agent {
+			args = append(args, "-tags", "heapprofile")
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
 		cmd.Dir = moduleRoot(b)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("go build %s: %v\n%s", pkg, err, o)
