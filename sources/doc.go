@@ -3,7 +3,9 @@
 // forbidden / not-installed / disabled, DESIGN §7 and issue 3), and a
 // ListWatch wrapper that bounds every list with a timeout and reports list and
 // watch failures as health, and the watch Audit with the streaming reader of
-// the protobuf metadata-only lists it compares against (metalist.go).
+// the protobuf metadata-only lists it compares against (metalist.go), on
+// the one protobuf wire reader the node decoder of sources/kube shares
+// (pbwire.go).
 //
 // The adapters live in sub-packages: kube (Nodes, fleetlock Leases, kured's
 // DaemonSet), longhorn (volumes.longhorn.io), prometheus

@@ -82,7 +82,7 @@ func pbTag(f, wire int) []byte { return binary.AppendUvarint(nil, uint64(f<<3|wi
 
 func pbLen(f int, parts ...[]byte) []byte {
 	v := bytes.Join(parts, nil)
-	b := append(pbTag(f, pbBytes), binary.AppendUvarint(nil, uint64(len(v)))...)
+	b := append(pbTag(f, PBBytes), binary.AppendUvarint(nil, uint64(len(v)))...)
 	return append(b, v...)
 }
 
@@ -109,14 +109,14 @@ func TestReadMetadataList(t *testing.T) {
 // that an apiserver does not send.
 func oddMetadataLists() map[string][]byte {
 	return map[string][]byte{
-		"name as varint":  pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, binary.AppendUvarint(pbTag(1, pbVarint), 7)))),
+		"name as varint":  pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, binary.AppendUvarint(pbTag(1, PBVarint), 7)))),
 		"metadata twice":  pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, pbStr(1, "a"), pbStr(6, "1")), pbLen(1, pbStr(6, "2")))),
 		"listMeta twice":  pbEnv("PartialObjectMetadataList", append(pbLen(1, pbStr(2, "7")), pbLen(1, pbStr(2, "8"))...)),
 		"another kind":    pbEnv("VolumeList", pbLen(2, pbLen(1, pbStr(1, "a")))),
-		"kind as varint":  append([]byte("k8s\x00"), append(pbLen(1, binary.AppendUvarint(pbTag(2, pbVarint), 1)), pbLen(2)...)...),
-		"item as varint":  pbEnv("PartialObjectMetadataList", binary.AppendUvarint(pbTag(2, pbVarint), 1)),
+		"kind as varint":  append([]byte("k8s\x00"), append(pbLen(1, binary.AppendUvarint(pbTag(2, PBVarint), 1)), pbLen(2)...)...),
+		"item as varint":  pbEnv("PartialObjectMetadataList", binary.AppendUvarint(pbTag(2, PBVarint), 1)),
 		"unknown field":   pbEnv("PartialObjectMetadataList", append(pbLen(2, pbLen(1, pbStr(1, "a")), pbStr(9, "x")), pbStr(7, "y")...)),
-		"namespace fixed": pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, pbStr(1, "a"), append(pbTag(3, pbFixed32), "abcd"...)))),
+		"namespace fixed": pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, pbStr(1, "a"), append(pbTag(3, PBFixed32), "abcd"...)))),
 	}
 }
 
@@ -158,8 +158,8 @@ func TestReadMetadataListCut(t *testing.T) {
 // allocates only as the bytes arrive.
 func TestReadMetadataListClaimedLength(t *testing.T) {
 	b := append(append([]byte("k8s\x00"), pbLen(1, pbStr(2, "PartialObjectMetadataList"))...),
-		append(append(pbTag(2, pbBytes), binary.AppendUvarint(nil, 1<<31-1)...),
-			append(pbTag(2, pbBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...)
+		append(append(pbTag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-1)...),
+			append(pbTag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, _, err := readAll(b)

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -135,7 +134,7 @@ func (t auditTarget) listProto(ctx context.Context, each func(ns, name, rv []byt
 		return err
 	}
 	defer body.Close()
-	d := &nodeStream{r: bufio.NewReaderSize(body, 64<<10)}
+	d := &nodeStream{sources.NewPBStream(body, 64<<10)}
 	_, err = d.listOf(kind, func(item []byte) error {
 		ns, name, rv, err := itemMeta(item)
 		if err != nil {

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // This file is the one-shot read of nodes (Options.Once) against a real
@@ -110,7 +110,7 @@ func DecodeNodeList(r io.Reader) ([]model.Node, string, error) {
 // calling each with every item's bytes (valid only during the call), and
 // returns the list's metadata (its continue token and resourceVersion).
 func decodeNodeList(r io.Reader, each func(item []byte) error) (metav1.ListMeta, error) {
-	d := &nodeStream{r: bufio.NewReaderSize(r, 64<<10)}
+	d := &nodeStream{sources.NewPBStream(r, 64<<10)}
 	lm, err := d.list(each)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -121,101 +121,21 @@ func decodeNodeList(r io.Reader, each func(item []byte) error) (metav1.ListMeta,
 	return lm, nil
 }
 
-// nodeStream reads a protobuf NodeList from a stream.
-type nodeStream struct {
-	r    *bufio.Reader
-	off  int64  // bytes consumed
-	item []byte // one field's bytes at a time
-}
+// nodeStream reads a protobuf NodeList from a stream (the sources'
+// one protobuf reader).
+type nodeStream struct{ *sources.PBStream }
 
-// ReadByte makes the stream an io.ByteReader for binary.ReadUvarint.
-func (d *nodeStream) ReadByte() (byte, error) {
-	c, err := d.r.ReadByte()
-	if err == nil {
-		d.off++
-	}
-	return c, err
-}
-
-// wire types
+// The protobuf wire types.
 const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
+	wireVarint  = sources.PBVarint
+	wireFixed32 = sources.PBFixed32
+	wireBytes   = sources.PBBytes
 )
-
-// field reads the next field's tag and, for a length-delimited field, its
-// length (n is 8 or 4 for a fixed field, unused for a varint).
-func (d *nodeStream) field() (num int, wire uint64, n int64, err error) {
-	tag, err := binary.ReadUvarint(d)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	num, wire = int(tag>>3), tag&7
-	if num <= 0 {
-		return 0, 0, 0, errors.New("bad field number")
-	}
-	switch wire {
-	case wireVarint:
-		return num, wire, 0, nil
-	case wireFixed64:
-		return num, wire, 8, nil
-	case wireBytes:
-		l, err := binary.ReadUvarint(d)
-		if err != nil {
-			return 0, 0, 0, unexpected(err)
-		}
-		if l > 1<<31 {
-			return 0, 0, 0, fmt.Errorf("field %d: length %d", num, l)
-		}
-		return num, wire, int64(l), nil
-	case wireFixed32:
-		return num, wire, 4, nil
-	}
-	return 0, 0, 0, fmt.Errorf("field %d: unsupported wire type %d", num, wire)
-}
-
-// read returns a length-delimited field's n bytes, valid until the next
-// read. A length is only the server's claim: past what the buffer holds,
-// the buffer grows with the bytes that do arrive, never to the claim.
-func (d *nodeStream) read(n int64) ([]byte, error) {
-	if int64(cap(d.item)) >= n {
-		d.item = d.item[:n]
-		m, err := io.ReadFull(d.r, d.item)
-		d.off += int64(m)
-		return d.item, unexpected(err)
-	}
-	buf := bytes.NewBuffer(d.item[:0])
-	m, err := io.CopyN(buf, d.r, n)
-	d.off += m
-	d.item = buf.Bytes()
-	return d.item, unexpected(err)
-}
 
 // wrongWire is the error for a known field sent with another wire type
 // (the generated decoders reject it too).
 func wrongWire(f int, wire uint64) error {
 	return fmt.Errorf("field %d: wrong wire type %d", f, wire)
-}
-
-// skip discards a field's value.
-func (d *nodeStream) skip(wire uint64, n int64) error {
-	if wire == wireVarint {
-		_, err := binary.ReadUvarint(d)
-		return unexpected(err)
-	}
-	m, err := d.r.Discard(int(n))
-	d.off += int64(m)
-	return unexpected(err)
-}
-
-// unexpected turns an EOF inside a field into ErrUnexpectedEOF.
-func unexpected(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error) {
@@ -228,7 +148,7 @@ func (d *nodeStream) list(each func(item []byte) error) (metav1.ListMeta, error)
 func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	var env [4]byte
-	if _, err := io.ReadFull(d.r, env[:]); err != nil {
+	if _, err := d.ReadFull(env[:]); err != nil {
 		return lm, err
 	}
 	if !bytes.Equal(env[:], protobufEnvelope) {
@@ -237,7 +157,7 @@ func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.L
 	var kind string
 	sawList := false
 	for {
-		f, wire, n, err := d.field()
+		f, wire, n, err := d.Field()
 		if err == io.EOF {
 			break
 		}
@@ -249,7 +169,7 @@ func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.L
 		}
 		switch {
 		case f == 1: // typeMeta
-			b, err := d.read(n)
+			b, err := d.Read(n)
 			if err != nil {
 				return lm, err
 			}
@@ -276,7 +196,7 @@ func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.L
 		case f == 3 && wire == wireBytes && n > 0:
 			return lm, errors.New("content encoding not supported")
 		default:
-			if err := d.skip(wire, n); err != nil {
+			if err := d.Skip(wire, n); err != nil {
 				return lm, err
 			}
 		}
@@ -291,16 +211,16 @@ func (d *nodeStream) listOf(want string, each func(item []byte) error) (metav1.L
 func (d *nodeStream) nodeList(size int64, each func(item []byte) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	items := 0
-	end := d.off + size
-	for d.off < end {
-		f, wire, n, err := d.field()
+	end := d.Off() + size
+	for d.Off() < end {
+		f, wire, n, err := d.Field()
 		if err != nil {
-			return lm, unexpected(err)
+			return lm, sources.UnexpectedEOF(err)
 		}
-		if wire != wireBytes || d.off+n > end {
+		if wire != wireBytes || d.Off()+n > end {
 			return lm, fmt.Errorf("NodeList field %d: bad wire type or length", f)
 		}
-		b, err := d.read(n)
+		b, err := d.Read(n)
 		if err != nil {
 			return lm, err
 		}
@@ -329,7 +249,7 @@ func (d *nodeStream) nodeList(size int64, each func(item []byte) error) (metav1.
 			items++
 		}
 	}
-	if d.off != end {
+	if d.Off() != end {
 		return lm, errors.New("NodeList overruns its length")
 	}
 	return lm, nil
@@ -615,55 +535,8 @@ func mapEntry(b []byte) (k, v []byte, err error) {
 	return k, v, err
 }
 
-// eachField calls fn with every field of a protobuf message: its number,
-// wire type and its bytes (a length-delimited field's content, or a varint's or fixed
-// field's own bytes). A malformed or cut message is an error.
-//
-// It reads the tags and varints with encoding/binary, not with protowire's
-// ConsumeTag, ConsumeVarint and ConsumeBytes: those are calls where
-// binary.Uvarint is inlined, and walking kubelet Nodes through them took
-// longer in every run of BenchmarkEachField (the two side by side).
+// eachField calls fn with every field of a protobuf message
+// (sources.PBFields, the sources' one field walker).
 func eachField(b []byte, fn func(field int, wire uint64, v []byte) error) error {
-	for len(b) > 0 {
-		tag, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errors.New("bad field tag")
-		}
-		b = b[n:]
-		field, wire := int(tag>>3), tag&7
-		if field <= 0 {
-			return errors.New("bad field number")
-		}
-		var v []byte
-		switch wire {
-		case 0: // varint
-			_, n := binary.Uvarint(b)
-			if n <= 0 {
-				return fmt.Errorf("field %d: bad varint", field)
-			}
-			v, b = b[:n], b[n:]
-		case 1: // fixed64
-			if len(b) < 8 {
-				return fmt.Errorf("field %d: cut short", field)
-			}
-			v, b = b[:8], b[8:]
-		case 2: // length-delimited
-			l, n := binary.Uvarint(b)
-			if n <= 0 || l > uint64(len(b)-n) {
-				return fmt.Errorf("field %d: bad length", field)
-			}
-			v, b = b[n:n+int(l)], b[n+int(l):]
-		case 5: // fixed32
-			if len(b) < 4 {
-				return fmt.Errorf("field %d: cut short", field)
-			}
-			v, b = b[:4], b[4:]
-		default:
-			return fmt.Errorf("field %d: unsupported wire type %d", field, wire)
-		}
-		if err := fn(field, wire, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sources.PBFields(b, fn)
 }

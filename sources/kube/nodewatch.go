@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/model"
+	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // This file is the node informer's list and watch against a real apiserver
@@ -318,7 +318,7 @@ type nodeWatchDecoder struct {
 }
 
 func newNodeWatchDecoder(body io.ReadCloser) *nodeWatchDecoder {
-	return &nodeWatchDecoder{body: body, d: &nodeStream{r: bufio.NewReaderSize(body, 32<<10)}}
+	return &nodeWatchDecoder{body: body, d: &nodeStream{sources.NewPBStream(body, 32<<10)}}
 }
 
 // Decode reads the next event. It returns io.EOF for a stream that ended
@@ -327,7 +327,7 @@ func newNodeWatchDecoder(body io.ReadCloser) *nodeWatchDecoder {
 // comes back as it is.
 func (w *nodeWatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	var prefix [4]byte
-	if _, err := io.ReadFull(w.d.r, prefix[:]); err != nil {
+	if _, err := w.d.ReadFull(prefix[:]); err != nil {
 		return "", nil, err
 	}
 	// The length prefix is read here, not through apimachinery's
@@ -342,7 +342,7 @@ func (w *nodeWatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if size > maxWatchFrame {
 		return "", nil, fmt.Errorf("watch event of %d bytes: larger than %d", size, maxWatchFrame)
 	}
-	frame, err := w.d.read(int64(size))
+	frame, err := w.d.Read(int64(size))
 	if err != nil {
 		return "", nil, err
 	}
