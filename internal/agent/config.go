@@ -138,7 +138,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	co := fs.VarPF(&coordinatorsFlag{&c}, "coordinators", "", "which coordinator kinds to read: all (each reported not-installed when it is not there), a comma list of "+strings.Join(kinds.Names(), ", ")+
 		", or "+kinds.SelectLocks+" (or false: kured and fleetlock only); system-upgrade-controller and the Flatcar update operator are read each iteration, never written")
 	co.NoOptDefVal = kinds.SelectAll
-	fs.Var(&kuredDaemonSetsFlag{p: &c.KuredDaemonSet}, "kured-daemonset", "kured's DaemonSet as ns/name; several (one per node pool): repeat the flag or comma-separate them, ns/a,ns/b (default: discovered)")
+	fs.Var(kured.NewDaemonSetsFlag(&c.KuredDaemonSet), "kured-daemonset", "kured's DaemonSet as ns/name; several (one per node pool): repeat the flag or comma-separate them, ns/a,ns/b (default: discovered)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "namespace of the fleetlock Leases")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", c.LeaderElect, "elect a leader on a Lease; only the leader acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader Lease (default: $POD_NAMESPACE, else the pod's namespace, else default)")
@@ -339,32 +339,5 @@ func (f *coordinatorsFlag) Set(v string) error {
 		return err
 	}
 	f.c.Coordinators = sel
-	return nil
-}
-
-// kuredDaemonSetsFlag is --kured-daemonset: kured's DaemonSets as
-// namespace/name, one per node pool: the flag repeated, or its value
-// comma-separated, or both, all kept (as "a/x,b/y"; checked by
-// kured.ParseDaemonSets when the flags are validated). Given, it replaces
-// the default.
-type kuredDaemonSetsFlag struct {
-	p   *string
-	set bool
-}
-
-func (f *kuredDaemonSetsFlag) Type() string { return "ns/name,..." }
-
-func (f *kuredDaemonSetsFlag) String() string {
-	if f == nil || f.p == nil {
-		return ""
-	}
-	return *f.p
-}
-
-func (f *kuredDaemonSetsFlag) Set(v string) error {
-	if f.set && *f.p != "" {
-		v = *f.p + "," + v
-	}
-	*f.p, f.set = v, true
 	return nil
 }

@@ -92,7 +92,7 @@ func (c *Common) Register(fs *pflag.FlagSet) {
 	fs.Lookup("context").Usage = "The name of the kubeconfig context to use; a comma list (a,b,c) opens several clusters"
 	fs.BoolVar(&c.AllContexts, "all-contexts", c.AllContexts, "Open every context of the kubeconfig (excludes --context)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "Timeout of every API request (1s to 10m)")
-	fs.Var(&kuredDaemonSetsFlag{p: &c.KuredDaemonSet}, "kured-daemonset", "kured's DaemonSet as ns/name; several (one per node pool): repeat the flag or comma-separate them, ns/a,ns/b (default: discovered)")
+	fs.Var(kured.NewDaemonSetsFlag(&c.KuredDaemonSet), "kured-daemonset", "kured's DaemonSet as ns/name; several (one per node pool): repeat the flag or comma-separate them, ns/a,ns/b (default: discovered)")
 	fs.StringVar(&c.FleetlockNamespace, "fleetlock-namespace", c.FleetlockNamespace, "Namespace of fleetlock's Leases")
 	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required and the alert gate (default: kured's own, else disabled)")
 	fs.StringVar(&c.PrometheusToken, "prometheus-token-file", c.PrometheusToken, "File holding a bearer token for Prometheus")
@@ -176,33 +176,6 @@ func (f *coordinatorsFlag) Set(v string) error {
 		return err
 	}
 	f.c.Coordinators = sel
-	return nil
-}
-
-// kuredDaemonSetsFlag is --kured-daemonset: kured's DaemonSets as
-// namespace/name, one per node pool: the flag repeated, or its value
-// comma-separated, or both, all kept (as "a/x,b/y"; checked by
-// kured.ParseDaemonSets when the flags are validated). Given, it replaces
-// the default.
-type kuredDaemonSetsFlag struct {
-	p   *string
-	set bool
-}
-
-func (f *kuredDaemonSetsFlag) Type() string { return "ns/name,..." }
-
-func (f *kuredDaemonSetsFlag) String() string {
-	if f == nil || f.p == nil {
-		return ""
-	}
-	return *f.p
-}
-
-func (f *kuredDaemonSetsFlag) Set(v string) error {
-	if f.set && *f.p != "" {
-		v = *f.p + "," + v
-	}
-	*f.p, f.set = v, true
 	return nil
 }
 

@@ -49,3 +49,36 @@ func JoinDaemonSets(refs []DaemonSetRef) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// DaemonSetsFlag is the --kured-daemonset flag of the CLI and the agent (a
+// pflag.Value): kured's DaemonSets as namespace/name, one per node pool,
+// the flag repeated or its value comma-separated, or both, all kept in the
+// string it points to (as "a/x,b/y"; checked by ParseDaemonSets when the
+// flags are validated). Given, it replaces the default.
+type DaemonSetsFlag struct {
+	p   *string
+	set bool
+}
+
+// NewDaemonSetsFlag is the flag kept in *p (its default the value there).
+func NewDaemonSetsFlag(p *string) *DaemonSetsFlag { return &DaemonSetsFlag{p: p} }
+
+// Type names the flag's value in --help.
+func (f *DaemonSetsFlag) Type() string { return "ns/name,..." }
+
+func (f *DaemonSetsFlag) String() string {
+	if f == nil || f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+// Set adds v to what an earlier --kured-daemonset gave (the default is
+// replaced).
+func (f *DaemonSetsFlag) Set(v string) error {
+	if f.set && *f.p != "" {
+		v = *f.p + "," + v
+	}
+	*f.p, f.set = v, true
+	return nil
+}
