@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	pw "github.com/rebootwatch/rebootwatch/internal/testenv/pbwiretest"
 )
 
 // metaItem is one item of a metadata list as ReadMetadataList gives it.
@@ -78,19 +80,9 @@ func sampleMetadataList(t testing.TB, n int) []byte {
 	return encodeMetadataList(t, l)
 }
 
-func pbTag(f, wire int) []byte { return binary.AppendUvarint(nil, uint64(f<<3|wire)) }
-
-func pbLen(f int, parts ...[]byte) []byte {
-	v := bytes.Join(parts, nil)
-	b := append(pbTag(f, PBBytes), binary.AppendUvarint(nil, uint64(len(v)))...)
-	return append(b, v...)
-}
-
-func pbStr(f int, s string) []byte { return pbLen(f, []byte(s)) }
-
 func pbEnv(kind string, list []byte) []byte {
-	b := append([]byte("k8s\x00"), pbLen(1, pbStr(1, "meta.k8s.io/v1"), pbStr(2, kind))...)
-	return append(b, pbLen(2, list)...)
+	b := append([]byte("k8s\x00"), pw.Bytes(1, pw.String(1, "meta.k8s.io/v1"), pw.String(2, kind))...)
+	return append(b, pw.Bytes(2, list)...)
 }
 
 func TestReadMetadataList(t *testing.T) {
@@ -109,14 +101,14 @@ func TestReadMetadataList(t *testing.T) {
 // that an apiserver does not send.
 func oddMetadataLists() map[string][]byte {
 	return map[string][]byte{
-		"name as varint":  pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, binary.AppendUvarint(pbTag(1, PBVarint), 7)))),
-		"metadata twice":  pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, pbStr(1, "a"), pbStr(6, "1")), pbLen(1, pbStr(6, "2")))),
-		"listMeta twice":  pbEnv("PartialObjectMetadataList", append(pbLen(1, pbStr(2, "7")), pbLen(1, pbStr(2, "8"))...)),
-		"another kind":    pbEnv("VolumeList", pbLen(2, pbLen(1, pbStr(1, "a")))),
-		"kind as varint":  append([]byte("k8s\x00"), append(pbLen(1, binary.AppendUvarint(pbTag(2, PBVarint), 1)), pbLen(2)...)...),
-		"item as varint":  pbEnv("PartialObjectMetadataList", binary.AppendUvarint(pbTag(2, PBVarint), 1)),
-		"unknown field":   pbEnv("PartialObjectMetadataList", append(pbLen(2, pbLen(1, pbStr(1, "a")), pbStr(9, "x")), pbStr(7, "y")...)),
-		"namespace fixed": pbEnv("PartialObjectMetadataList", pbLen(2, pbLen(1, pbStr(1, "a"), append(pbTag(3, PBFixed32), "abcd"...)))),
+		"name as varint":  pbEnv("PartialObjectMetadataList", pw.Bytes(2, pw.Bytes(1, binary.AppendUvarint(pw.Tag(1, PBVarint), 7)))),
+		"metadata twice":  pbEnv("PartialObjectMetadataList", pw.Bytes(2, pw.Bytes(1, pw.String(1, "a"), pw.String(6, "1")), pw.Bytes(1, pw.String(6, "2")))),
+		"listMeta twice":  pbEnv("PartialObjectMetadataList", append(pw.Bytes(1, pw.String(2, "7")), pw.Bytes(1, pw.String(2, "8"))...)),
+		"another kind":    pbEnv("VolumeList", pw.Bytes(2, pw.Bytes(1, pw.String(1, "a")))),
+		"kind as varint":  append([]byte("k8s\x00"), append(pw.Bytes(1, binary.AppendUvarint(pw.Tag(2, PBVarint), 1)), pw.Bytes(2)...)...),
+		"item as varint":  pbEnv("PartialObjectMetadataList", binary.AppendUvarint(pw.Tag(2, PBVarint), 1)),
+		"unknown field":   pbEnv("PartialObjectMetadataList", append(pw.Bytes(2, pw.Bytes(1, pw.String(1, "a")), pw.String(9, "x")), pw.String(7, "y")...)),
+		"namespace fixed": pbEnv("PartialObjectMetadataList", pw.Bytes(2, pw.Bytes(1, pw.String(1, "a"), append(pw.Tag(3, PBFixed32), "abcd"...)))),
 	}
 }
 
@@ -157,9 +149,9 @@ func TestReadMetadataListCut(t *testing.T) {
 // TestReadMetadataListClaimedLength: a length is the server's claim; it
 // allocates only as the bytes arrive.
 func TestReadMetadataListClaimedLength(t *testing.T) {
-	b := append(append([]byte("k8s\x00"), pbLen(1, pbStr(2, "PartialObjectMetadataList"))...),
-		append(append(pbTag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-1)...),
-			append(pbTag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...)
+	b := append(append([]byte("k8s\x00"), pw.Bytes(1, pw.String(2, "PartialObjectMetadataList"))...),
+		append(append(pw.Tag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-1)...),
+			append(pw.Tag(2, PBBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, _, err := readAll(b)

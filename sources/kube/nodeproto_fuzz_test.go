@@ -19,6 +19,8 @@ import (
 
 	"github.com/rebootwatch/rebootwatch/internal/testenv/scalefixture"
 	"github.com/rebootwatch/rebootwatch/model"
+
+	pw "github.com/rebootwatch/rebootwatch/internal/testenv/pbwiretest"
 )
 
 // referenceNodeList decodes b as the generated path does (the protobuf
@@ -41,57 +43,44 @@ func referenceNodeList(b []byte) ([]model.Node, string, *corev1.NodeList, error)
 	return out, l.Continue, l, nil
 }
 
-// Hand-made protobuf, for encodings the generated Marshal never makes.
-func pbTag(f, wire int) []byte { return binary.AppendUvarint(nil, uint64(f<<3|wire)) }
-
-func pbBytes(f int, parts ...[]byte) []byte {
-	v := bytes.Join(parts, nil)
-	b := append(pbTag(f, wireBytes), binary.AppendUvarint(nil, uint64(len(v)))...)
-	return append(b, v...)
-}
-
-func pbString(f int, s string) []byte { return pbBytes(f, []byte(s)) }
-
-func pbVarint(f int, v uint64) []byte { return binary.AppendUvarint(pbTag(f, wireVarint), v) }
-
 // pbEnvelope wraps a NodeList's bytes as the apiserver does.
 func pbEnvelope(list []byte) []byte {
-	b := append([]byte("k8s\x00"), pbBytes(1, pbString(1, "v1"), pbString(2, "NodeList"))...)
-	b = append(b, pbBytes(2, list)...)
-	return append(b, pbString(4, "application/vnd.kubernetes.protobuf")...)
+	b := append([]byte("k8s\x00"), pw.Bytes(1, pw.String(1, "v1"), pw.String(2, "NodeList"))...)
+	b = append(b, pw.Bytes(2, list)...)
+	return append(b, pw.String(4, "application/vnd.kubernetes.protobuf")...)
 }
 
 // oddNodeLists are NodeLists in encodings a hostile or unusual server may
 // send and the generated decoder reads (or rejects) in its own way: each is
 // a case DecodeNodeList once got wrong.
 func oddNodeLists() map[string][]byte {
-	item := func(node ...[]byte) []byte { return pbBytes(2, node...) }
+	item := func(node ...[]byte) []byte { return pw.Bytes(2, node...) }
 	return map[string][]byte{
 		// A scalar in a field the reader keeps, with the wrong wire type: the
 		// generated decoder rejects it; it must not read as a name.
-		"name as varint":   pbEnvelope(item(pbBytes(1, pbVarint(1, 7)))),
-		"uid as fixed32":   pbEnvelope(item(pbBytes(1, pbString(1, "n"), pbTag(5, wireFixed32), []byte("abcd")))),
-		"status as varint": pbEnvelope(item(pbBytes(1, pbString(1, "n")), pbVarint(3, 1))),
-		"unschedulable as bytes": pbEnvelope(item(pbBytes(1, pbString(1, "n")),
-			pbBytes(2, pbString(4, "\x01")))),
-		"kind as varint": append([]byte("k8s\x00"), append(pbBytes(1, pbVarint(2, 1)), pbBytes(2)...)...),
+		"name as varint":   pbEnvelope(item(pw.Bytes(1, pw.Varint(1, 7)))),
+		"uid as fixed32":   pbEnvelope(item(pw.Bytes(1, pw.String(1, "n"), pw.Tag(5, wireFixed32), []byte("abcd")))),
+		"status as varint": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n")), pw.Varint(3, 1))),
+		"unschedulable as bytes": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n")),
+			pw.Bytes(2, pw.String(4, "\x01")))),
+		"kind as varint": append([]byte("k8s\x00"), append(pw.Bytes(1, pw.Varint(2, 1)), pw.Bytes(2)...)...),
 		// A repeated message merges into the first (protobuf's rule): the
 		// second nodeInfo keeps the first's bootID.
-		"nodeInfo twice": pbEnvelope(item(pbBytes(1, pbString(1, "n")),
-			pbBytes(3, pbBytes(7, pbString(1, "machine"), pbString(3, "boot"))),
-			pbBytes(3, pbBytes(7, pbString(6, "Debian")), pbBytes(7, pbString(5, "6.1"))))),
+		"nodeInfo twice": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n")),
+			pw.Bytes(3, pw.Bytes(7, pw.String(1, "machine"), pw.String(3, "boot"))),
+			pw.Bytes(3, pw.Bytes(7, pw.String(6, "Debian")), pw.Bytes(7, pw.String(5, "6.1"))))),
 		// A map key given twice: the last value wins.
-		"legacy role twice": pbEnvelope(item(pbBytes(1, pbString(1, "n"),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "old")),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "new"))))),
-		"legacy role then empty": pbEnvelope(item(pbBytes(1, pbString(1, "n"),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "old")),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, ""))))),
-		"annotation twice": pbEnvelope(item(pbBytes(1, pbString(1, "n"),
-			pbBytes(12, pbString(1, "weave.works/kured-reboot-in-progress"), pbString(2, "a")),
-			pbBytes(12, pbString(1, "weave.works/kured-reboot-in-progress"), pbString(2, "b"))))),
-		"metadata twice": pbEnvelope(item(pbBytes(1, pbString(1, "n"), pbString(5, "u1")), pbBytes(1, pbString(5, "u2")))),
-		"listMeta twice": pbEnvelope(append(pbBytes(1, pbString(3, "c1")), pbBytes(1, pbString(2, "7"))...)),
+		"legacy role twice": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n"),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, "old")),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, "new"))))),
+		"legacy role then empty": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n"),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, "old")),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, ""))))),
+		"annotation twice": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n"),
+			pw.Bytes(12, pw.String(1, "weave.works/kured-reboot-in-progress"), pw.String(2, "a")),
+			pw.Bytes(12, pw.String(1, "weave.works/kured-reboot-in-progress"), pw.String(2, "b"))))),
+		"metadata twice": pbEnvelope(item(pw.Bytes(1, pw.String(1, "n"), pw.String(5, "u1")), pw.Bytes(1, pw.String(5, "u2")))),
+		"listMeta twice": pbEnvelope(append(pw.Bytes(1, pw.String(3, "c1")), pw.Bytes(1, pw.String(2, "7"))...)),
 	}
 }
 
@@ -117,10 +106,10 @@ func TestDecodeNodeListOddEncodings(t *testing.T) {
 // 2 GiB before the first byte of it was read).
 func TestDecodeNodeListClaimedLength(t *testing.T) {
 	for name, b := range map[string][]byte{
-		"item": append(append([]byte("k8s\x00"), pbBytes(1, pbString(2, "NodeList"))...),
-			append(append(pbTag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-1)...),
-				append(pbTag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...),
-		"typeMeta": append(append([]byte("k8s\x00"), pbTag(1, wireBytes)...), binary.AppendUvarint(nil, 1<<31-1)...),
+		"item": append(append([]byte("k8s\x00"), pw.Bytes(1, pw.String(2, "NodeList"))...),
+			append(append(pw.Tag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-1)...),
+				append(pw.Tag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-16)...)...)...),
+		"typeMeta": append(append([]byte("k8s\x00"), pw.Tag(1, wireBytes)...), binary.AppendUvarint(nil, 1<<31-1)...),
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -213,45 +202,45 @@ func (o *oneEvent) Close() {}
 // pbFrame is one watch frame: an event of type typ whose object is obj
 // (already in its envelope), parts appended to the event.
 func pbFrame(typ string, obj []byte, parts ...[]byte) []byte {
-	ev := append(pbString(1, typ), pbBytes(2, pbBytes(1, obj))...)
+	ev := append(pw.String(1, typ), pw.Bytes(2, pw.Bytes(1, obj))...)
 	ev = append(ev, bytes.Join(parts, nil)...)
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(ev))), ev...)
 }
 
 // pbObject wraps a message in the apiserver's envelope as kind.
 func pbObject(kind string, msg ...[]byte) []byte {
-	return append([]byte("k8s\x00"), append(pbBytes(1, pbString(1, "v1"), pbString(2, kind)), pbBytes(2, msg...)...)...)
+	return append([]byte("k8s\x00"), append(pw.Bytes(1, pw.String(1, "v1"), pw.String(2, kind)), pw.Bytes(2, msg...)...)...)
 }
 
 // oddNodeEvents are watch frames in encodings the generated decoders read
 // (or reject) in their own way.
 func oddNodeEvents() map[string][]byte {
-	named := pbBytes(1, pbString(1, "n"), pbString(5, "u"), pbString(6, "7"))
+	named := pw.Bytes(1, pw.String(1, "n"), pw.String(5, "u"), pw.String(6, "7"))
 	return map[string][]byte{
 		"nodeInfo twice": pbFrame("ADDED", pbObject("Node", named,
-			pbBytes(3, pbBytes(7, pbString(1, "machine"), pbString(3, "boot"))),
-			pbBytes(3, pbBytes(7, pbString(5, "Debian")), pbBytes(7, pbString(4, "6.1"))))),
-		"legacy role twice": pbFrame("ADDED", pbObject("Node", pbBytes(1, pbString(1, "n"),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "old")),
-			pbBytes(11, pbString(1, legacyRoleLabel), pbString(2, "new"))))),
-		"initial-events-end twice": pbFrame("BOOKMARK", pbObject("Node", pbBytes(1, pbString(6, "9"),
-			pbBytes(12, pbString(1, metav1.InitialEventsAnnotationKey), pbString(2, "true")),
-			pbBytes(12, pbString(1, metav1.InitialEventsAnnotationKey), pbString(2, "false"))))),
-		"namespaced node":  pbFrame("MODIFIED", pbObject("Node", pbBytes(1, pbString(1, "n"), pbString(3, "ns")))),
-		"metadata twice":   pbFrame("ADDED", pbObject("Node", named, pbBytes(1, pbString(5, "u2")))),
-		"name as varint":   pbFrame("ADDED", pbObject("Node", pbBytes(1, pbVarint(1, 7)))),
-		"rv as varint":     pbFrame("ADDED", pbObject("Node", pbBytes(1, pbVarint(6, 7)))),
-		"nodeInfo varint":  pbFrame("ADDED", pbObject("Node", named, pbBytes(3, pbBytes(7, pbVarint(3, 1))))),
-		"type twice":       pbFrame("ADDED", pbObject("Node", named), pbString(1, "DELETED")),
-		"object twice":     pbFrame("ADDED", pbObject("Node", named), pbBytes(2, pbBytes(1, pbObject("Node", pbBytes(1, pbString(1, "m")))))),
-		"object, no raw":   pbFrame("ADDED", pbObject("Node", named), pbBytes(2)),
-		"type as varint":   append(binary.BigEndian.AppendUint32(nil, 2), pbVarint(1, 1)...),
-		"typeMeta twice":   pbFrame("ADDED", append(pbObject("Status"), append(pbBytes(1, pbString(2, "Node")), pbBytes(2, named)...)...)),
-		"status":           pbFrame("ERROR", pbObject("Status", pbString(2, "Failure"), pbVarint(6, 410), pbString(4, "Expired"))),
-		"status in ADDED":  pbFrame("ADDED", pbObject("Status", pbVarint(6, 500))),
-		"kind without ver": pbFrame("ADDED", append([]byte("k8s\x00"), append(pbBytes(1, pbString(2, "Node")), pbBytes(2, named)...)...)),
-		"encoded":          pbFrame("ADDED", append(pbObject("Node", named), pbString(3, "gzip")...)),
-		"content type":     pbFrame("ADDED", append(pbObject("Node", named), pbString(4, "application/json")...)),
+			pw.Bytes(3, pw.Bytes(7, pw.String(1, "machine"), pw.String(3, "boot"))),
+			pw.Bytes(3, pw.Bytes(7, pw.String(5, "Debian")), pw.Bytes(7, pw.String(4, "6.1"))))),
+		"legacy role twice": pbFrame("ADDED", pbObject("Node", pw.Bytes(1, pw.String(1, "n"),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, "old")),
+			pw.Bytes(11, pw.String(1, legacyRoleLabel), pw.String(2, "new"))))),
+		"initial-events-end twice": pbFrame("BOOKMARK", pbObject("Node", pw.Bytes(1, pw.String(6, "9"),
+			pw.Bytes(12, pw.String(1, metav1.InitialEventsAnnotationKey), pw.String(2, "true")),
+			pw.Bytes(12, pw.String(1, metav1.InitialEventsAnnotationKey), pw.String(2, "false"))))),
+		"namespaced node":  pbFrame("MODIFIED", pbObject("Node", pw.Bytes(1, pw.String(1, "n"), pw.String(3, "ns")))),
+		"metadata twice":   pbFrame("ADDED", pbObject("Node", named, pw.Bytes(1, pw.String(5, "u2")))),
+		"name as varint":   pbFrame("ADDED", pbObject("Node", pw.Bytes(1, pw.Varint(1, 7)))),
+		"rv as varint":     pbFrame("ADDED", pbObject("Node", pw.Bytes(1, pw.Varint(6, 7)))),
+		"nodeInfo varint":  pbFrame("ADDED", pbObject("Node", named, pw.Bytes(3, pw.Bytes(7, pw.Varint(3, 1))))),
+		"type twice":       pbFrame("ADDED", pbObject("Node", named), pw.String(1, "DELETED")),
+		"object twice":     pbFrame("ADDED", pbObject("Node", named), pw.Bytes(2, pw.Bytes(1, pbObject("Node", pw.Bytes(1, pw.String(1, "m")))))),
+		"object, no raw":   pbFrame("ADDED", pbObject("Node", named), pw.Bytes(2)),
+		"type as varint":   append(binary.BigEndian.AppendUint32(nil, 2), pw.Varint(1, 1)...),
+		"typeMeta twice":   pbFrame("ADDED", append(pbObject("Status"), append(pw.Bytes(1, pw.String(2, "Node")), pw.Bytes(2, named)...)...)),
+		"status":           pbFrame("ERROR", pbObject("Status", pw.String(2, "Failure"), pw.Varint(6, 410), pw.String(4, "Expired"))),
+		"status in ADDED":  pbFrame("ADDED", pbObject("Status", pw.Varint(6, 500))),
+		"kind without ver": pbFrame("ADDED", append([]byte("k8s\x00"), append(pw.Bytes(1, pw.String(2, "Node")), pw.Bytes(2, named)...)...)),
+		"encoded":          pbFrame("ADDED", append(pbObject("Node", named), pw.String(3, "gzip")...)),
+		"content type":     pbFrame("ADDED", append(pbObject("Node", named), pw.String(4, "application/json")...)),
 	}
 }
 
@@ -277,8 +266,8 @@ func TestNodeWatchDecoderOddEncodings(t *testing.T) {
 func TestNodeWatchDecoderClaimedLength(t *testing.T) {
 	frame := func(n uint32, b ...byte) []byte { return append(binary.BigEndian.AppendUint32(nil, n), b...) }
 	for name, b := range map[string][]byte{
-		"frame":       frame(maxWatchFrame, pbTag(1, wireBytes)...),
-		"event field": frame(maxWatchFrame, append(pbTag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-1)...)...),
+		"frame":       frame(maxWatchFrame, pw.Tag(1, wireBytes)...),
+		"event field": frame(maxWatchFrame, append(pw.Tag(2, wireBytes), binary.AppendUvarint(nil, 1<<31-1)...)...),
 		"two frames":  append(watchStream(t, sampleEvents()[0]), frame(maxWatchFrame-1, 1, 2, 3)...),
 	} {
 		var before, after runtime.MemStats
