@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,45 +36,11 @@ func TestKuredNamedNodePools(t *testing.T) {
 	created := time.Now().Add(-time.Hour)
 	// Pool a reboots only tomorrow (its window is shut now); pool b any day.
 	tomorrow := strings.ToLower(time.Now().UTC().Add(24 * time.Hour).Weekday().String()[:2])
-	mk := func(ns, name, pool, value string, args ...string) *appsv1.DaemonSet {
-		d := kuredtest.DaemonSet(ns, name)
-		labels := map[string]string{"app.kubernetes.io/name": "kured", "pool": pool}
-		d.Labels, d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels, labels
-		d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": pool}
-		d.Spec.Template.Spec.Containers[0].Args = append(d.Spec.Template.Spec.Containers[0].Args, args...)
-		if value != "" {
-			d.Annotations = map[string]string{ann: value}
-		}
-		got, err := cs.AppsV1().DaemonSets(ns).Create(ctx, d, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cs.AppsV1().DaemonSets(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
-		})
-		return got
-	}
-	a := mk("kube-system", "kured-a", "a", "", "--lock-annotation="+ann, "--reboot-days="+tomorrow, "--time-zone=UTC")
-	b := mk(nsB, "kured-b", "b", kuredtest.Single("gone-b", created, 0, false), "--lock-annotation="+ann)
-	for _, n := range []string{"a1", "b1"} {
-		got, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.NewTime(created)}}
-		got.Status.NodeInfo.BootID = "boot-" + n
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poolPod(ctx, t, cs, a.Name+"-a1", "a1", a.Spec.Selector.MatchLabels, a.Name, a.UID)
-	bp := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "kured-b-b1", Labels: b.Spec.Selector.MatchLabels,
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(b, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}},
-		Spec: corev1.PodSpec{NodeName: "b1", Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.23.0"}}}}
-	if _, err := cs.CoreV1().Pods(nsB).Create(ctx, bp, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	a := poolDaemonSet(ctx, t, cs, "kube-system", "kured-a", "a", ann, "", "--lock-annotation="+ann, "--reboot-days="+tomorrow, "--time-zone=UTC")
+	b := poolDaemonSet(ctx, t, cs, nsB, "kured-b", "b", ann, kuredtest.Single("gone-b", created, 0, false), "--lock-annotation="+ann)
+	readyNodes(ctx, t, cs, created, "a1", "b1")
+	poolPod(ctx, t, cs, "kube-system", a.Name+"-a1", "a1", a.Spec.Selector.MatchLabels, a.Name, a.UID)
+	poolPod(ctx, t, cs, nsB, "kured-b-b1", "b1", b.Spec.Selector.MatchLabels, b.Name, b.UID)
 	refA := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured-a"}
 	refB := model.LockRef{Kind: model.LockKured, Namespace: nsB, Name: "kured-b"}
 

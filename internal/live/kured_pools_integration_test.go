@@ -32,40 +32,13 @@ func TestKuredTwoNodePools(t *testing.T) {
 	defer cancel()
 	const ann = "example.com/reboot-lock"
 	created := time.Now().Add(-time.Hour)
-	mk := func(name, pool string, value string, args ...string) *appsv1.DaemonSet {
-		d := kuredtest.DaemonSet("kube-system", name)
-		labels := map[string]string{"app.kubernetes.io/name": "kured", "pool": pool}
-		d.Labels, d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels, labels
-		d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": pool}
-		d.Spec.Template.Spec.Containers[0].Args = append(d.Spec.Template.Spec.Containers[0].Args, args...)
-		d.Annotations = map[string]string{ann: value}
-		got, err := cs.AppsV1().DaemonSets("kube-system").Create(ctx, d, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cs.AppsV1().DaemonSets("kube-system").Delete(context.Background(), name, metav1.DeleteOptions{})
-		})
-		return got
-	}
-	a := mk("kured-a", "a", kuredtest.Multi(2, kuredtest.Value{NodeID: "gone-a", Created: created}),
+	a := poolDaemonSet(ctx, t, cs, "kube-system", "kured-a", "a", ann, kuredtest.Multi(2, kuredtest.Value{NodeID: "gone-a", Created: created}),
 		"--lock-annotation="+ann, "--concurrency=2")
-	b := mk("kured-b", "b", kuredtest.Single("gone-b", created, 0, false), "--lock-annotation="+ann)
-	for _, n := range []string{"a1", "b1", "x1"} {
-		got, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.NewTime(created)}}
-		got.Status.NodeInfo.BootID = "boot-" + n
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poolPod(ctx, t, cs, a.Name+"-a1", "a1", a.Spec.Selector.MatchLabels, a.Name, a.UID)
-	poolPod(ctx, t, cs, b.Name+"-b1", "b1", b.Spec.Selector.MatchLabels, b.Name, b.UID)
-	poolPod(ctx, t, cs, "impostor-x1", "x1", a.Spec.Selector.MatchLabels, "kured-a", types.UID("not-kured-a"))
+	b := poolDaemonSet(ctx, t, cs, "kube-system", "kured-b", "b", ann, kuredtest.Single("gone-b", created, 0, false), "--lock-annotation="+ann)
+	readyNodes(ctx, t, cs, created, "a1", "b1", "x1")
+	poolPod(ctx, t, cs, "kube-system", a.Name+"-a1", "a1", a.Spec.Selector.MatchLabels, a.Name, a.UID)
+	poolPod(ctx, t, cs, "kube-system", b.Name+"-b1", "b1", b.Spec.Selector.MatchLabels, b.Name, b.UID)
+	poolPod(ctx, t, cs, "kube-system", "impostor-x1", "x1", a.Spec.Selector.MatchLabels, "kured-a", types.UID("not-kured-a"))
 
 	s, err := Open(ctx, Options{Config: tc.Admin, Context: "itest", RequestTimeout: 5 * time.Second})
 	if err != nil {
@@ -141,13 +114,55 @@ func TestKuredTwoNodePools(t *testing.T) {
 
 // poolPod creates a pod bound to node whose controller is the DaemonSet
 // name/uid (no controller runs here: the pod stays Pending).
-func poolPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, name, node string, labels map[string]string, owner string, uid types.UID) {
+func poolPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name, node string, labels map[string]string, owner string, uid types.UID) {
 	t.Helper()
 	yes := true
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name, Labels: labels,
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: owner, UID: uid, Controller: &yes}}},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "kured", Image: "ghcr.io/kubereboot/kured:1.23.0"}}}}
-	if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// poolDaemonSet creates kured's DaemonSet ns/name for node pool pool (its
+// labels and nodeSelector pool=<pool>), kured's args extended by args and
+// its lock annotation ann set to value (none when value is empty); it is
+// deleted when the test ends.
+func poolDaemonSet(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name, pool, ann, value string, args ...string) *appsv1.DaemonSet {
+	t.Helper()
+	d := kuredtest.DaemonSet(ns, name)
+	labels := map[string]string{"app.kubernetes.io/name": "kured", "pool": pool}
+	d.Labels, d.Spec.Selector.MatchLabels, d.Spec.Template.Labels = labels, labels, labels
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": pool}
+	d.Spec.Template.Spec.Containers[0].Args = append(d.Spec.Template.Spec.Containers[0].Args, args...)
+	if value != "" {
+		d.Annotations = map[string]string{ann: value}
+	}
+	got, err := cs.AppsV1().DaemonSets(ns).Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AppsV1().DaemonSets(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return got
+}
+
+// readyNodes creates the nodes named, Ready since created, each with its
+// own boot id.
+func readyNodes(ctx context.Context, t *testing.T, cs kubernetes.Interface, created time.Time, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		got, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.NewTime(created)}}
+		got.Status.NodeInfo.BootID = "boot-" + n
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
