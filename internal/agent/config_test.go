@@ -179,9 +179,13 @@ func TestLoadRESTConfig(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	notIn := func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }
 	inCalled := false
+	saToken := filepath.Join(dir, "token")
+	if err := os.WriteFile(saToken, []byte("sa-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	in := func() (*rest.Config, error) {
 		inCalled = true
-		return &rest.Config{Host: "https://10.0.0.1:443", BearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"}, nil
+		return &rest.Config{Host: "https://10.0.0.1:443", BearerTokenFile: saToken}, nil
 	}
 	c := Defaults()
 	c.RequestTimeout = 7 * time.Second
@@ -235,8 +239,10 @@ func TestLoadRESTConfig(t *testing.T) {
 		t.Fatalf("error does not say what to do: %v", err)
 	}
 	cfg, origin, err = LoadRESTConfig(c, noEnv, in)
+	// The token file is read by the transport (again on a 401,
+	// kubeclient.RereadTokenOn401), not copied into the config once.
 	if err != nil || cfg.Host != "https://10.0.0.1:443" || cfg.Timeout != 7*time.Second || origin != "in-cluster service account" ||
-		cfg.BearerTokenFile == "" { // the token file is what client-go re-reads on rotation
+		cfg.BearerToken != "" || cfg.WrapTransport == nil {
 		t.Fatalf("in-cluster: %v %v %q", cfg, err, origin)
 	}
 	c.Context = "one"

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/rebootwatch/rebootwatch/internal/kubeclient"
 	"github.com/rebootwatch/rebootwatch/internal/kubeconfig"
 )
 
@@ -15,13 +16,17 @@ var ErrNoClusterConfig = kubeconfig.ErrNoClusterConfig
 
 // LoadRESTConfig builds the rest config through the one kubeconfig loader
 // (internal/kubeconfig): --kubeconfig, else $KUBECONFIG, else the in-cluster
-// config (whose token file client-go re-reads, so rotated tokens are picked
-// up); never ~/.kube/config. It returns a description of where the config
+// config; never ~/.kube/config. A token file (the in-cluster service-account
+// token, a kubeconfig's tokenFile) is read again on the first 401, so a
+// rotated token is picked up at once (kubeclient.RereadTokenOn401). It returns a description of where the config
 // came from (never a credential). inCluster is rest.InClusterConfig outside
 // tests.
 func LoadRESTConfig(c Config, getenv func(string) string, inCluster func() (*rest.Config, error)) (*rest.Config, string, error) {
 	cfg, origin, err := kubeconfig.Loader{Kubeconfig: c.Kubeconfig, Getenv: getenv}.InCluster(c.Context, inCluster)
 	if err != nil {
+		return nil, "", err
+	}
+	if cfg, err = kubeclient.RereadTokenOn401(cfg); err != nil {
 		return nil, "", err
 	}
 	cfg.UserAgent = "rebootwatch-agent"

@@ -238,6 +238,12 @@ func (s *Session) openReal() error {
 		cfg = rest.CopyConfig(cfg)
 		s.Context = s.opts.Context
 	}
+	// A token file is read again on the first 401 (a rotated token is
+	// picked up at once, not after client-go's minute).
+	cfg, err := kubeclient.RereadTokenOn401(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
 	// Every request is bounded by --request-timeout, but a healthy watch
 	// stream is not cut (an http.Client timeout would end each one).
 	cfg = kubeclient.WatchConfig(cfg, s.opts.RequestTimeout)
@@ -250,7 +256,6 @@ func (s *Session) openReal() error {
 	}
 	// Built-in types travel as protobuf (a faster first sync at 5,000
 	// nodes); custom resources (Longhorn) only speak JSON.
-	var err error
 	if s.Client, err = kubernetes.NewForConfig(kubeclient.ProtobufConfig(cfg)); err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
