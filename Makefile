@@ -9,6 +9,13 @@ PKGS      := ./...
 # spend most of their time waiting on an apiserver, a Prometheus or a clock,
 # so two at a time left a core idle (docs/testing.md has the figures).
 TESTFLAGS ?= -race -count=1 -timeout 40m -p 4
+# The packages to test, the longest first: go test starts packages in the
+# order they are named (then ./... adds the rest, each once), so the long
+# integration packages do not start last and hold the run's tail
+# (docs/testing.md has the per-package times).
+TESTPKGS  := ./internal/agent ./deploy ./internal/cli ./internal/lock ./sources/kube \
+	./internal/testenv/testcluster ./cmd/rebootwatch ./sources/longhorn ./internal/live ./tui \
+	./cmd/kubectl-rebootwatch $(PKGS)
 # golangci-lint (its configuration is .golangci.yml), pinned, fetched through
 # the module proxy and compiled by `go run`: the first run on a cold build
 # cache compiles it (about 2.7 CPU-minutes: 6.5 minutes on two busy cores), later runs reuse it.
@@ -128,8 +135,8 @@ test: deps build testcluster helm
 	@e2e=$$(mktemp) && pid= && \
 	if command -v tmux >/dev/null 2>&1; then bash hack/e2e-tmux.sh >"$$e2e" 2>&1 & pid=$$!; \
 	else echo "tmux not installed: skipping the tmux end-to-end script" >"$$e2e"; fi; \
-	echo 'REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(PKGS)'; \
-	REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(PKGS); gorc=$$?; \
+	echo 'REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(TESTPKGS)'; \
+	REBOOTWATCH_INTEGRATION=1 $(GO) test $(TESTFLAGS) $(TESTPKGS); gorc=$$?; \
 	e2erc=0; if [ -n "$$pid" ]; then wait $$pid || e2erc=$$?; fi; \
 	echo "--- hack/e2e-tmux.sh (ran alongside go test)"; cat "$$e2e"; rm -f "$$e2e"; \
 	[ $$gorc -eq 0 ] && [ $$e2erc -eq 0 ]
