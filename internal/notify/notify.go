@@ -1,11 +1,20 @@
 // Package notify tells people what rebootwatch-agent saw and did: it posts
 // a one-line message to every --notify-url (shoutrrr URLs, the format kured's
-// --notify-url uses: slack://, teams://, generic+https://, …) when a lock
+// --notify-url uses: slack://, teams://, smtp://, generic+https://, …) when a lock
 // turns ghost, orphaned or expired, when the agent released or reaped a lock
 // (with the action's text), and when the fleet has been blocked longer than a
 // bound — stuck behind the blockers step's fleet blocker (model.Blocker) with
 // no node progressing; the message names it. It also measures that blocked
 // time for the agent's metrics.
+//
+// The URLs are read by a scheme → service table of its own (services.go):
+// shoutrrr's service packages, each imported alone, and its own senders for
+// generic (webhooks), smtp and logger. It must not import shoutrrr's router
+// (the shoutrrr package or pkg/router) nor its generic, logger or smtp
+// services: they execute text/template templates, and one reachable
+// (*template.Template).Execute makes the linker keep every exported method
+// of every type, about 11 MiB of every agent's RSS (docs/performance.md).
+// TestAgentLinksNoTemplateExecutingService holds it.
 //
 // It must never block the agent's loop: messages go through a bounded queue
 // to one sender goroutine (a full queue drops the message and counts it),
@@ -26,8 +35,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nicholas-fedor/shoutrrr"
-	"github.com/nicholas-fedor/shoutrrr/pkg/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
@@ -93,7 +100,7 @@ type Notifier struct {
 func New(o Options) (*Notifier, error) {
 	var targets []Target
 	for i, raw := range o.URLs {
-		t, err := newTarget(raw, o.Timeout)
+		t, err := newTarget(raw, o.Log)
 		if err != nil {
 			return nil, fmt.Errorf("--notify-url #%d (%s): %w", i+1, serviceOf(raw), err)
 		}
@@ -157,26 +164,15 @@ func (n *Notifier) Targets() int { return len(n.targets) }
 // Counter is rebootwatch_notifications_total (for tests).
 func (n *Notifier) Counter() *prometheus.CounterVec { return n.counter }
 
-// newTarget parses a shoutrrr URL into a sender with a timeout.
-func newTarget(raw string, timeout time.Duration) (Target, error) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+// newTarget parses a notify URL into its sender (services.go). Its error
+// never holds the URL or a part of it.
+func newTarget(raw string, log *slog.Logger) (Target, error) {
 	t := Target{Service: serviceOf(raw), secrets: secretsOf(raw)}
-	sender, err := shoutrrr.CreateSenderWithOptions(types.SenderOptions{Timeout: timeout}, raw)
+	send, err := newSender(raw, log)
 	if err != nil {
 		return t, errors.New(t.redact(err.Error()))
 	}
-	t.Send = func(ctx context.Context, text string) error {
-		errc := make(chan error, 1)
-		go func() { errc <- errors.Join(sender.Send(text, nil)...) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	t.Send = send
 	return t, nil
 }
 
