@@ -287,6 +287,10 @@ func (s *Session) sourceOptions() sourceset.Options {
 		Client: s.Client, Dynamic: s.Dynamic, LonghornREST: s.longhornREST,
 		RequestTimeout: s.opts.RequestTimeout, StaleAfter: s.opts.StaleAfter, ProbeInterval: s.opts.ProbeInterval,
 		SyncTimeout: s.opts.SyncTimeout, Once: s.opts.Once,
+		// The dashboard and watch paint the volumes from the snapshot's
+		// read while the Longhorn informer lists them (issue 35 §1); an
+		// action's session waits for its informers as before.
+		SeedVolumes: !s.opts.Once && !s.opts.Action,
 		// Who freed a lock, for the timeline of a running session.
 		LockEvents:     !s.opts.Once && !s.Demo,
 		KuredDaemonSet: s.opts.KuredDaemonSet, FleetlockNamespace: s.opts.FleetlockNamespace,

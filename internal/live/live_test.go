@@ -70,3 +70,20 @@ func TestEngineIsShared(t *testing.T) {
 		t.Fatal("a session judges and plans with one engine, and its models await the first sync")
 	}
 }
+
+// TestSeedVolumesOnlyForAPaintedPicture (issue 35 §1): the dashboard and
+// watch (a session that neither reads once nor acts) start the Longhorn
+// informer with the snapshot's read of the volumes; --snapshot (which has
+// no informer) and an action's session do not.
+func TestSeedVolumesOnlyForAPaintedPicture(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want bool
+	}{{"dashboard", Options{}, true}, {"snapshot", Options{Once: true}, false}, {"action", Options{Action: true}, false}} {
+		s := &Session{opts: tc.o}
+		if got := s.sourceOptions().SeedVolumes; got != tc.want {
+			t.Errorf("%s: SeedVolumes %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,10 +18,15 @@ import (
 // wholeReads counts, per collection path, the requests that read a whole
 // collection: a LIST without limit=1 (the freshness probe) and the initial
 // stream of a WatchList (sendInitialEvents=true). A plain watch from a
-// resourceVersion reads nothing whole.
+// resourceVersion reads nothing whole. A Table without objects
+// (includeObject=None: the Longhorn seed's read of longhorn-system) reads
+// no object whole and is counted apart, in tables; the seed's list of the
+// volumes outside longhorn-system reads only those, and is counted under
+// its path and field selector.
 type wholeReads struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu     sync.Mutex
+	n      map[string]int
+	tables map[string]int
 }
 
 func (w *wholeReads) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -28,9 +34,18 @@ func (w *wholeReads) wrap(rt http.RoundTripper) http.RoundTripper {
 		q := r.URL.Query()
 		whole := r.Method == http.MethodGet && (q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true" ||
 			q.Get("watch") != "true" && q.Get("limit") != "1")
+		key := r.URL.Path
+		if fs := q.Get("fieldSelector"); fs == "metadata.namespace!="+scalefixture.LonghornNamespace {
+			key += "?fieldSelector=" + fs
+		}
+		table := strings.Contains(r.Header.Get("Accept"), "as=Table") && q.Get("includeObject") == "None"
 		if whole {
 			w.mu.Lock()
-			w.n[r.URL.Path]++
+			if table {
+				w.tables[key]++
+			} else {
+				w.n[key]++
+			}
 			w.mu.Unlock()
 		}
 		return rt.RoundTrip(r)
@@ -50,8 +65,11 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // Issue 35 §1: a running session (the dashboard, watch) reads the nodes
 // and the Longhorn volumes whole exactly once before its first picture —
 // its informers' own first list (or WatchList stream) is that read; no
-// one-shot read precedes it and no second list follows it. Counted on the
-// client's transport, every request the session makes.
+// second list follows it. Beside the Longhorn informer's list, the seed
+// reads the volumes as the snapshot does: longhorn-system's as one Table
+// without objects, the other namespaces' (none here) as one list, and the
+// degraded or faulted ones (two of the nine) whole, one GET each. Counted
+// on the client's transport, every request the session makes.
 func TestSessionReadsNodesAndVolumesOnceToFirstPicture(t *testing.T) {
 	tc := testcluster.SharedAlone(t)
 	tc.EnsureLonghornCRD(t)
@@ -65,7 +83,7 @@ func TestSessionReadsNodesAndVolumesOnceToFirstPicture(t *testing.T) {
 	if err := fx.Grow(ctx, 7, 9); err != nil {
 		t.Fatal(err)
 	}
-	reads := &wholeReads{n: map[string]int{}}
+	reads := &wholeReads{n: map[string]int{}, tables: map[string]int{}}
 	cfg := rest.CopyConfig(tc.Admin)
 	cfg.WrapTransport = reads.wrap
 	s, err := Open(ctx, Options{Config: cfg, Context: "itest", RequestTimeout: 10 * time.Second,
@@ -86,14 +104,21 @@ func TestSessionReadsNodesAndVolumesOnceToFirstPicture(t *testing.T) {
 	if cl.NodeCount() != 7 || cl.VolumeCount() != 9 {
 		t.Fatalf("first picture: %d nodes, %d volumes, want 7 and 9", cl.NodeCount(), cl.VolumeCount())
 	}
+	const volumesIn = "/apis/longhorn.io/v1beta2/namespaces/" + scalefixture.LonghornNamespace + "/volumes"
 	for _, path := range []string{"/api/v1/nodes", "/apis/longhorn.io/v1beta2/volumes"} {
 		if n := reads.count(path); n != 1 {
 			t.Errorf("%s read whole %d times to the first picture, want 1", path, n)
 		}
 	}
+	reads.mu.Lock()
+	tables := reads.tables[volumesIn] // the seed's
+	reads.mu.Unlock()
+	if tables != 1 {
+		t.Errorf("%s read as a Table %d times to the first picture, want 1 (the seed)", volumesIn, tables)
+	}
 	var other []string
 	reads.mu.Lock()
-	t.Logf("whole reads to the first picture: %v", reads.n)
+	t.Logf("whole reads to the first picture: %v; Tables without objects: %v", reads.n, reads.tables)
 	for p, n := range reads.n {
 		if n > 1 {
 			other = append(other, p)

@@ -27,6 +27,15 @@
 // lacks (replica count, ownerID). A server or CRD without a usable Table
 // gets the JSON list.
 //
+// With Options.Seed (the dashboard and `watch`, not the agent) the informer
+// starts together with that same one-shot read (seed.go), whose volumes
+// are sent, and may make the source ok, as soon as they are in: at the
+// snapshot's speed rather than the JSON list's. A seed never overwrites
+// the informer's word: once the informer has delivered anything, or its
+// registration has synced, the seed is dropped; at the sync, every volume
+// the seed sent that the informer's store lacks is deleted. Freshness (the
+// stall audit, staleness) starts from the informer's sync alone.
+//
 // It must only read, and never hand out pointers into its cache.
 package longhorn
 
@@ -95,6 +104,13 @@ type Options struct {
 	REST rest.Interface
 	// PageSize pages Once's list when > 0 (default ListPageSize: one request).
 	PageSize int64
+	// Seed reads the volumes once as Once does (the Table and its
+	// follow-ups), at the same time as the informer starts, and sends them
+	// as soon as they are in (seed.go). It needs REST (without it there is
+	// no seed). Off by default: for a session that paints a picture (the
+	// dashboard, `watch`), not for a process that is not latency-bound
+	// (the agent).
+	Seed bool
 }
 
 // Source runs the Longhorn informer. Stop it by cancelling Start's context.
@@ -103,10 +119,15 @@ type Source struct {
 	log  *slog.Logger
 	rep  *sources.Reporter
 
-	mu    sync.Mutex // serialises sink calls and guards known and run
+	mu    sync.Mutex // serialises sink calls and guards known, run and the seed's state
 	sink  sources.Sink
 	known map[string]bool // namespace/name of volumes sent
 	run   int             // generation of the running informer; handlers of an older one are ignored
+	// Of the running informer (run): whether it delivered an upsert or a
+	// delete, whether its registration synced (no seed is sent after
+	// either), and the keys of the volumes its seed sent (seed.go).
+	informed, seedShut bool
+	seeded             map[string]bool
 
 	done chan struct{} // closed when loop and everything it started have ended
 }
@@ -199,6 +220,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	s.mu.Lock()
 	s.run++
 	gen := s.run
+	s.informed, s.seedShut, s.seeded = false, false, nil
 	s.mu.Unlock()
 	var absent sync.Once
 	gone := make(chan struct{})
@@ -228,6 +250,9 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		hmu                   sync.Mutex
 		synced, failed, stale bool
 		heardAt               time.Time
+		// missing: the informer found the CRD absent; seedOK: the seed
+		// made the source ok before the informer synced.
+		missing, seedOK bool
 	)
 	heard := func() {
 		now := s.opts.Clock()
@@ -262,6 +287,9 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			case apierrors.IsNotFound(err):
 				absent.Do(func() {
 					s.log.Debug("longhorn CRD absent", "verb", verb)
+					hmu.Lock()
+					missing = true // no seed says ok after this
+					hmu.Unlock()
 					s.rep.Set(model.StatusNotInstalled, notInstalled)
 					close(gone)
 					stop()
@@ -302,6 +330,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 			}
 			s.mu.Lock()
 			if gen == s.run {
+				s.informed = true
 				delete(s.known, v.Namespace+"/"+v.Name)
 				s.sink(model.VolumeDeleted{Namespace: v.Namespace, Name: v.Name})
 			}
@@ -321,7 +350,11 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		defer hmu.Unlock()
 		select {
 		case <-s.rep.Settled():
-			return
+			// Whatever said why (an error, forbidden) stands; a seed's
+			// ok does not: it is no sync of the informer.
+			if !seedOK || failed {
+				return
+			}
 		default:
 		}
 		if !synced && ictx.Err() == nil {
@@ -338,6 +371,8 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		case <-ictx.Done():
 			return
 		}
+		// The store is the truth from now on: what only the seed sent goes.
+		s.closeSeed(gen, inf.GetStore())
 		hmu.Lock()
 		synced, failed = true, false
 		hmu.Unlock()
@@ -345,6 +380,31 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		s.rep.OK("")
 		audit.Run(ictx) // until ictx ends
 	})
+	if s.opts.Seed && s.opts.REST != nil {
+		// The seed: the one-shot report's read of the volumes, beside the
+		// informer's list. Only a complete read is sent; a failed one
+		// sends nothing and says nothing (the informer reports as ever).
+		wg.Go(func() {
+			vols, err := s.listREST(ictx, true)
+			if err != nil {
+				if ictx.Err() == nil {
+					s.log.Debug("longhorn seed not read; the informer's list stands", "err", err)
+				}
+				return
+			}
+			if !s.sendSeed(ictx, gen, vols) {
+				return
+			}
+			// ok only while nothing of this informer said otherwise: an
+			// error or an absent CRD it reported stands.
+			hmu.Lock()
+			if !missing && !failed && !synced && ictx.Err() == nil {
+				seedOK = true
+				s.rep.OK("")
+			}
+			hmu.Unlock()
+		})
+	}
 	// A quiet watch probes the server; silence for StaleAfter is stale, and
 	// so is a watch its audit finds behind the server.
 	wg.Go(func() {
@@ -424,6 +484,7 @@ func (s *Source) upsert(gen int, oldObj, newObj any) {
 	}
 	s.mu.Lock()
 	if gen == s.run {
+		s.informed = true
 		s.known[v.Key()] = true
 		s.sink(model.VolumeUpserted{Volume: v})
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	KuredFollowInterval time.Duration
 	// Once reads every source once, without informers (--snapshot).
 	Once bool
+	// SeedVolumes starts the Longhorn informer together with the one-shot
+	// read of the volumes (longhorn.Options.Seed), whose volumes reach the
+	// model at the snapshot's speed: for a session that paints a picture
+	// (the dashboard, `watch`), not for the agent.
+	SeedVolumes bool
 	// LockEvents reads who freed a lock from rebootwatch's Events
 	// (kube.Options.LockEvents).
 	LockEvents bool
@@ -107,7 +112,8 @@ func Start(ctx context.Context, o Options, sink sources.Sink) (*Set, error) {
 	}
 	s.Kube = ks
 	ls, err := longhorn.Start(ctx, longhorn.Options{Client: o.Dynamic, RequestTimeout: o.RequestTimeout,
-		StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval, Once: o.Once, REST: o.LonghornREST, Logger: o.Logger}, sink)
+		StaleAfter: o.StaleAfter, ProbeInterval: o.ProbeInterval, Once: o.Once, REST: o.LonghornREST, Logger: o.Logger,
+		Seed: o.SeedVolumes && !o.Once}, sink)
 	if err != nil {
 		return nil, err
 	}
