@@ -209,6 +209,10 @@ func (s *Source) loop(ctx context.Context) {
 	}
 }
 
+// seedLead is how long the informer's list waits for the seed's read
+// (Options.Seed) before it starts anyway.
+const seedLead = 2 * time.Second
+
 // notInstalled is the message while the CRD is not served.
 const notInstalled = "volumes.longhorn.io/v1beta2 is not served (Longhorn not installed)"
 
@@ -342,7 +346,25 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
-	wg.Go(func() { inf.RunWithContext(ictx) })
+	// With a seed, the informer's list waits for the seed's read (at most
+	// seedLead): served at once, the two compete for the apiserver and the
+	// seed's picture comes no sooner than a second after the snapshot's
+	// would (docs/performance.md), and the list, served from the same
+	// apiserver's cache after the seed's consistent read, holds every
+	// volume the seed saw.
+	seedRead := make(chan struct{})
+	if !s.opts.Seed || s.opts.REST == nil {
+		close(seedRead)
+	}
+	wg.Go(func() {
+		select {
+		case <-seedRead:
+		case <-time.After(seedLead):
+		case <-ictx.Done():
+			return
+		}
+		inf.RunWithContext(ictx)
+	})
 	// Neither synced nor failed within the request timeout (a hung initial
 	// stream, say): say so meanwhile rather than stay silent.
 	timer := time.AfterFunc(s.opts.RequestTimeout, func() {
@@ -386,6 +408,7 @@ func (s *Source) runInformer(ctx context.Context) (done bool) {
 		// sends nothing and says nothing (the informer reports as ever).
 		wg.Go(func() {
 			vols, err := s.listREST(ictx, true)
+			close(seedRead)
 			if err != nil {
 				if ictx.Err() == nil {
 					s.log.Debug("longhorn seed not read; the informer's list stands", "err", err)

@@ -85,9 +85,11 @@ var (
 	// node never do.
 	rwNodeRow   = regexp.MustCompile(`(?m)^│node-\d{5} `)
 	rwNodeCount = regexp.MustCompile(`[─ ](\d+) nodes · sort`)
-	rwLonghorn  = regexp.MustCompile(`✓ (\d+) healthy +! (\d+) degraded +✗ (\d+) faulted +\? (\d+)[ …]`) // "unknown" may be cut with … (at 5,000 nodes after "un")
+	// rwLonghorn is the Longhorn panel's count line, whole ("✓ 12 healthy  ! 0
+	// degraded …") or compact when the panel is narrow ("✓6667 !1111 ✗1111 ?1111").
+	rwLonghorn = regexp.MustCompile(`✓ ?(\d+)(?: healthy)? +! ?(\d+)(?: degraded)? +✗ ?(\d+)(?: faulted)? +\? ?(\d+)(?:[ …│]|$)`)
 	// rwPill is one source pill of the header's first line.
-	rwPill   = regexp.MustCompile(`(nodes|kured|fleetlock|longhorn|prometheus|pdbs|pods) (✓|[^│]*?)(?: │|$)`)
+	rwPill   = regexp.MustCompile(`(nodes|kured|fleetlock|longhorn|prometheus|pdbs|pods|flatcar|suc) (✓|[^│]*?)(?: │|$)`)
 	k9sRow   = regexp.MustCompile(`(?m)^│?\s*node-\d{5}\s`)
 	k9sTitle = regexp.MustCompile(`(?i)nodes(?:\([^)]*\))?\[([\d,]+)\]`)
 )
@@ -118,6 +120,7 @@ func rwFull(s string, nodes, volumes int) bool {
 				need[name] = true
 			}
 		case name == "prometheus" && (st == "off" || st == "not installed"):
+		case (name == "flatcar" || name == "suc") && st == "not installed": // the cluster runs kured and fleetlock
 		default:
 			return false
 		}
