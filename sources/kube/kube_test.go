@@ -396,7 +396,7 @@ func TestWaitForSyncBounded(t *testing.T) {
 // the fake clientset, whose reactors run under its one lock: a reactor that
 // blocked held every other call of the clientset too, and TestWaitForSyncBounded
 // took 16 s in one run of four (the fleetlock source's look for fleetlock
-// elsewhere waited on the lock until its audit).
+// elsewhere waited on that lock, and the source said nothing meanwhile).
 type hungDaemonSetLists struct {
 	kubernetes.Interface
 	release <-chan struct{}
