@@ -426,7 +426,20 @@ func TestResize(t *testing.T) {
 
 // TestEverySize renders every size from 1×1 to 220×70 in steps, in every
 // mode, and checks the frame is exactly the terminal's size.
+//
+// A line's width is ansi.StringWidth's, asked once per distinct line: the
+// frames of one width share most of their lines (borders, the header, the
+// padding), and measuring them again was half of this test's own CPU.
 func TestEverySize(t *testing.T) {
+	widths := map[string]int{}
+	widthOf := func(l string) int {
+		n, ok := widths[l]
+		if !ok {
+			n = ansi.StringWidth(l)
+			widths[l] = n
+		}
+		return n
+	}
 	f := newFixture()
 	f.actions.failGate = lock.GateVolumes
 	m := f.model(Options{AllowUnsafe: true})
@@ -452,7 +465,7 @@ func TestEverySize(t *testing.T) {
 					t.Fatalf("%d×%d mode %d: %d lines", w, h, i, len(lines))
 				}
 				for j, l := range lines {
-					if n := ansi.StringWidth(l); n != w {
+					if n := widthOf(l); n != w {
 						t.Fatalf("%d×%d mode %d: line %d is %d wide: %q", w, h, i, j+1, n, ansi.Strip(l))
 					}
 				}

@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/fleetlock"
@@ -360,13 +362,9 @@ func TestListErrorThenRecovery(t *testing.T) {
 }
 
 func TestWaitForSyncBounded(t *testing.T) {
-	cs := fake.NewClientset()
 	block := make(chan struct{})
 	defer close(block)
-	cs.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
-		<-block
-		return true, nil, errors.New("unblocked")
-	})
+	cs := hungDaemonSetLists{Interface: fake.NewClientset(), release: block}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := sourcetest.NewRecorder("test")
@@ -380,8 +378,8 @@ func TestWaitForSyncBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kured") {
 		t.Fatalf("WaitForSync on a hung list: %v, want an error naming kured", err)
 	}
-	// The fake's reactor ignores the request's context, so the list never
-	// returns: the source still reports after the request timeout.
+	// The hung list ignores the request's context, so it never returns:
+	// the source still reports after the request timeout.
 	wctx2, wcancel2 := context.WithTimeout(ctx, 20*time.Second)
 	defer wcancel2()
 	if err := s.WaitForSync(wctx2); err != nil {
@@ -391,6 +389,40 @@ func TestWaitForSyncBounded(t *testing.T) {
 		h.Message != "no initial sync of daemonsets.apps within 100ms (still trying)" {
 		t.Errorf("kured with a hung list: %+v", h)
 	}
+}
+
+// hungDaemonSetLists is a clientset whose DaemonSet lists never return
+// (until release), whatever their context: a hung list. It hangs outside
+// the fake clientset, whose reactors run under its one lock: a reactor that
+// blocked held every other call of the clientset too, and TestWaitForSyncBounded
+// took 16 s in one run of four (the fleetlock source's look for fleetlock
+// elsewhere waited on that lock, and the source said nothing meanwhile).
+type hungDaemonSetLists struct {
+	kubernetes.Interface
+	release <-chan struct{}
+}
+
+func (c hungDaemonSetLists) AppsV1() appsv1client.AppsV1Interface {
+	return hungApps{AppsV1Interface: c.Interface.AppsV1(), release: c.release}
+}
+
+type hungApps struct {
+	appsv1client.AppsV1Interface
+	release <-chan struct{}
+}
+
+func (a hungApps) DaemonSets(ns string) appsv1client.DaemonSetInterface {
+	return hungDaemonSets{DaemonSetInterface: a.AppsV1Interface.DaemonSets(ns), release: a.release}
+}
+
+type hungDaemonSets struct {
+	appsv1client.DaemonSetInterface
+	release <-chan struct{}
+}
+
+func (d hungDaemonSets) List(context.Context, metav1.ListOptions) (*appsv1.DaemonSetList, error) {
+	<-d.release
+	return nil, errors.New("unblocked")
 }
 
 func TestTransformNodeStrips(t *testing.T) {

@@ -182,3 +182,20 @@ func TestKuredDaysAgreeWithKuredsParser(t *testing.T) {
 	}
 	t.Logf("20000 day lists, %d that kured starts with, none read otherwise", starts)
 }
+
+// BenchmarkParseConfig reads the settings of a kured DaemonSet as a chart
+// writes them: a dozen arguments and two variables (what every read of a
+// kured DaemonSet and TestKuredDaysAgreeWithKuredsParser's 20,000 lists cost).
+func BenchmarkParseConfig(b *testing.B) {
+	argv := []string{"/usr/bin/kured", "--ds-name=kured", "--ds-namespace=kube-system", "--period=1h0m0s",
+		"--reboot-days=mo,tu,we,th,fr", "--start-time=22:00", "--end-time=04:00", "--time-zone=Europe/Berlin",
+		"--lock-ttl=30m", "--lock-release-delay=5m", "--drain-timeout=10m", "--concurrency=1",
+		"--prometheus-url=http://prometheus.monitoring:9090", "--alert-filter-regexp=^RebootRequired$"}
+	env := map[string]string{"KURED_NODE_ID": "worker-1", "KURED_BLOCKING_POD_SELECTOR": "app=db"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c := ParseConfig(argv, env, nil); c.StartError != "" || len(c.RebootDays) != 5 {
+			b.Fatalf("%q %v", c.StartError, c.RebootDays)
+		}
+	}
+}
