@@ -1,10 +1,10 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/golist"
 )
 
 // heavy are module paths that must never be in the binaries:
@@ -17,25 +17,7 @@ var heavy = []string{"k8s.io/cli-runtime", "sigs.k8s.io/kustomize", "k8s.io/kube
 // TestNoCLIRuntime fails when cli-runtime, kustomize or kubectl's own
 // packages are among the dependencies of the three binaries.
 func TestNoCLIRuntime(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goBin, "list", "-deps", "./cmd/rebootwatch", "./cmd/kubectl-rebootwatch", "./cmd/rebootwatch-agent")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("go list -deps: %v\n%s", err, msg)
-	}
-	deps := strings.Fields(string(out))
+	deps := golist.Deps(t, 2, "./cmd/rebootwatch", "./cmd/kubectl-rebootwatch", "./cmd/rebootwatch-agent")
 	// The listing is the real one: the cluster flags' own package is in it.
 	found := false
 	for _, p := range deps {

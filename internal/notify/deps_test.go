@@ -1,11 +1,10 @@
 package notify
 
 import (
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/golist"
 )
 
 // templateExecuting are the shoutrrr packages the agent must not link: the
@@ -25,25 +24,7 @@ var templateExecuting = []string{
 // TestAgentLinksNoTemplateExecutingService fails when the agent depends on
 // shoutrrr's router or on one of its template-executing services again.
 func TestAgentLinksNoTemplateExecutingService(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goBin, "list", "-deps", "./cmd/rebootwatch-agent")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("go list -deps: %v\n%s", err, msg)
-	}
-	deps := strings.Fields(string(out))
+	deps := golist.Deps(t, 2, "./cmd/rebootwatch-agent")
 	// The listing is the real one: shoutrrr's services are in it.
 	if !slices.Contains(deps, "github.com/nicholas-fedor/shoutrrr/pkg/services/chat/slack") {
 		t.Fatalf("go list -deps does not list shoutrrr's slack service: %d packages", len(deps))
