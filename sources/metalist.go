@@ -134,7 +134,7 @@ func (d *PBStream) metadataList(size int64, each func(ns, name, rv []byte)) (str
 			})
 		case 2:
 			var ns, name, rv []byte
-			ns, name, rv, err = objectMeta(b)
+			ns, name, rv, err = PBItemMeta(b)
 			if err == nil {
 				each(ns, name, rv)
 			}
@@ -153,11 +153,12 @@ func (d *PBStream) metadataList(size int64, each func(ns, name, rv []byte)) (str
 	return listRV, nil
 }
 
-// objectMeta reads an object's namespace (ObjectMeta field 3), name (1)
+// PBItemMeta reads an API object's namespace (ObjectMeta field 3), name (1)
 // and resourceVersion (6) from its protobuf (ObjectMeta is the object's
 // field 1); they point into b. A field given twice keeps its last value,
-// as the generated decoder has it.
-func objectMeta(b []byte) (ns, name, rv []byte, err error) {
+// as the generated decoder has it. The metadata lists here and the kube
+// source's protobuf audit lists share it.
+func PBItemMeta(b []byte) (ns, name, rv []byte, err error) {
 	err = PBFields(b, func(f int, wire uint64, v []byte) error {
 		if f != 1 {
 			return nil

@@ -136,7 +136,7 @@ func (t auditTarget) listProto(ctx context.Context, each func(ns, name, rv []byt
 	defer body.Close()
 	d := &nodeStream{sources.NewPBStream(body, 64<<10)}
 	_, err = d.listOf(kind, func(item []byte) error {
-		ns, name, rv, err := itemMeta(item)
+		ns, name, rv, err := sources.PBItemMeta(item)
 		if err != nil {
 			return err
 		}
@@ -150,38 +150,6 @@ func (t auditTarget) listProto(ctx context.Context, each func(ns, name, rv []byt
 		return fmt.Errorf("%s list (protobuf): %w", t.resource, err)
 	}
 	return err
-}
-
-// itemMeta reads an API object's namespace (ObjectMeta field 3), name (1)
-// and resourceVersion (6) from its protobuf; they point into b. A field
-// given twice keeps its last value, as the generated decoder has it.
-func itemMeta(b []byte) (ns, name, rv []byte, err error) {
-	err = eachField(b, func(f int, wire uint64, v []byte) error {
-		if f != 1 {
-			return nil
-		}
-		if wire != wireBytes {
-			return wrongWire(f, wire)
-		}
-		return eachField(v, func(f int, wire uint64, v []byte) error {
-			switch f {
-			case 1, 3, 6:
-				if wire != wireBytes {
-					return wrongWire(f, wire)
-				}
-			}
-			switch f {
-			case 1:
-				name = v
-			case 3:
-				ns = v
-			case 6:
-				rv = v
-			}
-			return nil
-		})
-	})
-	return ns, name, rv, err
 }
 
 // audit sets p's audit of its informer's cache (none for a one-shot
