@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rebootwatch/rebootwatch/deploy"
+	"github.com/rebootwatch/rebootwatch/internal/testenv/gobuild"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
@@ -50,75 +50,18 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// built holds the binaries the integration tests run (the agent, the
-// CLI), each built once per test binary (buildOnce) and removed by TestMain
-// (removeBuilt): every build is a link of the whole command, and the tests
-// run the same one.
-var built struct {
-	mu   sync.Mutex
-	dir  string
-	bins map[string]*builtBin
-}
-
-type builtBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildOnce builds the command pkg (a path relative to the module root,
-// such as ./cmd/rebootwatch-agent) on its first call and returns the
-// binary's path.
+// buildOnce returns the command pkg (a path relative to the module root,
+// such as ./cmd/rebootwatch-agent), built by gobuild: once per test binary,
+// and not linked again while it is up to date.
 func buildOnce(t *testing.T, pkg string) string {
 	t.Helper()
-	root := moduleRoot(t)
-	built.mu.Lock()
-	if built.bins == nil {
-		built.bins = map[string]*builtBin{}
-	}
-	b := built.bins[pkg]
-	if b == nil {
-		b = &builtBin{}
-		built.bins[pkg] = b
-	}
-	if built.dir == "" {
-		var err error
-		if built.dir, err = os.MkdirTemp("", "rebootwatch-agent-test-"); err != nil {
-			built.mu.Unlock()
-			t.Fatal(err)
-		}
-	}
-	dir := built.dir
-	built.mu.Unlock()
-	b.once.Do(func() {
-		bin := filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", bin, pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-			return
-		}
-		b.path = bin
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
+	return gobuild.Command(t, pkg)
 }
 
 // buildAgent returns the agent binary (cmd/rebootwatch-agent), built once.
 func buildAgent(t *testing.T) string {
 	t.Helper()
 	return buildOnce(t, "./cmd/rebootwatch-agent")
-}
-
-// removeBuilt removes what buildOnce built.
-func removeBuilt() {
-	built.mu.Lock()
-	defer built.mu.Unlock()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
 }
 
 func bg() (context.Context, context.CancelFunc) {

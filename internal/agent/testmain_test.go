@@ -34,5 +34,5 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(max(runtime.GOMAXPROCS(0), privateTests)))
 	}
-	testcluster.Main(m, removeBuilt)
+	testcluster.Main(m)
 }

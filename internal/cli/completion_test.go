@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envAsMain) != "" {
 		os.Exit(Main(os.Args[1:], OSEnv()))
 	}
-	testcluster.Main(m, removeBuiltBinary)
+	testcluster.Main(m)
 }
 
 // asCommand puts this test binary on a PATH as `rebootwatch` and returns

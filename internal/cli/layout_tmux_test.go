@@ -24,16 +24,8 @@ func TestLayoutLosesNothingTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := builtBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rebootwatch")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rebootwatch")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	for _, demo := range []string{"fleetlock", "kured", "suc", "flatcar"} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}, {160, 45}, {200, 50}} {
 			name := demo + "-" + strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])

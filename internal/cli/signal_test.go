@@ -3,59 +3,26 @@ package cli
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/gobuild"
 )
 
-// cliBinary is cmd/rebootwatch as the tests that run the real binary run
-// it, built once per test binary (builtBinary) and removed by TestMain.
-var cliBinary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// builtBinary returns cmd/rebootwatch, built into a temporary directory on
-// its first call: signals, file descriptors and the terminal are the
-// process's, so they are tested on the real binary, and every such test
-// runs the same one (each build is a link of the whole command).
+// builtBinary returns cmd/rebootwatch, built by gobuild (once per test
+// binary, and not linked again while it is up to date): signals, file
+// descriptors and the terminal are the process's, so they are tested on
+// the real binary, and every such test runs the same one.
 func builtBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	cliBinary.once.Do(func() {
-		if cliBinary.dir, cliBinary.err = os.MkdirTemp("", "rebootwatch-cli-test-"); cliBinary.err != nil {
-			return
-		}
-		bin := filepath.Join(cliBinary.dir, "rebootwatch")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/rebootwatch/rebootwatch/cmd/rebootwatch")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		cliBinary.path = bin
-	})
-	if cliBinary.err != nil {
-		t.Fatal(cliBinary.err)
-	}
-	return cliBinary.path
-}
-
-// removeBuiltBinary removes what builtBinary built (TestMain, after the
-// last test).
-func removeBuiltBinary() {
-	if cliBinary.dir != "" {
-		_ = os.RemoveAll(cliBinary.dir)
-	}
+	return gobuild.Command(t, "./cmd/rebootwatch")
 }
 
 // exitCode waits for cmd and returns its exit code.
