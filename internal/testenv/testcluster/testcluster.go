@@ -17,8 +17,9 @@ package testcluster
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -388,7 +389,7 @@ func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, e
 
 	// kube-apiserver.
 	keyFile := filepath.Join(dir, "sa.key")
-	if err := writeRSAKey(keyFile); err != nil {
+	if err := writeSAKey(keyFile); err != nil {
 		return nil, err
 	}
 	tokenFile := filepath.Join(dir, "tokens.csv")
@@ -721,13 +722,19 @@ current-context: testcluster
 `, c.URL, c.tokens["admin"])
 }
 
-func writeRSAKey(path string) error {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+// writeSAKey writes the service-account signing key: ECDSA P-256 (tokens
+// signed ES256), whose generation is nearly free, where an RSA-2048 key took
+// about 0.15 CPU-seconds under -race on every start.
+func writeSAKey(path string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
 	}
-	b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	return os.WriteFile(path, b, 0o600)
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
 }
 
 func randomToken() string {
