@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,18 +11,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const modulePath = "github.com/rebootwatch/rebootwatch"
 
-// moduleZip writes root's module as the module proxy serves it: every file
-// under root but nested modules (hack/helm, …), bin/, dist/ and .git,
-// prefixed with module@version.
-func moduleZip(t *testing.T, root, version string) []byte {
+// moduleFile is one file of the module as the proxy serves it.
+type moduleFile struct {
+	rel  string // slash-separated, relative to the module root
+	data []byte
+}
+
+// moduleFiles reads root's module as the module proxy serves it: every file
+// under root but nested modules (hack/helm, …), bin/, dist/ and .git, in
+// lexical order.
+func moduleFiles(t *testing.T, root string) []moduleFile {
 	t.Helper()
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
+	var files []moduleFile
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -47,15 +52,46 @@ func moduleZip(t *testing.T, root, version string) []byte {
 		if err != nil {
 			return err
 		}
-		w, err := zw.Create(modulePath + "@" + version + "/" + rel)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
+		files = append(files, moduleFile{rel: rel, data: data})
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return files
+}
+
+// contentVersion is a pseudo-version no release will have, named by the
+// checkout's path and the module's content: the same tree in the same
+// checkout gets the same version, so the go command's build cache (keyed
+// on the extracted directory and the files' content) serves a second
+// install of an unchanged tree; any changed file, or another checkout,
+// gets a version of its own, so a tree another run left in the shared
+// module cache is never built instead of the tree under test.
+func contentVersion(root string, files []moduleFile) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", root)
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.rel, len(f.data))
+		h.Write(f.data)
+	}
+	return fmt.Sprintf("v0.0.0-20000101000000-%x", h.Sum(nil)[:6])
+}
+
+// moduleZip writes the files as the module proxy serves them, prefixed
+// with module@version.
+func moduleZip(t *testing.T, files []moduleFile, version string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, f := range files {
+		w, err := zw.Create(modulePath + "@" + version + "/" + f.rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -81,11 +117,10 @@ func TestGoInstallAtVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A version no release will have, so nothing real is shadowed in the
-	// shared module cache, and removed from it afterwards.
-	// A version of this run's own: a run killed before its cleanup leaves
-	// its extracted tree in the shared module cache, which a later run of
-	// the same version would build instead of the tree under test.
-	version := fmt.Sprintf("v0.0.0-20000101000000-%012x", uint64(time.Now().UnixNano())&0xffffffffffff)
+	// shared module cache, and removed from it afterwards; named by the
+	// content (contentVersion).
+	files := moduleFiles(t, root)
+	version := contentVersion(root, files)
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, modulePath, "@v")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -99,7 +134,7 @@ func TestGoInstallAtVersion(t *testing.T) {
 		"list":            []byte(version + "\n"),
 		version + ".info": []byte(`{"Version":"` + version + `","Time":"2000-01-01T00:00:00Z"}`),
 		version + ".mod":  gomod,
-		version + ".zip":  moduleZip(t, root, version),
+		version + ".zip":  moduleZip(t, files, version),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -115,7 +150,9 @@ func TestGoInstallAtVersion(t *testing.T) {
 			_ = os.RemoveAll(m)
 		}
 	})
-	gobin := t.TempDir()
+	// GOBIN of the checkout's own, kept between runs: go install leaves a
+	// binary there that is up to date (the same build ID) as it is.
+	gobin := installDir(t, root)
 	// The dependencies come from the module cache (go.sum checks them);
 	// only this module comes from the file proxy. No sum DB: offline, and
 	// the dependencies are checked against the cache's own hashes.
@@ -126,6 +163,22 @@ func TestGoInstallAtVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "rebootwatch "+version+" ") {
 		t.Fatalf("--version after go install @%s: %q", version, out)
 	}
+}
+
+// installDir is this checkout's GOBIN for the test, under the user's cache
+// directory.
+func installDir(t *testing.T, root string) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "rebootwatch-test", fmt.Sprintf("install-%x", sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
