@@ -12,10 +12,13 @@ TESTFLAGS ?= -race -count=1 -timeout 40m -p 4
 # The packages to test, the longest first: go test starts packages in the
 # order they are named (then ./... adds the rest, each once), so the long
 # integration packages do not start last and hold the run's tail
-# (docs/testing.md has the per-package times).
+# (docs/testing.md has the per-package times). The packages that wait on a
+# Prometheus or an apiserver for 10-20 s follow, so that none of them is
+# still waiting when only the small packages' links are left.
 TESTPKGS  := ./internal/agent ./deploy ./internal/cli ./internal/lock ./sources/kube \
 	./internal/testenv/testcluster ./cmd/rebootwatch ./sources/longhorn ./internal/live ./tui \
-	./cmd/kubectl-rebootwatch $(PKGS)
+	./cmd/kubectl-rebootwatch ./sources/prometheus ./internal/coord/suc ./internal/fleet \
+	./internal/coord/kinds ./internal/coord/flatcar ./internal/timewindow ./internal/coord/kured $(PKGS)
 # golangci-lint (its configuration is .golangci.yml), pinned, fetched through
 # the module proxy and compiled by `go run`: the first run on a cold build
 # cache compiles it (about 2.7 CPU-minutes: 6.5 minutes on two busy cores), later runs reuse it.
