@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/gobuild"
 )
 
 const modulePath = "github.com/rebootwatch/rebootwatch"
@@ -152,7 +154,7 @@ func TestGoInstallAtVersion(t *testing.T) {
 	})
 	// GOBIN of the checkout's own, kept between runs: go install leaves a
 	// binary there that is up to date (the same build ID) as it is.
-	gobin := installDir(t, root)
+	gobin := filepath.Join(gobuild.Dir(t), "install")
 	// The dependencies come from the module cache (go.sum checks them);
 	// only this module comes from the file proxy. No sum DB: offline, and
 	// the dependencies are checked against the cache's own hashes.
@@ -163,22 +165,6 @@ func TestGoInstallAtVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "rebootwatch "+version+" ") {
 		t.Fatalf("--version after go install @%s: %q", version, out)
 	}
-}
-
-// installDir is this checkout's GOBIN for the test, under the user's cache
-// directory.
-func installDir(t *testing.T, root string) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return t.TempDir()
-	}
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(base, "rebootwatch-test", fmt.Sprintf("install-%x", sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {

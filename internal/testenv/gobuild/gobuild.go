@@ -69,11 +69,11 @@ func Command(t testing.TB, pkg string) string {
 // build runs `go build [flags] -o BIN pkg` and returns BIN and what the go
 // command printed.
 func build(goBin, pkg string, flags ...string) (string, []byte, error) {
-	root, err := moduleRoot()
+	dir, err := checkoutDir()
 	if err != nil {
 		return "", nil, err
 	}
-	dir, err := cacheDir(root)
+	root, err := moduleRoot()
 	if err != nil {
 		return "", nil, err
 	}
@@ -91,6 +91,26 @@ func build(goBin, pkg string, flags ...string) (string, []byte, error) {
 		return "", out, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, out, nil
+}
+
+// Dir returns this checkout's directory under the user's cache directory,
+// made if missing: for a test that installs something it wants kept
+// between runs (a GOBIN), in a subdirectory of its own.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir, err := checkoutDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func checkoutDir() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return cacheDir(root)
 }
 
 // cacheDir is this checkout's directory of built commands: one per module
