@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -25,17 +25,35 @@ import (
 // =false) the kinds are unread, never "nothing to see".
 func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "helm")
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := c.Client(t)
 	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{"system-upgrade", "reboot-coordinator"} {
-		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
+	// The shared apiserver is left as found: without Plans (the CRD's
+	// deletion deletes them), SUC's Job and FLUO's operator (SharedAlone
+	// deletes the nodes).
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// Background: the objects go now. A Job's default (orphan) waits for
+		// the garbage collector, and none runs here: the Job would stay,
+		// being deleted, and the next test would read it (or not create it again).
+		gone := metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)}
+		if err := suctest.RemoveCRD(ctx, c.Dynamic(t)); err != nil {
+			t.Errorf("clean-up: %v", err)
 		}
+		if err := admin.BatchV1().Jobs("system-upgrade").DeleteCollection(ctx, gone, metav1.ListOptions{}); err != nil {
+			t.Errorf("clean-up: SUC's Jobs: %v", err)
+		}
+		if err := admin.AppsV1().Deployments("reboot-coordinator").DeleteCollection(ctx, gone, metav1.ListOptions{}); err != nil {
+			t.Errorf("clean-up: FLUO's operator: %v", err)
+		}
+	})
+	for _, ns := range []string{"system-upgrade", "reboot-coordinator"} {
+		ensureNamespace(ctx, t, admin, ns, nil)
 	}
 	wedged := map[string]string{} // kind -> blocker kind
 	if _, k, err := suctest.Wedge(ctx, admin, c.Dynamic(t), "system-upgrade", time.Now()); err != nil {
@@ -113,11 +131,28 @@ func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 	}
 }
 
+// bindOne creates the ClusterRole cr and binds it to alice; both are
+// deleted when the test ends (the apiserver is shared: alice's grants must
+// not outlive the test that gave them).
 func bindOne(ctx context.Context, t *testing.T, admin kubernetes.Interface, cr *rbacv1.ClusterRole) {
 	t.Helper()
 	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, cr.DeepCopy(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for what, del := range map[string]func() error{
+			"ClusterRoleBinding": func() error {
+				return admin.RbacV1().ClusterRoleBindings().Delete(ctx, cr.Name, metav1.DeleteOptions{})
+			},
+			"ClusterRole": func() error { return admin.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{}) },
+		} {
+			if err := del(); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("clean-up: %s %s: %v", what, cr.Name, err)
+			}
+		}
+	})
 	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
 		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}}

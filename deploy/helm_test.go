@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -460,7 +461,7 @@ func TestHelmNonDefaultValues(t *testing.T) {
 // server-side dry-run create (unknown fields rejected), and checks the
 // agent's pod against Pod Security "restricted" enforced on its namespace.
 func TestIntegrationHelmDryRun(t *testing.T) {
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t)
 	cs := c.Client(t)
 	dyn := c.Dynamic(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -480,21 +481,43 @@ func TestIntegrationHelmDryRun(t *testing.T) {
 	}()
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	for _, o := range crdObjs {
-		if _, err := dyn.Resource(crdGVR).Create(ctx, o.Object.(*unstructured.Unstructured), metav1.CreateOptions{}); err != nil {
+		u := o.Object.(*unstructured.Unstructured)
+		if _, err := dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create CRD: %v", err)
 		}
+		// The apiserver is shared: the CRDs end with the test.
+		name := u.GetName()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := dyn.Resource(crdGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("clean-up: delete CRD %s: %v", name, err)
+				return
+			}
+			for {
+				_, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					t.Errorf("clean-up: CRD %s not deleted: %v", name, err)
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
 	}
 	// The namespaces the two value sets install into (kube-system and
-	// default exist), with Pod Security "restricted" enforced where the pod runs.
+	// default exist), with Pod Security "restricted" enforced where the pod
+	// runs (and only there: ensureNamespace sets the labels of one an
+	// earlier round made).
 	for _, ns := range []string{"rebootwatch", "ops", "kured", "fleet"} {
 		labels := map[string]string{}
 		if ns == "rebootwatch" || ns == "ops" {
 			labels["pod-security.kubernetes.io/enforce"] = "restricted"
 		}
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}},
-			metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		ensureNamespace(ctx, t, cs, ns, labels)
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
 	if err != nil {

@@ -27,13 +27,11 @@ import (
 // discovery (every DaemonSet) is forbidden.
 func TestIntegrationKuredPoolsRBAC(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "helm")
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t) // its DaemonSets and pods are deleted when it ends
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := c.Client(t)
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kured-b"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ensureNamespace(ctx, t, admin, "kured-b", nil)
 	for _, r := range [][2]string{{"kube-system", "kured-a"}, {"kured-b", "kured-b"}, {"kube-system", "kured-c"}} {
 		d := kuredtest.DaemonSet(r[0], r[1])
 		labels := map[string]string{"app.kubernetes.io/name": "kured", "pool": r[1]}
@@ -69,6 +67,18 @@ func TestIntegrationKuredPoolsRBAC(t *testing.T) {
 			if _, err := admin.RbacV1().RoleBindings(r.Namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			// alice's grants end with the test (the apiserver is shared).
+			ns, name := r.Namespace, r.Name
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := admin.RbacV1().RoleBindings(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Errorf("clean-up: RoleBinding %s/%s: %v", ns, name, err)
+				}
+				if err := admin.RbacV1().Roles(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Errorf("clean-up: Role %s/%s: %v", ns, name, err)
+				}
+			})
 		}
 	}
 	const named = "kube-system/kured-a,kured-b/kured-b,kube-system/kured-c"

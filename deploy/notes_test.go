@@ -21,7 +21,7 @@ import (
 // --dry-run`, client side) the notes still name the groups covered.
 func TestHelmNotesNameFleetlockGroups(t *testing.T) {
 	helmBin(t)
-	c := testcluster.Start(t)
+	c := testcluster.SharedAlone(t) // its Leases are deleted when it ends
 	cs := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -29,7 +29,7 @@ import (
 // (--coordinators=false) names neither.
 func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs, dyn := tc.Client(t), tc.Dynamic(t)
@@ -53,10 +53,8 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 
 	// SUC: the plan's job failed on k3s-1 after its drain container
 	// cordoned it.
-	if err := suctest.InstallCRD(ctx, dyn); err != nil {
-		t.Fatal(err)
-	}
-	ns := tc.Namespace(t, "system-upgrade")
+	sucInstalled(ctx, t, tc)
+	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	bin, err := testcluster.BinDir()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +83,7 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 
 	// FLUO: flatcar-1 rebooted (Ready again after the agent's write, a new
 	// boot id) but its agent never ran again.
-	fns := tc.Namespace(t, "reboot-coordinator")
+	fns := coordinatorNamespace(t, tc, "reboot-coordinator")
 	if _, err := cs.AppsV1().Deployments(fns).Create(ctx, ft.Deployment(fns, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,13 +24,11 @@ import (
 // offered on the old reading.
 func TestDashboardRereadsCoordinatorsRealCluster(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver")
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
-	ns := tc.Namespace(t, "system-upgrade")
+	sucInstalled(ctx, t, tc)
+	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	// A proxy whose Plans can stop answering (503), as an overloaded
 	// apiserver or a broken aggregation layer does.
 	var broken atomic.Bool

@@ -28,14 +28,12 @@ import (
 //     labels, no controller label, another namespace) is never offered.
 func TestDashboardUncordonsOnlyTheCoordinatorsCordonRealCluster(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver")
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs, dyn := tc.Client(t), tc.Dynamic(t)
-	if err := suctest.InstallCRD(ctx, dyn); err != nil {
-		t.Fatal(err)
-	}
-	ns := tc.Namespace(t, "system-upgrade")
+	sucInstalled(ctx, t, tc)
+	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	node, _, err := suctest.Wedge(ctx, cs, dyn, ns, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +49,7 @@ func TestDashboardUncordonsOnlyTheCoordinatorsCordonRealCluster(t *testing.T) {
 	if err := suctest.CordonAs(ctx, cs, suctest.KubectlManager, tenantNode, true); err != nil {
 		t.Fatal(err)
 	}
-	tenant := tc.Namespace(t, "tenant")
+	tenant := coordinatorNamespace(t, tc, "tenant")
 	latest := suctest.MungeVersion("v1.31.4+k3s1")
 	tj := suctest.Job(tenant, "agent-plan", tenantNode, latest, suctest.LatestHash(latest, ""), true, false)
 	delete(tj.Labels, suc.LabelController)

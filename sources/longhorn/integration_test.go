@@ -34,11 +34,11 @@ func createVolume(t testing.TB, dyn dynamic.Interface, ns, name, robustness, nod
 // NewREST) and as the demo does (the dynamic client, unstructured objects
 // transformed), against a real apiserver: not installed, installed,
 // volumes in every robustness, a rebuild, a delete, uninstalled.
-// Both runs use one cluster of their own (the CRD comes and goes): each
-// leaves it as it found it, without the CRD.
+// Both runs use the shared cluster alone, without the CRD
+// (withoutLonghornCRD: the CRD comes and goes): each leaves it as it found
+// it, without the CRD.
 func TestAgainstRealAPIServer(t *testing.T) {
-	t.Parallel()
-	c := testcluster.Start(t)
+	c := withoutLonghornCRD(t)
 	for _, typed := range []bool{true, false} {
 		name := map[bool]string{true: "typed", false: "dynamic"}[typed]
 		if !t.Run(name, func(t *testing.T) { againstRealAPIServer(t, c, typed) }) {

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -142,6 +143,49 @@ func sharedWithoutVolumes(t *testing.T) *testcluster.Cluster {
 	clearVolumes(t, c.Dynamic(t))
 	t.Cleanup(func() { clearVolumes(t, c.Dynamic(t)) })
 	return c
+}
+
+// withoutLonghornCRD returns the shared cluster without the Longhorn CRD,
+// for a test that installs or removes a Longhorn CRD itself (its own
+// printer columns, or none; not-installed first). Every test of the
+// package would see that CRD, so the test runs alone (SharedAlone: no
+// t.Parallel, before the parallel tests) and leaves the cluster as it found
+// it: the CRD an earlier test's EnsureLonghornCRD installed is removed now
+// and installed again when the test ends (without volumes, as
+// sharedWithoutVolumes leaves it), after whatever CRD the test left is
+// removed.
+func withoutLonghornCRD(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.SharedAlone(t)
+	had := longhornCRDPresent(t, c)
+	if had {
+		c.RemoveLonghornCRD(t)
+	}
+	t.Cleanup(func() {
+		if longhornCRDPresent(t, c) {
+			c.RemoveLonghornCRD(t)
+		}
+		if had {
+			c.InstallLonghornCRD(t)
+		}
+	})
+	return c
+}
+
+// longhornCRDPresent reports whether volumes.longhorn.io exists.
+func longhornCRDPresent(t *testing.T, c *testcluster.Cluster) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	_, err := c.Dynamic(t).Resource(crds).Get(ctx, testcluster.LonghornCRDName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("read the Longhorn CRD: %v", err)
+	}
+	return true
 }
 
 // clearVolumes deletes every volume of every namespace; without Longhorn's
@@ -336,8 +380,7 @@ func withoutAge(s string) string {
 // printer columns (a Table of Name and Age), the read asks for the Table,
 // then reads the full list instead, and gives what the dynamic path gives.
 func TestTableFallbackAgainstRealAPIServer(t *testing.T) {
-	t.Parallel()
-	c := testcluster.Start(t) // a CRD of its own, without columns
+	c := withoutLonghornCRD(t) // a CRD of its own, without columns
 	dyn := c.Dynamic(t)
 	c.InstallLonghornCRDWithoutColumns(t)
 	createNamespace(t, c, longhorn.LonghornNamespace)
@@ -370,8 +413,7 @@ func TestTableFallbackAgainstRealAPIServer(t *testing.T) {
 // reports a missing CRD as not-installed and a forbidden list as
 // forbidden, as the full list did: never as no volumes.
 func TestTableErrorsAgainstRealAPIServer(t *testing.T) {
-	t.Parallel()
-	c := testcluster.Start(t) // without the CRD first
+	c := withoutLonghornCRD(t) // without the CRD first
 	rc, err := longhorn.NewREST(c.Admin)
 	if err != nil {
 		t.Fatal(err)

@@ -59,14 +59,11 @@ func kubectl(t *testing.T, c *testcluster.Cluster, args ...string) string {
 // the driver declares, then judged.
 func TestReadAgainstAPIServer(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
-	c := testcluster.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	c := sucCluster(ctx, t)
 	cs, dyn := c.Client(t), c.Dynamic(t)
-	if err := suctest.InstallCRD(ctx, dyn); err != nil {
-		t.Fatal(err)
-	}
-	ns := c.Namespace(t, "system-upgrade")
+	ns := jobNamespace(t, c, "system-upgrade")
 	for _, n := range []string{"n1", "n2", "n3", "n4"} {
 		makeNode(ctx, t, cs, n)
 	}
@@ -103,7 +100,7 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	// n4: cordoned by hand, beside a tenant's Job in another namespace with
 	// SUC's plan and node labels but not its controller label: not SUC's.
 	kubectl(t, c, "cordon", "n4")
-	tenant := c.Namespace(t, "tenant")
+	tenant := jobNamespace(t, c, "tenant")
 	tj := suctest.Job(tenant, "k3s-agent", "n4", latest, hash, true, false)
 	delete(tj.Labels, suc.LabelController)
 	delete(tj.Spec.Template.Labels, suc.LabelController)
@@ -211,6 +208,17 @@ func grant(ctx context.Context, t *testing.T, c *testcluster.Cluster, user strin
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The apiserver is shared: the grant ends with the test.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("clean-up: ClusterRoleBinding %s: %v", name, err)
+		}
+		if err := cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("clean-up: ClusterRole %s: %v", name, err)
+		}
+	})
 	// RBAC is cached by the authorizer: wait until the grant answers.
 	acs, err := kubernetes.NewForConfig(c.UserConfig(user))
 	if err != nil {
@@ -238,14 +246,11 @@ func grant(ctx context.Context, t *testing.T, c *testcluster.Cluster, user strin
 // offered for uncordon.
 func TestCordonByAnotherWriterWhileJobRan(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
-	c := testcluster.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	c := sucCluster(ctx, t)
 	cs, dyn := c.Client(t), c.Dynamic(t)
-	if err := suctest.InstallCRD(ctx, dyn); err != nil {
-		t.Fatal(err)
-	}
-	ns := c.Namespace(t, "system-upgrade")
+	ns := jobNamespace(t, c, "system-upgrade")
 	for _, n := range []string{"n1", "n2"} {
 		makeNode(ctx, t, cs, n)
 	}
