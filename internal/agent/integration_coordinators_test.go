@@ -211,7 +211,11 @@ func TestIntegrationChartReadsInstalledCoordinators(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = admin.BatchV1().Jobs(sucNS).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+		// Background: a Job's default (orphan) deletion waits for a garbage
+		// collector, and none runs beside the test apiserver.
+		bgDelete := metav1.DeletePropagationBackground
+		_ = admin.BatchV1().Jobs(sucNS).DeleteCollection(context.Background(),
+			metav1.DeleteOptions{PropagationPolicy: &bgDelete}, metav1.ListOptions{})
 	})
 	fns := c.Namespace(t, "reboot-coordinator")
 	op, err := admin.AppsV1().Deployments(fns).Create(ctx, flatcartest.Deployment(fns, nil), metav1.CreateOptions{})
