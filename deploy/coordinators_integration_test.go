@@ -29,29 +29,12 @@ func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := c.Client(t)
-	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
 	// The shared apiserver is left as found: without Plans (the CRD's
 	// deletion deletes them), SUC's Job and FLUO's operator (SharedAlone
 	// deletes the nodes).
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// Background: the objects go now. A Job's default (orphan) waits for
-		// the garbage collector, and none runs here: the Job would stay,
-		// being deleted, and the next test would read it (or not create it again).
-		gone := metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)}
-		if err := suctest.RemoveCRD(ctx, c.Dynamic(t)); err != nil {
-			t.Errorf("clean-up: %v", err)
-		}
-		if err := admin.BatchV1().Jobs("system-upgrade").DeleteCollection(ctx, gone, metav1.ListOptions{}); err != nil {
-			t.Errorf("clean-up: SUC's Jobs: %v", err)
-		}
-		if err := admin.AppsV1().Deployments("reboot-coordinator").DeleteCollection(ctx, gone, metav1.ListOptions{}); err != nil {
-			t.Errorf("clean-up: FLUO's operator: %v", err)
-		}
-	})
+	suctest.InstallCRDForTest(t, c.Dynamic(t))
+	suctest.DeleteAtEnd(t, admin, "system-upgrade", false)
+	suctest.DeleteAtEnd(t, admin, "reboot-coordinator", true)
 	for _, ns := range []string{"system-upgrade", "reboot-coordinator"} {
 		ensureNamespace(ctx, t, admin, ns, nil)
 	}

@@ -193,30 +193,15 @@ func TestIntegrationChartReadsInstalledCoordinators(t *testing.T) {
 	admin := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
 	// SUC is read wherever its Plans are served: the shared apiserver is
 	// left without them.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := suctest.RemoveCRD(ctx, c.Dynamic(t)); err != nil {
-			t.Errorf("clean-up: %v", err)
-		}
-	})
+	suctest.InstallCRDForTest(t, c.Dynamic(t))
 	sucNS := c.Namespace(t, "system-upgrade")
+	suctest.DeleteAtEnd(t, admin, sucNS, false)
 	node, kind, err := suctest.Wedge(ctx, admin, c.Dynamic(t), sucNS, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		// Background: a Job's default (orphan) deletion waits for a garbage
-		// collector, and none runs beside the test apiserver.
-		bgDelete := metav1.DeletePropagationBackground
-		_ = admin.BatchV1().Jobs(sucNS).DeleteCollection(context.Background(),
-			metav1.DeleteOptions{PropagationPolicy: &bgDelete}, metav1.ListOptions{})
-	})
 	fns := c.Namespace(t, "reboot-coordinator")
 	op, err := admin.AppsV1().Deployments(fns).Create(ctx, flatcartest.Deployment(fns, nil), metav1.CreateOptions{})
 	if err != nil {

@@ -126,18 +126,7 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 // CRD left behind would change what the package's other tests read.
 func sucInstalled(t *testing.T, tc *testcluster.Cluster) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := suctest.RemoveCRD(ctx, tc.Dynamic(t)); err != nil {
-			t.Errorf("clean-up: %v", err)
-		}
-	})
+	suctest.InstallCRDForTest(t, tc.Dynamic(t))
 }
 
 // uncordon, with no flag: a node a failed SUC job left cordoned passes the

@@ -53,7 +53,7 @@ func TestCoordinatorWedgesInSnapshotRealCluster(t *testing.T) {
 
 	// SUC: the plan's job failed on k3s-1 after its drain container
 	// cordoned it.
-	sucInstalled(ctx, t, tc)
+	sucInstalled(t, tc)
 	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	bin, err := testcluster.BinDir()
 	if err != nil {

@@ -27,7 +27,7 @@ func TestDashboardRereadsCoordinatorsRealCluster(t *testing.T) {
 	tc := testcluster.SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sucInstalled(ctx, t, tc)
+	sucInstalled(t, tc)
 	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	// A proxy whose Plans can stop answering (503), as an overloaded
 	// apiserver or a broken aggregation layer does.

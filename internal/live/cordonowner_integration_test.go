@@ -32,7 +32,7 @@ func TestDashboardUncordonsOnlyTheCoordinatorsCordonRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs, dyn := tc.Client(t), tc.Dynamic(t)
-	sucInstalled(ctx, t, tc)
+	sucInstalled(t, tc)
 	ns := coordinatorNamespace(t, tc, "system-upgrade")
 	node, _, err := suctest.Wedge(ctx, cs, dyn, ns, time.Now())
 	if err != nil {

@@ -61,7 +61,7 @@ func TestReadAgainstAPIServer(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := sucCluster(ctx, t)
+	c := sucCluster(t)
 	cs, dyn := c.Client(t), c.Dynamic(t)
 	ns := jobNamespace(t, c, "system-upgrade")
 	for _, n := range []string{"n1", "n2", "n3", "n4"} {
@@ -248,7 +248,7 @@ func TestCordonByAnotherWriterWhileJobRan(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver", "kubectl")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := sucCluster(ctx, t)
+	c := sucCluster(t)
 	cs, dyn := c.Client(t), c.Dynamic(t)
 	ns := jobNamespace(t, c, "system-upgrade")
 	for _, n := range []string{"n1", "n2"} {

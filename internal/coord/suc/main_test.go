@@ -1,11 +1,7 @@
 package suc_test
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rebootwatch/rebootwatch/internal/coord/suc/suctest"
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
@@ -19,19 +15,10 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 // sucCluster is the shared apiserver for a test that reads cluster-wide
 // (SharedAlone: its nodes are deleted when it ends), with SUC's Plan CRD
 // installed, removed (with every Plan) when the test ends.
-func sucCluster(ctx context.Context, t *testing.T) *testcluster.Cluster {
+func sucCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.SharedAlone(t)
-	if err := suctest.InstallCRD(ctx, c.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := suctest.RemoveCRD(ctx, c.Dynamic(t)); err != nil {
-			t.Errorf("clean-up: %v", err)
-		}
-	})
+	suctest.InstallCRDForTest(t, c.Dynamic(t))
 	return c
 }
 
@@ -41,17 +28,6 @@ func sucCluster(ctx context.Context, t *testing.T) *testcluster.Cluster {
 func jobNamespace(t *testing.T, c *testcluster.Cluster, prefix string) string {
 	t.Helper()
 	ns := c.Namespace(t, prefix)
-	cs := c.Client(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// Background: the objects go now. A Job's default (orphan) waits for
-		// the garbage collector, and none runs here: the Job would stay,
-		// being deleted, and the next test would read it (or not create it again).
-		gone := metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)}
-		if err := cs.BatchV1().Jobs(ns).DeleteCollection(ctx, gone, metav1.ListOptions{}); err != nil {
-			t.Errorf("clean-up: delete the Jobs of %s: %v", ns, err)
-		}
-	})
+	suctest.DeleteAtEnd(t, c.Client(t), ns, false)
 	return ns
 }
