@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // TestAuditReadsProtobufMetadata (issue 35 §2): the volume audit asks the
@@ -24,10 +22,7 @@ import (
 // with the same verdicts.
 func TestAuditReadsProtobufMetadata(t *testing.T) {
 	t.Parallel()
-	c := testcluster.Shared(t)
-	c.EnsureLonghornCRD(t)
-	ns := c.Namespace(t, "longhorn-system")
-	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+	c, ns, ri := volumeNamespace(t)
 	createVol(t, ri, "pvc-a", "healthy", "w-1")
 	createVol(t, ri, "pvc-b", "healthy", "w-2")
 

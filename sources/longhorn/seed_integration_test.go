@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
 )
@@ -57,10 +56,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // syncs; the informer then follows changes by watch.
 func TestSeedBeforeTheInformerAgainstRealAPIServer(t *testing.T) {
 	t.Parallel()
-	c := testcluster.Shared(t)
-	c.EnsureLonghornCRD(t)
-	ns := c.Namespace(t, "longhorn-system")
-	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+	c, ns, ri := volumeNamespace(t)
 	createVol(t, ri, "pvc-a", "healthy", "w-1")
 	createVol(t, ri, "pvc-b", "healthy", "w-2")
 	createVol(t, ri, "pvc-c", "degraded", "w-3")

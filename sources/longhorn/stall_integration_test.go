@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 	"github.com/rebootwatch/rebootwatch/sources"
 	"github.com/rebootwatch/rebootwatch/sources/sourcetest"
@@ -23,10 +22,7 @@ import (
 // delivers again. A healthy watch, quiet or busy, is never stale.
 func TestStalledWatchIsStaleAgainstRealAPIServer(t *testing.T) {
 	t.Parallel()
-	c := testcluster.Shared(t)
-	c.EnsureLonghornCRD(t)
-	ns := c.Namespace(t, "longhorn-system")
-	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+	c, ns, ri := volumeNamespace(t)
 	createVol(t, ri, "pvc-a", "healthy", "w-1")
 	createVol(t, ri, "pvc-b", "healthy", "w-2")
 

@@ -27,6 +27,16 @@ import (
 
 // createVol creates a Volume with its status set through the status
 // subresource, as longhorn-manager does.
+// volumeNamespace is the shared apiserver with Longhorn's CRD served, a
+// longhorn-system namespace of the test's own and its volumes resource.
+func volumeNamespace(t *testing.T) (*testcluster.Cluster, string, dynamic.ResourceInterface) {
+	t.Helper()
+	c := testcluster.Shared(t)
+	c.EnsureLonghornCRD(t)
+	ns := c.Namespace(t, "longhorn-system")
+	return c, ns, c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+}
+
 func createVol(t testing.TB, ri dynamic.ResourceInterface, name, robustness, node string) {
 	t.Helper()
 	ctx := context.Background()
@@ -92,10 +102,7 @@ func nextChange(t *testing.T, w watch.Interface) watch.Event {
 // Status, which makes a reflector list again).
 func TestWatchDecoderAgainstRealAPIServer(t *testing.T) {
 	t.Parallel()
-	c := testcluster.Shared(t)
-	c.EnsureLonghornCRD(t)
-	ns := c.Namespace(t, "longhorn-system")
-	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+	c, ns, ri := volumeNamespace(t)
 	createVol(t, ri, "pvc-a", "degraded", "w-1")
 	createVol(t, ri, "pvc-b", "healthy", "w-2")
 	rc, err := NewREST(c.Admin)
@@ -249,10 +256,7 @@ func (p *goneProxy) counts() (gone, relists int) {
 // the way through, that one what the decoder makes of it.)
 func TestInformerRelistsOnGoneAgainstRealAPIServer(t *testing.T) {
 	t.Parallel()
-	c := testcluster.Shared(t)
-	c.EnsureLonghornCRD(t)
-	ns := c.Namespace(t, "longhorn-system")
-	ri := c.Dynamic(t).Resource(VolumeGVR).Namespace(ns)
+	c, ns, ri := volumeNamespace(t)
 	createVol(t, ri, "pvc-a", "degraded", "w-1")
 	createVol(t, ri, "pvc-b", "healthy", "w-2")
 	createVol(t, ri, "pvc-c", "healthy", "w-3")
