@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -281,6 +282,7 @@ func (sc *scaleCase) checkSnapshot(b *testing.B, out []byte) {
 // the steady window.
 func (sc *scaleCase) dashboard(b *testing.B) {
 	var wall, cpu, allocs, allocMiB, heap []float64
+	milestoneAt := map[string][]float64{}
 	before := sc.requests(b)
 	var steadyRates, firstReqs []scalefixture.Count
 	for i := range sc.runs {
@@ -301,16 +303,21 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 		}
 		cl := s.NewCluster()
 		deadline := time.After(3 * time.Minute)
+		reached := map[string]float64{}
 		for !cl.Synced() || cl.NodeCount() < sc.nodes || cl.VolumeCount() < sc.volumes {
 			select {
 			case ev := <-s.Events:
 				cl.Apply(ev, s.Clock())
+				milestones(cl, sc.nodes, sc.volumes, time.Since(t0).Seconds(), reached)
 			case <-deadline:
 				b.Fatalf("dashboard model: %d nodes, %d volumes, synced %v after 3m", cl.NodeCount(), cl.VolumeCount(), cl.Synced())
 			}
 		}
 		cl.Recompute(s.Clock())
 		wall = append(wall, time.Since(t0).Seconds())
+		for k, v := range reached {
+			milestoneAt[k] = append(milestoneAt[k], v)
+		}
 		cpu = append(cpu, selfCPU()-cpu0)
 		stopProfile()
 		if i == 0 {
@@ -341,6 +348,11 @@ func (sc *scaleCase) dashboard(b *testing.B) {
 	}
 	sc.report(b, "dashboard", "wall s", wall)
 	sc.report(b, "dashboard", "CPU s", cpu)
+	for _, k := range slices.Sorted(maps.Keys(milestoneAt)) {
+		if len(milestoneAt[k]) == len(wall) {
+			sc.report(b, "dashboard", "wall s to "+k, milestoneAt[k])
+		}
+	}
 	sc.report(b, "dashboard", "allocs", allocs)
 	sc.report(b, "dashboard", "alloc MiB", allocMiB)
 	sc.report(b, "dashboard", "retained heap MiB", heap)
@@ -949,4 +961,22 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 		b.Fatalf("%s=%q: want a duration", name, v)
 	}
 	return d
+}
+
+// milestones records, in reached, the first time (seconds since the
+// session opened) the model held every node, every volume, each source
+// ok and the sync: where the dashboard's wait to its first full picture
+// goes.
+func milestones(cl *model.Cluster, nodes, volumes int, at float64, reached map[string]float64) {
+	mark := func(k string, ok bool) {
+		if _, seen := reached[k]; ok && !seen {
+			reached[k] = at
+		}
+	}
+	mark("every node", cl.NodeCount() >= nodes)
+	mark("every volume", cl.VolumeCount() >= volumes)
+	mark("synced", cl.Synced())
+	for _, h := range cl.Sources() {
+		mark("source "+string(h.Name)+" ok", h.Status == model.StatusOK)
+	}
 }
