@@ -644,6 +644,18 @@ func stopped(pid int) bool {
 	return true
 }
 
+// ServerPIDs returns the process ids of the cluster's kube-apiserver and
+// etcd (for a benchmark that reads their CPU time from /proc).
+func (c *Cluster) ServerPIDs() []int {
+	var pids []int
+	for _, p := range c.procs {
+		if p.cmd.Process != nil {
+			pids = append(pids, p.cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
 func (c *Cluster) apiServerPID() (int, error) {
 	for _, p := range c.procs {
 		if p.name == "kube-apiserver" {
