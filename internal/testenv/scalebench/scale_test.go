@@ -674,31 +674,18 @@ func procCPU(pid int) float64 {
 	return (u + st) / 100
 }
 
-// settle waits, up to 15 s, until the apiserver and etcd are idle (under
-// 0.02 CPU-seconds together in 250 ms), so that a run does not start while
-// the server is still serving what the run before it left: the dashboard's
-// informer lists every volume as JSON right after its first picture (0.9 s
-// of the apiserver's CPU at 10,000 volumes), and the next run's reads
-// would compete with it, which no user opening the dashboard meets. It
-// returns how long it waited.
+// settle waits, up to 15 s, until the apiserver and etcd are idle
+// (testcluster's WaitIdle), so that a run does not start while the server
+// still serves what the run before it left: the dashboard's informer lists
+// every volume as JSON right after its first picture, and the next run's
+// reads would compete with it, which no user opening the dashboard meets.
+// It returns how long it waited.
 func (sc *scaleCase) settle(b *testing.B) time.Duration {
-	t0 := time.Now()
-	cpu := func() float64 {
-		var sum float64
-		for _, pid := range sc.c.ServerPIDs() {
-			sum += procCPU(pid)
-		}
-		return sum
+	waited, idle := sc.c.WaitIdle(15 * time.Second)
+	if !idle {
+		b.Logf("the apiserver and etcd did not settle in 15s; measuring anyway")
 	}
-	for time.Since(t0) < 15*time.Second {
-		before := cpu()
-		time.Sleep(250 * time.Millisecond)
-		if cpu()-before < 0.02 {
-			return time.Since(t0)
-		}
-	}
-	b.Logf("the apiserver and etcd did not settle in 15s; measuring anyway")
-	return time.Since(t0)
+	return waited
 }
 
 // runbook runs the six kubectl commands one after another, runs
