@@ -29,7 +29,10 @@ import (
 // operator's confirm to `done` (issue 22 §1: at most 0.6 s at 5,000 nodes
 // and 10,000 volumes), on a real apiserver seeded by internal/testenv/scalefixture
 // with 1,000 nodes + 3,000 Longhorn volumes, then 5,000 + 10,000, all
-// volumes healthy (or detached) so that the gates pass. Per run, the ghost
+// volumes healthy (or detached) so that the gates pass. Once the session
+// is open, the benchmark waits until the apiserver and etcd are idle (the
+// session's own start-up list of every volume done, as on a dashboard an
+// operator has been looking at), then runs. Per run, the ghost
 // holder takes fleetlock's Lease again and the dashboard's model (a live
 // session, informers) sees it; then, timed: the confirm's judgement again
 // on the model as it is now (as the dialog does), and the actor's Do as the

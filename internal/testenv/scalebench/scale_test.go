@@ -40,7 +40,7 @@ import (
 //
 // which is
 //
-//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench Scale -benchtime 1x -timeout 60m ./internal/scalebench/
+//	REBOOTWATCH_INTEGRATION=1 go test -run '^$' -bench Scale -benchtime 1x -timeout 60m ./internal/testenv/scalebench/
 //
 // Per case (1,000 nodes + 3,000 volumes, then 5,000 + 10,000 on the same
 // apiserver) it reports, each over REBOOTWATCH_BENCH_RUNS runs (default 5)
@@ -55,11 +55,16 @@ import (
 //   - snapshot: `rebootwatch --snapshot -o json` built from this tree, as a
 //     subprocess under /usr/bin/time: wall time until it exits with the full
 //     report, its CPU time (user+sys), its peak RSS (ru_maxrss) and the
-//     requests it made;
+//     requests it made; each run starts once the apiserver and etcd are
+//     idle (testcluster's WaitIdle);
 //   - dashboard: the dashboard's model (internal/live, as `rebootwatch`
 //     opens it, in this process): wall time until the model is synced with
-//     every node and volume, CPU time and allocations of this process, the
-//     heap the open session retains; then, with the last session still open,
+//     every node and volume, and when it first held every node, every
+//     volume, each source ok and the sync; CPU time and allocations of this
+//     process, the heap the open session retains; each run starts once the
+//     apiserver and etcd are idle (the previous run's informer list must
+//     not compete with it), and the wait is reported; then, with the last
+//     session still open,
 //     the requests per minute it makes for REBOOTWATCH_BENCH_STEADY
 //     (default 60s);
 //   - agent: `rebootwatch-agent` built from this tree, once: time to the
