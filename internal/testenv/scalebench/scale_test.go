@@ -539,7 +539,7 @@ func (sc *scaleCase) agent(b *testing.B) {
 	}
 	firstReqs := delta(before, sc.requests(b))
 	hwmAtFirst := procKiB(pid, "VmHWM")
-	cpu0 := procCPU(pid)
+	cpu0 := testcluster.ProcCPUSeconds(pid)
 	var rssSamples []float64
 	var scrapes, nodeSeries int
 	ticks := 0
@@ -554,7 +554,7 @@ func (sc *scaleCase) agent(b *testing.B) {
 	if nodeSeries < sc.nodes {
 		b.Fatalf("agent: the last of %d scrapes of its metrics had %d rebootwatch_node_phase series, want one per node (%d)", scrapes, nodeSeries, sc.nodes)
 	}
-	cpuSteady := procCPU(pid) - cpu0
+	cpuSteady := testcluster.ProcCPUSeconds(pid) - cpu0
 	// What the steady RSS is made of: the agent's own memory (heap,
 	// stacks, the runtime's) and the pages of its binary it has touched.
 	anonKiB, fileKiB := procKiB(pid, "RssAnon"), procKiB(pid, "RssFile")
@@ -660,23 +660,6 @@ func procKiB(pid int, name string) int64 {
 		}
 	}
 	return 0
-}
-
-// procCPU is a process's user+sys CPU time in seconds (/proc/pid/stat,
-// clock ticks of 1/100 s).
-func procCPU(pid int) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (u + st) / 100
 }
 
 // settle waits, up to 15 s, until the apiserver and etcd are idle

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
 // The terminal case runs the real `rebootwatch` binary (built from this
@@ -307,7 +309,7 @@ func (sc *scaleCase) screenRun(b *testing.B, tm *tmux, t screenTool, home string
 	sc.saveScreen(b, t.name, run, "full", screen)
 	sc.saveScreen(b, t.name, run, "trace", trace.String())
 	res.hwmKiB = procKiB(pid, "VmHWM")
-	res.cpu = procCPU(pid)
+	res.cpu = testcluster.ProcCPUSeconds(pid)
 	if res.hwmKiB == 0 {
 		b.Fatalf("%s: no VmHWM for pid %d", t.name, pid)
 	}

@@ -657,7 +657,7 @@ func (c *Cluster) WaitIdle(limit time.Duration) (time.Duration, bool) {
 		var sum float64
 		for _, p := range c.procs {
 			if p.cmd.Process != nil {
-				sum += procCPUSeconds(p.cmd.Process.Pid)
+				sum += ProcCPUSeconds(p.cmd.Process.Pid)
 			}
 		}
 		return sum
@@ -672,9 +672,9 @@ func (c *Cluster) WaitIdle(limit time.Duration) (time.Duration, bool) {
 	return time.Since(t0), false
 }
 
-// procCPUSeconds is a process's user + sys CPU time in seconds
+// ProcCPUSeconds is a process's user + sys CPU time in seconds
 // (/proc/PID/stat, in clock ticks of 1/100 s); 0 if it cannot be read.
-func procCPUSeconds(pid int) float64 {
+func ProcCPUSeconds(pid int) float64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0

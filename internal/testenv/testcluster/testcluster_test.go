@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +72,31 @@ func TestStart(t *testing.T) {
 	}
 	if tr.Status.Token == "" {
 		t.Fatal("token request returned no token")
+	}
+
+	// WaitIdle: a server kept busy by a loop of lists is not idle; left
+	// alone, it is. Its CPU is read from /proc.
+	for _, p := range c.procs {
+		if ProcCPUSeconds(p.cmd.Process.Pid) <= 0 {
+			t.Fatalf("%s (pid %d): no CPU time read", p.name, p.cmd.Process.Pid)
+		}
+	}
+	busy, stopBusy := context.WithCancel(ctx)
+	var lists sync.WaitGroup
+	for range 4 {
+		lists.Go(func() {
+			for busy.Err() == nil {
+				_, _ = admin.CoreV1().Namespaces().List(busy, metav1.ListOptions{})
+			}
+		})
+	}
+	if waited, idle := c.WaitIdle(time.Second); idle {
+		t.Errorf("WaitIdle: idle after %s while four clients list in a loop", waited)
+	}
+	stopBusy()
+	lists.Wait()
+	if waited, idle := c.WaitIdle(20 * time.Second); !idle {
+		t.Errorf("WaitIdle: not idle %s after the lists stopped", waited)
 	}
 
 	c.Stop()
