@@ -33,6 +33,10 @@ import (
 //     (fieldSelector metadata.namespace!=longhorn-system), which the
 //     snapshot asks for beside the Table: empty here, as usually;
 //   - nodes: the nodes as protobuf, gzip, in one request;
+//   - nodes metadata: the same nodes' metadata only
+//     (PartialObjectMetadataList, protobuf), what a fresh read that GETs
+//     only the nodes whose resourceVersion moved would list first (issue
+//     35 §2);
 //   - snapshot's lists at once: the Table, the other namespaces' list and
 //     the nodes started together, until the last byte of all three.
 func (sc *scaleCase) server(b *testing.B) {
@@ -76,6 +80,9 @@ func (sc *scaleCase) server(b *testing.B) {
 	nodes := func(ctx context.Context) (int64, error) {
 		return list(ctx, "/api/v1/nodes", "application/vnd.kubernetes.protobuf")
 	}
+	nodesMeta := func(ctx context.Context) (int64, error) {
+		return list(ctx, "/api/v1/nodes", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	}
 	table := func(ctx context.Context) (int64, error) {
 		return list(ctx, "/apis/longhorn.io/v1beta2/namespaces/"+longhorn.LonghornNamespace+"/volumes?includeObject=None", longhorn.TableAccept)
 	}
@@ -100,14 +107,15 @@ func (sc *scaleCase) server(b *testing.B) {
 		*to = append(*to, time.Since(t0).Seconds())
 		return n
 	}
-	var tv, tt, tm, te, tn, tall []float64
-	var vBytes, tBytes, mBytes, eBytes, nBytes int64
+	var tv, tt, tm, te, tn, tnm, tall []float64
+	var vBytes, tBytes, mBytes, eBytes, nBytes, nmBytes int64
 	for range sc.runs {
 		vBytes = timed(&tv, volumes)
 		tBytes = timed(&tt, table)
 		mBytes = timed(&tm, tableMeta)
 		eBytes = timed(&te, elsewhere)
 		nBytes = timed(&tn, nodes)
+		nmBytes = timed(&tnm, nodesMeta)
 		ctx := context.Background()
 		t0 := time.Now()
 		var wg sync.WaitGroup
@@ -127,5 +135,6 @@ func (sc *scaleCase) server(b *testing.B) {
 	sc.report(b, "server alone", "volumes Table with metadata s ("+mb(mBytes)+" gzipped)", tm)
 	sc.report(b, "server alone", "volumes elsewhere s ("+mb(eBytes)+")", te)
 	sc.report(b, "server alone", "nodes protobuf list s ("+mb(nBytes)+" gzipped)", tn)
+	sc.report(b, "server alone", "nodes metadata, protobuf, s ("+mb(nmBytes)+" gzipped)", tnm)
 	sc.report(b, "server alone", "snapshot's lists at once s", tall)
 }
