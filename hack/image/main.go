@@ -228,9 +228,12 @@ type entry struct {
 
 // layer is a gzipped tar of entries, every time set to mtime: the same
 // entries give the same bytes (compress/gzip writes no time or name).
+// gzip's default level, not its best: for the agent's two binaries the
+// best compression took 6.2 s of CPU against 1.8 s for a layer 0.35%
+// larger (docs/release.md).
 func layer(entries []entry, mtime time.Time) (v1.Layer, error) {
 	var buf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	gz, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
