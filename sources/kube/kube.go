@@ -138,6 +138,7 @@ type Source struct {
 	kured              map[string]model.LockRef    // uid -> ref of each DaemonSet reported as kured (the selected ones: a node pool each)
 	kuredCands         map[string]*kured.Candidate // uid -> DaemonSets that may be kured's, as judged (kured.go)
 	kuredCfgs          []KuredSettings             // kured's settings, from each selected kured DaemonSet, by namespace/name
+	kuredGen           uint64                      // readings of kured's DaemonSets made, in order (podSource.kuredState)
 	fleet              map[string]bool             // namespace/name of fleetlock Leases reported
 	pods               *podSource                  // pods of cordoned nodes and kured's blocking pods (pods.go)
 	ctx                context.Context             // Start's: the pod watches started later run under it

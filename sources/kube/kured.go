@@ -166,12 +166,10 @@ func (s *Source) onDaemonSet(p *part, obj any, deleted bool) {
 		pools = nil
 	}
 	cfgNow := len(s.kuredCfgs) > 0
+	s.kuredGen++
+	gen := s.kuredGen
 	s.mu.Unlock()
-	if cfgNow || prevCfg {
-		s.pods.kuredSelectors(selectors)
-	}
-	s.pods.kuredPools(pools)
-	s.pods.lockHolders(holders)
+	s.pods.kuredState(gen, cfgNow || prevCfg, selectors, pools, holders)
 	if had || has {
 		s.refresh(p)
 	}

@@ -73,3 +73,56 @@ func TestKuredNamedPools(t *testing.T) {
 		return h.Status == model.StatusForbidden && strings.HasPrefix(h.Message, "pool-b/kured-b: ")
 	})
 }
+
+// TestKuredStateOutOfOrder: readings of kured's DaemonSets are made in
+// order under the Source's lock but applied to the pod source after it is
+// released, so two DaemonSet events on two informers' goroutines (two named
+// pools, each read in its namespace) may apply out of order. An older
+// reading that arrives after a newer one is dropped: it must not stop the
+// second pool's watch and forget its scope (TestKuredNamedPools failed 2
+// times in 150 under load before, waiting 20 s on "1 node pools"); the
+// next reading applies.
+func TestKuredStateOutOfOrder(t *testing.T) {
+	const img = "ghcr.io/kubereboot/kured:1.23.0"
+	a := withKured(ds("kube-system", "kured-a", nil, nil), img)
+	b := withKured(ds("pool-b", "kured-b", nil, nil), img, "--lock-annotation=pool-b/lock")
+	a.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-a"}}
+	b.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kured-b"}}
+	refA := model.LockRef{Kind: model.LockKured, Namespace: "kube-system", Name: "kured-a"}
+	refB := model.LockRef{Kind: model.LockKured, Namespace: "pool-b", Name: "kured-b"}
+	cs := fake.NewClientset(a, b, kuredPod(a, "a1"), kuredPod(b, "b1"))
+	r, s := start(t, cs, Options{KuredDaemonSet: "kube-system/kured-a,pool-b/kured-b"})
+	both := func(c *model.Cluster) bool {
+		sa, okA := c.LockScope(refA)
+		sb, okB := c.LockScope(refB)
+		return okA && okB && sa.Nodes["a1"] && sb.Nodes["b1"]
+	}
+	r.Eventually(t, "both named pools scoped by their pods", both)
+
+	s.mu.Lock()
+	gen := s.kuredGen
+	s.mu.Unlock()
+	poolA := KuredPool{Ref: refA, UID: string(a.UID), Selector: "app=kured-a"}
+	// The reading made when only kured-a was known, applied late.
+	s.pods.kuredState(gen, false, nil, []KuredPool{poolA}, nil)
+	s.pods.kuredState(gen-1, false, nil, []KuredPool{poolA}, nil)
+	s.pods.mu.Lock()
+	pools := len(s.pods.pools)
+	s.pods.mu.Unlock()
+	if pools != 2 {
+		t.Fatalf("after older readings: %d pools watched, want 2", pools)
+	}
+	r.Read(func(c *model.Cluster) {
+		if !both(c) {
+			t.Errorf("after older readings: the pools' scopes changed")
+		}
+	})
+
+	// A newer reading applies: kured-b's pool is no longer watched and its
+	// scope is forgotten.
+	s.pods.kuredState(gen+1, false, nil, []KuredPool{poolA}, nil)
+	r.Eventually(t, "kured-b's scope forgotten by the newer reading", func(c *model.Cluster) bool {
+		_, okB := c.LockScope(refB)
+		return !okB
+	})
+}

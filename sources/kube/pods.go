@@ -80,6 +80,7 @@ type podSource struct {
 	probed    bool
 	probedCh  chan struct{} // closed once probed
 	settled   bool          // the first picture was reported: health reports go out
+	kuredGen  uint64        // the reading of kured's DaemonSets last applied (kuredState)
 }
 
 // podWatch is one narrow pod watch.
@@ -256,11 +257,34 @@ func (ps *podSource) nodeSeen(name string, cordoned bool) {
 	ps.reportLocked()
 }
 
-// lockHolders records the nodes kured's lock names (of the one kured
-// selected) and starts or stops the watch of their pods.
-func (ps *podSource) lockHolders(nodes []string) {
+// kuredState applies one reading of kured's DaemonSets (the Source's
+// kuredGen, taken under its lock when the reading was made): the blocking
+// selectors in force (with cfgKnown, whether any kured's configuration is
+// or was read), the pools whose pods are watched and the nodes kured's
+// locks name. Readings are made in order under the Source's lock but
+// applied here after it is released (a send takes that lock), so two
+// DaemonSet events on two informers' goroutines may arrive out of order:
+// a reading older than the one applied is dropped, never let to undo it
+// (a second pool's watch stopped by the first pool's older reading).
+func (ps *podSource) kuredState(gen uint64, cfgKnown bool, selectors []string, pools []KuredPool, holders []string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	if gen <= ps.kuredGen {
+		return
+	}
+	ps.kuredGen = gen
+	// Once selectors were said, an unknown configuration says none; before
+	// that, nothing is said until a configuration is read.
+	if cfgKnown || ps.selSent {
+		ps.kuredSelectorsLocked(selectors)
+	}
+	ps.kuredPoolsLocked(pools)
+	ps.lockHoldersLocked(holders)
+}
+
+// lockHoldersLocked records the nodes kured's lock names (of the one kured
+// selected) and starts or stops the watch of their pods.
+func (ps *podSource) lockHoldersLocked(nodes []string) {
 	if slicesEqual(ps.holders, nodes) {
 		return
 	}
@@ -306,12 +330,10 @@ func (ps *podSource) reconcileNodesLocked() {
 	}
 }
 
-// kuredSelectors sets kured's --blocking-pod-selector values in force (nil
-// when kured's configuration is unknown or sets none) and starts or stops
-// their watches.
-func (ps *podSource) kuredSelectors(selectors []string) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+// kuredSelectorsLocked sets kured's --blocking-pod-selector values in
+// force (nil when kured's configuration is unknown or sets none) and starts
+// or stops their watches.
+func (ps *podSource) kuredSelectorsLocked(selectors []string) {
 	if ps.selSent && slicesEqual(ps.selectors, selectors) {
 		return
 	}
@@ -359,12 +381,11 @@ type KuredPool struct {
 	Selector string
 }
 
-// kuredPools sets the kured DaemonSets whose pods are watched for their
-// pools (none: a single kured, which answers for every node) and starts or
-// stops their watches; a pool no longer watched has its scope forgotten.
-func (ps *podSource) kuredPools(pools []KuredPool) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+// kuredPoolsLocked sets the kured DaemonSets whose pods are watched for
+// their pools (none: a single kured, which answers for every node) and
+// starts or stops their watches; a pool no longer watched has its scope
+// forgotten.
+func (ps *podSource) kuredPoolsLocked(pools []KuredPool) {
 	want := map[model.LockRef]KuredPool{}
 	for _, p := range pools {
 		want[p.Ref] = p
