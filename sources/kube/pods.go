@@ -280,17 +280,18 @@ func (ps *podSource) kuredState(gen uint64, cfgKnown bool, selectors []string, p
 	}
 	ps.kuredPoolsLocked(pools)
 	ps.lockHoldersLocked(holders)
+	ps.reportLocked()
 }
 
 // lockHoldersLocked records the nodes kured's lock names (of the one kured
-// selected) and starts or stops the watch of their pods.
+// selected) and starts or stops the watch of their pods; the caller
+// reports the source's health (kuredState, once for the three).
 func (ps *podSource) lockHoldersLocked(nodes []string) {
 	if slicesEqual(ps.holders, nodes) {
 		return
 	}
 	ps.holders = append([]string(nil), nodes...)
 	ps.reconcileNodesLocked()
-	ps.reportLocked()
 }
 
 // watchedNodes lists the nodes whose pods are wanted: cordoned, or
@@ -369,7 +370,6 @@ func (ps *podSource) kuredSelectorsLocked(selectors []string) {
 			ps.sels[sel] = ps.startWatch(&podWatch{selector: sel, sel: parsed})
 		}
 	}
-	ps.reportLocked()
 }
 
 // KuredPool is one of several kured DaemonSets whose own pods' nodes are
@@ -414,7 +414,6 @@ func (ps *podSource) kuredPoolsLocked(pools []KuredPool) {
 		pool := p
 		ps.pools[p.Ref] = ps.startWatch(&podWatch{pool: &pool, sel: parsed})
 	}
-	ps.reportLocked()
 }
 
 // unlistable says why kured cannot list the pods of a selector (and so
