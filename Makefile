@@ -5,10 +5,12 @@ BIN       := $(CURDIR)/bin
 PKGS      := ./...
 # Every test runs under the race detector: sources, the dashboard and the
 # agent are concurrent, and a race is a bug even when the test passes.
-# Four packages at once (-p 4, twice the cores): the integration packages
-# spend most of their time waiting on an apiserver, a Prometheus or a clock,
-# so two at a time left a core idle (docs/testing.md has the figures).
-TESTFLAGS ?= -race -count=1 -timeout 40m -p 4
+# Six packages at once (-p 6, three per core): the integration packages
+# spend much of their time waiting on an apiserver, a Prometheus or a clock;
+# with four at a time both cores were still idle for a quarter to a half of
+# several 10-second stretches, with six they are busy to the end
+# (docs/testing.md has the figures).
+TESTFLAGS ?= -race -count=1 -timeout 40m -p 6
 # The packages to test, the longest first: go test starts packages in the
 # order they are named (then ./... adds the rest, each once), so the long
 # integration packages do not start last and hold the run's tail
