@@ -68,6 +68,14 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 	if h := fleetHolder(t, admin); h != testZincatiID {
 		t.Fatalf("a held lock was touched: holder %q", h)
 	}
+	// Becoming the leader asks the loop for a pass of its own (trigger
+	// "leader"). A heartbeat can say "leader" before that pass has run; a
+	// node deleted meanwhile could then be reaped in it, on trigger "leader"
+	// (seen once under make test's load). Wait for it, so that only the
+	// node's delete can trigger the reap.
+	a.waitHeartbeat(t, "the pass that becoming the leader asks for has run", func(hb heartbeat) bool {
+		return hb.Leader && hb.Trigger == "leader"
+	})
 	readyStart := time.Now()
 	eventually(t, "/readyz is 200 once the informers synced", func() (bool, string) { return a.probe("/readyz") == 200, a.tail(3) })
 	t.Logf("ready after %s", time.Since(readyStart))
