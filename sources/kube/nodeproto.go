@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -400,8 +401,24 @@ func decodeManagedEntry(b []byte, m *model.Node) error {
 	return nil
 }
 
-// decodeNodeStatus reads the conditions and four nodeInfo fields.
+// decodeNodeStatus reads the conditions and four nodeInfo fields. The
+// conditions' slice is made to their count first (a pass over the fields
+// that decodes nothing): grown by append, a node's five conditions kept
+// room for eight in the informer's cache, 272 bytes and two allocations
+// more per node (BenchmarkDecodeNodeList; docs/performance.md).
 func decodeNodeStatus(b []byte, m *model.Node, ss *strs) error {
+	n := 0
+	if err := eachField(b, func(f int, _ uint64, _ []byte) error {
+		if f == 4 {
+			n++
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if n > 0 {
+		m.Conditions = slices.Grow(m.Conditions, n)
+	}
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		if (f == 4 || f == 7) && wire != wireBytes {
 			return wrongWire(f, wire)
