@@ -403,9 +403,11 @@ func decodeManagedEntry(b []byte, m *model.Node) error {
 
 // decodeNodeStatus reads the conditions and four nodeInfo fields. The
 // conditions' slice is made to their count first (a pass over the fields
-// that decodes nothing): grown by append, a node's five conditions kept
-// room for eight in the informer's cache, 272 bytes and two allocations
-// more per node (BenchmarkDecodeNodeList; docs/performance.md).
+// that decodes nothing): appended one by one, five conditions (the
+// kubelet's four and a CNI's NetworkUnavailable) kept room for eight in
+// the informer's cache, 256 bytes more per node, and the kubelet's four
+// cost two allocations and 272 bytes more to decode
+// (BenchmarkDecodeNodeList; docs/performance.md).
 func decodeNodeStatus(b []byte, m *model.Node, ss *strs) error {
 	n := 0
 	if err := eachField(b, func(f int, _ uint64, _ []byte) error {

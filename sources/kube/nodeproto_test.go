@@ -65,6 +65,12 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 	odd.DeletionTimestamp = &del
 	odd.Annotations["weave.works/kured-most-recent-reboot-needed"] = "2026-11-30T07:00:00Z"
 	odd.CreationTimestamp = metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	// Five conditions, as a node with a CNI's NetworkUnavailable has:
+	// appended one by one they would keep room for eight.
+	odd.Status.Conditions = append(odd.Status.Conditions,
+		corev1.NodeCondition{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse, Reason: "RouteCreated"},
+		corev1.NodeCondition{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse},
+		corev1.NodeCondition{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse})
 	// managedFields: the kubelet's status, a cordon, and a newer apply that
 	// also owns spec.unschedulable: the newest owner of the field is kept.
 	mf := func(manager string, at time.Time, fields string) metav1.ManagedFieldsEntry {
@@ -93,6 +99,12 @@ func TestDecodeNodeListMatchesTransformNode(t *testing.T) {
 			if i >= len(got) || i >= len(want) || !reflect.DeepEqual(got[i], want[i]) {
 				t.Errorf("node %d:\ngot  %+v\nwant %+v", i, got[min(i, len(got)-1)], want[min(i, len(want)-1)])
 			}
+		}
+	}
+	// Each node's conditions are kept in a slice of their size.
+	for _, n := range got {
+		if cap(n.Conditions) != len(n.Conditions) {
+			t.Errorf("%s: %d conditions in a slice with room for %d", n.Name, len(n.Conditions), cap(n.Conditions))
 		}
 	}
 	// However the bytes arrive.
