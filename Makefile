@@ -7,9 +7,9 @@ PKGS      := ./...
 # agent are concurrent, and a race is a bug even when the test passes.
 # Six packages at once (-p 6, three per core): the integration packages
 # spend much of their time waiting on an apiserver, a Prometheus or a clock;
-# with four at a time both cores were still idle for a quarter to a half of
-# several 10-second stretches, with six they are busy to the end
-# (docs/testing.md has the figures).
+# with four at a time both cores were under 90% busy in about half of a
+# run's 10-second stretches, with six in 3 to 6 of them, mostly near the
+# end (docs/testing.md has the figures).
 TESTFLAGS ?= -race -count=1 -timeout 40m -p 6
 # The packages to test, the longest first: go test starts packages in the
 # order they are named (then ./... adds the rest, each once), so the long
