@@ -346,11 +346,11 @@ func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole 
 			}
 			switch {
 			case f == 11 && string(k) == legacyRoleLabel:
-				*legacyRole = ss.str(val)
+				*legacyRole = ss.Of(val)
 			case f == 11 && roleLabel(k):
-				addRole(m, ss.str(k), ss.str(val))
+				addRole(m, ss.Of(k), ss.Of(val))
 			case f == 12 && kuredAnnotation(k):
-				addAnnotation(m, ss.str(k), string(val))
+				addAnnotation(m, ss.Of(k), string(val))
 			case f == 12 && x != nil && string(k) == metav1.InitialEventsAnnotationKey:
 				x.initialEventsEnd = string(val)
 			}
@@ -452,9 +452,9 @@ func decodeCondition(b []byte, ss *strs) (model.Condition, error) {
 		}
 		switch f {
 		case 1:
-			c.Type = ss.str(v)
+			c.Type = ss.Of(v)
 		case 2:
-			c.Status = ss.str(v)
+			c.Status = ss.Of(v)
 		case 4:
 			var t metav1.Time
 			if err := t.Unmarshal(v); err != nil {
@@ -462,9 +462,9 @@ func decodeCondition(b []byte, ss *strs) (model.Condition, error) {
 			}
 			c.LastTransition = t.Time
 		case 5:
-			c.Reason = ss.str(v)
+			c.Reason = ss.Of(v)
 		case 6:
-			c.Message = ss.str(v)
+			c.Message = ss.Of(v)
 		}
 		return nil
 	})
@@ -493,7 +493,7 @@ func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
 			return wrongWire(f, wire)
 		}
 		if shared {
-			*dst = ss.str(v)
+			*dst = ss.Of(v)
 		} else {
 			*dst = string(v)
 		}
@@ -501,40 +501,9 @@ func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
 	})
 }
 
-// strs makes strings of bytes, handing out the same string for the same
-// bytes while it has room: a fleet's nodes repeat their conditions'
-// types, reasons and messages, their OS image, kernel and role names, so
-// the informer's cache (and the model, which shares its strings) holds
-// each once per list or watch stream instead of once per node. It is
-// bounded (maxStrs strings of at most maxStrLen bytes: at most 1 MiB of
-// strings and the map over them), so a server sending endless distinct
-// strings costs at most that beyond plain strings: the table holds its
-// strings until the stream ends (a list when it is read, a watch at its
-// timeout, minutes), after the nodes stopped using them too.
-// A nil *strs makes each string its own.
-type strs struct{ m map[string]string }
-
-const (
-	maxStrs   = 4096
-	maxStrLen = 256
-)
-
-func (s *strs) str(b []byte) string {
-	if s == nil || len(b) > maxStrLen {
-		return string(b)
-	}
-	if v, ok := s.m[string(b)]; ok {
-		return v
-	}
-	v := string(b)
-	if len(s.m) < maxStrs {
-		if s.m == nil {
-			s.m = make(map[string]string, 64)
-		}
-		s.m[v] = v
-	}
-	return v
-}
+// strs is the decoders' string table (sources.Strings): one per list or
+// watch stream.
+type strs = sources.Strings
 
 // mapEntry reads a map<string,string> entry (key 1, value 2); both point
 // into b.

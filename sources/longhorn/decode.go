@@ -154,7 +154,7 @@ func (it *volumeItem) read(s *scanner) error {
 				case "name":
 					it.name, err = s.lenientString()
 				case "namespace":
-					it.namespace, err = s.lenientString()
+					it.namespace, err = s.sharedString()
 				case "uid":
 					it.uid, err = s.lenientString()
 				case "resourceVersion":
@@ -193,11 +193,11 @@ func (it *volumeItem) read(s *scanner) error {
 				case "robustness":
 					it.robustness, err = s.lenientString()
 				case "state":
-					it.state, err = s.lenientString()
+					it.state, err = s.sharedString()
 				case "currentNodeID":
-					it.currentNodeID, err = s.lenientString()
+					it.currentNodeID, err = s.sharedString()
 				case "ownerID":
-					it.ownerID, err = s.lenientString()
+					it.ownerID, err = s.sharedString()
 				default:
 					err = s.skip()
 				}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -248,4 +250,104 @@ func oldTransform(u *unstructured.Unstructured) *unstructured.Unstructured {
 	}
 	out["status"] = st
 	return &unstructured.Unstructured{Object: out}
+}
+
+// TestDecodedVolumesShareStrings: the strings volumes repeat (namespace,
+// state, node) are one string per list and per watch stream, so the
+// informer's cache holds each once (issue 35); the values are those read.
+func TestDecodedVolumesShareStrings(t *testing.T) {
+	var items []any
+	var stream strings.Builder
+	for i := range 6 {
+		v := scalefixture.Volume(i, 2)
+		items = append(items, v.Object)
+		stream.WriteString(event(t, "ADDED", v))
+	}
+	raw, err := json.Marshal(map[string]any{"kind": "VolumeList", "apiVersion": "longhorn.io/v1beta2",
+		"metadata": map[string]any{"resourceVersion": "7"}, "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := decodeList(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := decodeAll(t, stream.String())
+	if !errors.Is(err, io.EOF) || len(events) != 6 {
+		t.Fatalf("%d events, %v", len(events), err)
+	}
+	watched := make([]Volume, len(events))
+	for i, ev := range events {
+		watched[i] = *ev.Object.(*Volume)
+	}
+	for name, vols := range map[string][]Volume{"list": l.Items, "watch": watched} {
+		if len(vols) != 6 {
+			t.Fatalf("%s: %d volumes", name, len(vols))
+		}
+		byValue := map[string]*byte{}
+		for i, v := range vols {
+			want := VolumeToModel(scalefixture.Volume(i, 2))
+			if v.Model() != want {
+				t.Errorf("%s: volume %d is %+v, want %+v", name, i, v.Model(), want)
+			}
+			for field, s := range map[string]string{"namespace": v.Namespace, "state": v.State, "node": v.Node} {
+				if s == "" {
+					t.Fatalf("%s: volume %d has no %s", name, i, field)
+				}
+				if p, ok := byValue[s]; ok && p != unsafe.StringData(s) {
+					t.Errorf("%s: volume %d's %s %q is a string of its own", name, i, field, s)
+				}
+				byValue[s] = unsafe.StringData(s)
+			}
+		}
+		if len(byValue) < 3 {
+			t.Errorf("%s: %d distinct namespace, state and node values, want at least 3 (two nodes)", name, len(byValue))
+		}
+	}
+}
+
+// BenchmarkRetainedVolumeList: the live heap a list of 10,000 of
+// scalefixture's volumes keeps per volume once decodeList has read it (what
+// the informer's cache holds on a real apiserver): the Volume, its Meta and
+// its strings (issue 35).
+//
+//	go test -run '^$' -bench RetainedVolumeList -benchtime 1x -count 3 ./sources/longhorn/
+func BenchmarkRetainedVolumeList(b *testing.B) {
+	const n = 10000
+	raw := fixtureVolumeListJSON(b, n)
+	var perVolume float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		// Twice: the first only moves sync.Pools' contents (encoding/json's
+		// buffer of the whole list) to their victim caches.
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		l, err := decodeList(bytes.NewReader(raw))
+		if err != nil || len(l.Items) != n {
+			b.Fatalf("%d volumes, %v", len(l.Items), err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(l)
+		runtime.KeepAlive(raw) // so that the list's bytes are not freed in between
+		perVolume = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	}
+	b.ReportMetric(perVolume, "B/volume")
+	b.ReportMetric(0, "ns/op")
+}
+
+// fixtureVolumeListJSON is a VolumeList of scalefixture's first n volumes
+// (two on each of n/2 nodes, as the scale benchmark's).
+func fixtureVolumeListJSON(b *testing.B, n int) []byte {
+	items := make([]any, n)
+	for i := range n {
+		items[i] = scalefixture.Volume(i, n/2).Object
+	}
+	raw, err := json.Marshal(map[string]any{"kind": "VolumeList", "apiVersion": "longhorn.io/v1beta2",
+		"metadata": map[string]any{"resourceVersion": "7"}, "items": items})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
 }

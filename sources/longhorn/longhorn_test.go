@@ -160,11 +160,11 @@ func TestTransformVolume(t *testing.T) {
 	if !ok {
 		t.Fatalf("transformed into %T, want *Volume", out)
 	}
-	if len(v.ManagedFields) > 0 || len(v.Labels) > 0 {
-		t.Errorf("metadata beyond the identity kept: %+v", v.ObjectMeta)
+	if v.Annotations != nil {
+		t.Errorf("metadata beyond the identity kept: %+v", v.Meta)
 	}
 	if v.Name != "pvc-a" || v.Namespace != "longhorn-system" || v.UID != "u-1" || v.ResourceVersion != "17" {
-		t.Errorf("identity %+v", v.ObjectMeta)
+		t.Errorf("identity %+v", v.Meta)
 	}
 	if v.Model() != VolumeToModel(in) {
 		t.Errorf("transform changed the model volume: %+v vs %+v", v.Model(), VolumeToModel(in))

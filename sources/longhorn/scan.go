@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/rebootwatch/rebootwatch/sources"
 )
 
 // This file is the one-pass JSON reader behind decode.go. A Longhorn
@@ -33,6 +35,9 @@ type scanner struct {
 	// str holds a string that crossed a window boundary or had escapes;
 	// key2 a key kept across a refill.
 	str, key2 []byte
+	// strs shares the strings volumes repeat (sharedString), for the
+	// scanner's life: one list or one watch stream.
+	strs sources.Strings
 }
 
 func newScanner(r io.Reader) *scanner {
@@ -484,6 +489,21 @@ func (s *scanner) lenientString() (string, error) {
 	}
 	b, err := s.stringBytes()
 	return string(b), err
+}
+
+// sharedString reads as lenientString does, for a value many volumes
+// repeat (their namespace, state, node): the same string for the same
+// bytes, through the scanner's table.
+func (s *scanner) sharedString() (string, error) {
+	c, err := s.next()
+	if err != nil {
+		return "", err
+	}
+	if c != '"' {
+		return "", s.skip()
+	}
+	b, err := s.stringBytes()
+	return s.strs.Of(b), err
 }
 
 // lenientInt reads any value: a number truncated to an int, 0 for anything
