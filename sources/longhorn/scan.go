@@ -480,14 +480,7 @@ func (s *scanner) skipDepth(depth int) error {
 // lenientString reads any value: a string's content, "" for anything else
 // (as unstructured.NestedString reads a field of another type).
 func (s *scanner) lenientString() (string, error) {
-	c, err := s.next()
-	if err != nil {
-		return "", err
-	}
-	if c != '"' {
-		return "", s.skip()
-	}
-	b, err := s.stringBytes()
+	b, err := s.lenientStringBytes()
 	return string(b), err
 }
 
@@ -495,15 +488,21 @@ func (s *scanner) lenientString() (string, error) {
 // repeat (their namespace, state, node): the same string for the same
 // bytes, through the scanner's table.
 func (s *scanner) sharedString() (string, error) {
+	b, err := s.lenientStringBytes()
+	return s.strs.Of(b), err
+}
+
+// lenientStringBytes reads any value: a string's decoded bytes (valid until
+// the next read), none for anything else.
+func (s *scanner) lenientStringBytes() ([]byte, error) {
 	c, err := s.next()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if c != '"' {
-		return "", s.skip()
+		return nil, s.skip()
 	}
-	b, err := s.stringBytes()
-	return s.strs.Of(b), err
+	return s.stringBytes()
 }
 
 // lenientInt reads any value: a number truncated to an int, 0 for anything
