@@ -270,7 +270,7 @@ type nodeExtra struct {
 // fleet's nodes share through ss (nil: each its own). A message field
 // given twice merges into the first, as protobuf has it; a scalar's last
 // value wins.
-func decodeNode(b []byte, m *model.Node, x *nodeExtra, ss *strs) error {
+func decodeNode(b []byte, m *model.Node, x *nodeExtra, ss *sources.Strings) error {
 	var legacyRole string // the last kubernetes.io/role label's value
 	err := eachField(b, func(f int, wire uint64, v []byte) error {
 		if f >= 1 && f <= 3 && wire != wireBytes {
@@ -306,7 +306,7 @@ func decodeNode(b []byte, m *model.Node, x *nodeExtra, ss *strs) error {
 // resourceVersion and the initial-events-end annotation); the rest is
 // skipped. The legacy role label's value is left in legacyRole (a map
 // key's last value wins).
-func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *strs, legacyRole *string) error {
+func decodeNodeMeta(b []byte, m *model.Node, x *nodeExtra, ss *sources.Strings, legacyRole *string) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		switch f {
 		case 1, 3, 5, 6, 8, 11, 12:
@@ -408,7 +408,7 @@ func decodeManagedEntry(b []byte, m *model.Node) error {
 // the informer's cache, 256 bytes more per node, and the kubelet's four
 // cost two allocations and 272 bytes more to decode
 // (BenchmarkDecodeNodeList; docs/performance.md).
-func decodeNodeStatus(b []byte, m *model.Node, ss *strs) error {
+func decodeNodeStatus(b []byte, m *model.Node, ss *sources.Strings) error {
 	n := 0
 	if err := eachField(b, func(f int, _ uint64, _ []byte) error {
 		if f == 4 {
@@ -444,7 +444,7 @@ func decodeNodeStatus(b []byte, m *model.Node, ss *strs) error {
 // decodeCondition reads a NodeCondition as modelCondition keeps it: type =
 // 1, status = 2, lastTransitionTime = 4, reason = 5, message = 6 (not the
 // heartbeat, 3).
-func decodeCondition(b []byte, ss *strs) (model.Condition, error) {
+func decodeCondition(b []byte, ss *sources.Strings) (model.Condition, error) {
 	var c model.Condition
 	err := eachField(b, func(f int, wire uint64, v []byte) error {
 		if f >= 1 && f <= 6 && wire != wireBytes {
@@ -473,7 +473,7 @@ func decodeCondition(b []byte, ss *strs) (model.Condition, error) {
 
 // decodeNodeInfo reads the four nodeInfo fields TransformNode keeps:
 // machineID = 1, bootID = 3, kernelVersion = 4, osImage = 5.
-func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
+func decodeNodeInfo(b []byte, m *model.Node, ss *sources.Strings) error {
 	return eachField(b, func(f int, wire uint64, v []byte) error {
 		var dst *string
 		shared := false // the same on many nodes
@@ -500,10 +500,6 @@ func decodeNodeInfo(b []byte, m *model.Node, ss *strs) error {
 		return nil
 	})
 }
-
-// strs is the decoders' string table (sources.Strings): one per list or
-// watch stream.
-type strs = sources.Strings
 
 // mapEntry reads a map<string,string> entry (key 1, value 2); both point
 // into b.

@@ -53,10 +53,10 @@ import (
 // model's node and its identity (a sources.Meta: name, namespace, uid and
 // resourceVersion and, on the BOOKMARK that ends a WatchList's initial
 // events, the k8s.io/initial-events-end annotation the reflector looks
-// for), not a metav1.ObjectMeta, 160 bytes larger. What the model keeps of a node is decided in one place, the
-// mapping TransformNode and NodeToModel make (transform.go), which the
-// protobuf reader (nodeproto.go) follows field by field; tests pin the two
-// together.
+// for), not a metav1.ObjectMeta, 160 bytes larger. What the model keeps
+// of a node is decided in one place, the mapping TransformNode and
+// NodeToModel make (transform.go), which the protobuf reader (nodeproto.go)
+// follows field by field; tests pin the two together.
 type Node struct {
 	sources.Meta
 	// Model is the node as the model sees it. The source hands out copies
@@ -107,7 +107,7 @@ func cloneNode(m *model.Node) model.Node {
 
 // newNode reads one Node's protobuf (the bytes inside its envelope) into
 // a *Node, its shared strings through ss.
-func newNode(b []byte, ss *strs) (*Node, error) {
+func newNode(b []byte, ss *sources.Strings) (*Node, error) {
 	n := &Node{}
 	var x nodeExtra
 	if err := decodeNode(b, &n.Model, &x, ss); err != nil {
@@ -133,7 +133,7 @@ func informerMeta(name, namespace, uid, rv string, initialEventsEnd bool) source
 // a *NodeList of *Node with the list's resourceVersion and continue token.
 func ReadNodeList(r io.Reader) (*NodeList, error) {
 	l := &NodeList{}
-	ss := &strs{}
+	ss := &sources.Strings{}
 	lm, err := decodeNodeList(r, func(b []byte) error {
 		n, err := newNode(b, ss)
 		if err != nil {
@@ -312,7 +312,7 @@ const maxWatchFrame = 16 << 20
 type nodeWatchDecoder struct {
 	body io.ReadCloser
 	d    *nodeStream
-	ss   strs
+	ss   sources.Strings
 }
 
 func newNodeWatchDecoder(body io.ReadCloser) *nodeWatchDecoder {
@@ -361,7 +361,7 @@ var eventTypes = []watch.EventType{watch.Added, watch.Modified, watch.Deleted, w
 // Node, or a Status for an ERROR event. A field given twice keeps its last
 // value (the event's raw object: the last one given), as the generated
 // decoder has it.
-func decodeNodeEvent(frame []byte, ss *strs) (watch.EventType, runtime.Object, error) {
+func decodeNodeEvent(frame []byte, ss *sources.Strings) (watch.EventType, runtime.Object, error) {
 	var (
 		et  watch.EventType
 		raw []byte
