@@ -543,8 +543,9 @@ func (sc *scaleCase) agent(b *testing.B) {
 	firstReqs := delta(before, sc.requests(b))
 	hwmAtFirst := procKiB(pid, "VmHWM")
 	cpu0 := testcluster.ProcCPUSeconds(pid)
-	var rssSamples []float64
+	var rssSamples, anonSamples, fileSamples []float64
 	var scrapes, nodeSeries int
+	majflt0 := procMajorFaults(pid)
 	ticks := 0
 	rates := sc.steadyWindow(b, func() {
 		if ticks%5 == 0 {
@@ -553,7 +554,10 @@ func (sc *scaleCase) agent(b *testing.B) {
 		}
 		ticks++
 		rssSamples = append(rssSamples, float64(procKiB(pid, "VmRSS"))/1024)
+		anonSamples = append(anonSamples, float64(procKiB(pid, "RssAnon"))/1024)
+		fileSamples = append(fileSamples, float64(procKiB(pid, "RssFile"))/1024)
 	})
+	majflt := procMajorFaults(pid) - majflt0
 	if nodeSeries < sc.nodes {
 		b.Fatalf("agent: the last of %d scrapes of its metrics had %d rebootwatch_node_phase series, want one per node (%d)", scrapes, nodeSeries, sc.nodes)
 	}
@@ -587,10 +591,13 @@ func (sc *scaleCase) agent(b *testing.B) {
 	sc.report(b, "agent", "peak RSS MiB (whole run)", []float64{kib / 1024})
 	if len(rssSamples) > 0 {
 		sc.report(b, "agent", "steady RSS MiB", rssSamples)
+		sc.report(b, "agent", "steady RSS MiB: anonymous", anonSamples)
+		sc.report(b, "agent", "steady RSS MiB: file-backed", fileSamples)
 	}
 	sc.report(b, "agent", "RSS MiB at the end: anonymous", []float64{float64(anonKiB) / 1024})
 	sc.report(b, "agent", "RSS MiB at the end: file-backed", []float64{float64(fileKiB) / 1024})
 	sc.report(b, "agent", "steady CPU % of a core", []float64{100 * cpuSteady / sc.steady.Seconds()})
+	sc.report(b, "agent", "steady major page faults", []float64{float64(majflt)})
 	sc.reportRequests(b, "agent", "requests to first picture", firstReqs, 1)
 	sc.reportRequests(b, "agent", "steady requests per minute", rates, 1)
 }
@@ -663,6 +670,23 @@ func procKiB(pid int, name string) int64 {
 		}
 	}
 	return 0
+}
+
+// procMajorFaults is the process's count of major page faults (the
+// tenth field after the command in /proc/PID/stat): faults that read a page
+// from its file, such as a page of the binary that is no longer resident.
+func procMajorFaults(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 10 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[9], 10, 64)
+	return n
 }
 
 // settle waits, up to 15 s, until the apiserver and etcd are idle
