@@ -270,6 +270,9 @@ func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(co
 		}
 	}
 	a.Log.Info("sources synced", "synced", names)
+	if a.Config.ReclaimStartupPages {
+		a.reclaimStartupPages()
+	}
 	// Through the events, after everything the sources sent before they
 	// settled: the loop is settled once it has applied all of that.
 	select {

@@ -60,6 +60,11 @@ type Config struct {
 
 	LogLevel string // --log-level debug|info|warn|error
 
+	// ReclaimStartupPages is --reclaim-startup-pages: once every source
+	// has synced, have the kernel reclaim the pages of the binary that
+	// start-up touched (Linux; docs/agent.md).
+	ReclaimStartupPages bool
+
 	PrometheusURL       string // --prometheus-url: kured_reboot_required and the blocking alerts (empty: kured's own, else off)
 	PrometheusAlerts    string // --prometheus-alerts: regexp of firing alerts that block reboots (kured's --alert-filter-regexp)
 	PrometheusTokenFile string // --prometheus-token-file: bearer token, re-read on every request
@@ -88,6 +93,7 @@ func Defaults() Config {
 		HealthProbeBindAddress:   ":8081",
 		MetricsBindAddress:       ":8080",
 		LogLevel:                 "info",
+		ReclaimStartupPages:      true,
 		NotifyBlockedAfter:       30 * time.Minute,
 	}
 }
@@ -149,6 +155,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, "address of /metrics (may equal --health-probe-bind-address)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
+	fs.BoolVar(&c.ReclaimStartupPages, "reclaim-startup-pages", c.ReclaimStartupPages, "once the sources have synced, have the kernel reclaim the pages of this binary that start-up touched (Linux 5.4+: madvise MADV_PAGEOUT; a page still used is read back)")
 	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus base URL for kured_reboot_required and the blocking-alert gate (default: kured's own, else off)")
 	fs.StringVar(&c.PrometheusAlerts, "prometheus-alerts", c.PrometheusAlerts, "regexp of firing alert names that block reboots (kured's --alert-filter-regexp); needs --prometheus-url")
 	fs.StringVar(&c.PrometheusTokenFile, "prometheus-token-file", c.PrometheusTokenFile, "file holding a bearer token for Prometheus (re-read on every request)")

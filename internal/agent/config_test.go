@@ -28,7 +28,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	// DESIGN §9 values.
 	if c.Interval != 60*time.Second || c.RequestTimeout != 20*time.Second || !c.LeaderElect || c.DryRun || c.ReleaseOrphaned ||
 		!c.ReapGhost || !c.ReapExpired || c.OrphanGrace != 10*time.Minute ||
-		c.HealthProbeBindAddress != ":8081" || c.MetricsBindAddress != ":8080" {
+		c.HealthProbeBindAddress != ":8081" || c.MetricsBindAddress != ":8080" || !c.ReclaimStartupPages {
 		t.Fatalf("defaults are not DESIGN §9's: %+v", c)
 	}
 }
@@ -55,7 +55,8 @@ func TestParseFlags(t *testing.T) {
 		"--leader-elect=false", "--leader-election-namespace=ops", "--health-probe-bind-address=127.0.0.1:9000",
 		"--metrics-bind-address=127.0.0.1:9000", "--kured-daemonset=kube-system/kured", "--fleetlock-namespace=fl",
 		"--notify-url=generic+http://127.0.0.1:9/hook", "--notify-url=slack://token@channel", "--notify-blocked-after=1h",
-		"--prometheus-url=http://prometheus.monitoring:9090", "--prometheus-alerts=^(KubeNodeNotReady|Watchdog)$", "--prometheus-token-file=/var/run/token"}, &bytes.Buffer{})
+		"--prometheus-url=http://prometheus.monitoring:9090", "--prometheus-alerts=^(KubeNodeNotReady|Watchdog)$", "--prometheus-token-file=/var/run/token",
+		"--reclaim-startup-pages=false"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestParseFlags(t *testing.T) {
 		c.KuredDaemonSet != "kube-system/kured" || c.FleetlockNamespace != "fl" || c.NotifyBlockedAfter != time.Hour ||
 		!slices.Equal(c.NotifyURLs, []string{"generic+http://127.0.0.1:9/hook", "slack://token@channel"}) ||
 		c.PrometheusURL != "http://prometheus.monitoring:9090" || c.PrometheusAlerts != "^(KubeNodeNotReady|Watchdog)$" ||
-		c.PrometheusTokenFile != "/var/run/token" {
+		c.PrometheusTokenFile != "/var/run/token" || c.ReclaimStartupPages {
 		t.Fatalf("parsed %+v", c)
 	}
 }

@@ -382,6 +382,26 @@ func (p *agentProc) lines(t *testing.T) []map[string]any {
 	return out
 }
 
+// startupPagesReclaimed checks p's log line "start-up pages reclaimed": the
+// binary's read-only mappings advised, and its file-backed RSS lower after.
+func startupPagesReclaimed(t *testing.T, p *agentProc) {
+	t.Helper()
+	for _, l := range p.lines(t) {
+		if l["msg"] != "start-up pages reclaimed" {
+			continue
+		}
+		advised, _ := l["advisedMiB"].(float64)
+		before, _ := l["fileBackedRSSMiBBefore"].(float64)
+		after, ok := l["fileBackedRSSMiBAfter"].(float64)
+		if advised <= 0 || !ok || after >= before {
+			t.Errorf("%s: start-up pages: %v", p.name, l)
+		}
+		t.Logf("%s: advised %.1f MiB; file-backed RSS %.1f → %.1f MiB", p.name, advised, before, after)
+		return
+	}
+	t.Errorf("%s: no \"start-up pages reclaimed\" line:\n%s", p.name, p.tail(20))
+}
+
 func (p *agentProc) heartbeats(t *testing.T) []heartbeat { return heartbeats(t, p.out.String()) }
 
 func (p *agentProc) tail(n int) string {

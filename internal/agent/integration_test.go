@@ -79,6 +79,10 @@ func TestIntegrationGhostReapedOnNodeDelete(t *testing.T) {
 	readyStart := time.Now()
 	eventually(t, "/readyz is 200 once the informers synced", func() (bool, string) { return a.probe("/readyz") == 200, a.tail(3) })
 	t.Logf("ready after %s", time.Since(readyStart))
+	// Before it was ready the agent had the kernel reclaim its binary's
+	// start-up pages (--reclaim-startup-pages, on by default): everything
+	// below runs on code read back.
+	startupPagesReclaimed(t, a)
 	if code := a.probe("/healthz"); code != 200 {
 		t.Errorf("/healthz %d", code)
 	}

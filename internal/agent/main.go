@@ -138,6 +138,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		"prometheusURL", sanitize.MaskURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"alertGate", AlertGateDecision(cfg),
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
+		"reclaimStartupPages", cfg.ReclaimStartupPages,
 		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
 
 	electionDone := make(chan struct{})
