@@ -367,6 +367,9 @@ func TestHelmNonDefaultValues(t *testing.T) {
 			secrets[s.Name] = s.StringData
 		}
 	}
+	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOGC" }); i < 0 || c.Env[i].Value != "100" {
+		t.Errorf("extraEnv's GOGC=100 is not in the container's env: %+v", c.Env)
+	}
 	env := map[string]string{}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {

@@ -271,7 +271,7 @@ func (a *Agent) waitForSync(ctx context.Context, names []string, waits []func(co
 	}
 	a.Log.Info("sources synced", "synced", names)
 	if a.Config.ReclaimStartupPages {
-		a.reclaimStartupPages()
+		reclaimStartupPages(a.Log, "synced")
 	}
 	// Through the events, after everything the sources sent before they
 	// settled: the loop is settled once it has applied all of that.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -272,5 +273,24 @@ func TestParseFlagsDrainBound(t *testing.T) {
 	}
 	if _, err = ParseFlags([]string{"--drain-bound=0"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--drain-bound must be positive") {
 		t.Fatalf("--drain-bound=0: %v", err)
+	}
+}
+
+// The agent's GC target is 25 unless GOGC says otherwise, which the runtime
+// has then applied and the startup log repeats.
+func TestSetGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	if got := setGCPercent(func(string) string { return "off" }); got != "off" {
+		t.Errorf("GOGC=off: %q", got)
+	}
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC set, the agent changed the GC target to %d", p)
+	}
+	if got := setGCPercent(func(string) string { return "" }); got != "25" {
+		t.Errorf("no GOGC: %q", got)
+	}
+	if p := debug.SetGCPercent(100); p != 25 {
+		t.Errorf("no GOGC: the GC target is %d, want 25", p)
 	}
 }

@@ -382,24 +382,29 @@ func (p *agentProc) lines(t *testing.T) []map[string]any {
 	return out
 }
 
-// startupPagesReclaimed checks p's log line "start-up pages reclaimed": the
-// binary's read-only mappings advised, and its file-backed RSS lower after.
+// startupPagesReclaimed checks p's log lines "start-up pages reclaimed", one
+// at each stage (start, synced): the binary's read-only mappings advised, and
+// its file-backed RSS lower after.
 func startupPagesReclaimed(t *testing.T, p *agentProc) {
 	t.Helper()
+	seen := map[string]bool{}
 	for _, l := range p.lines(t) {
 		if l["msg"] != "start-up pages reclaimed" {
 			continue
 		}
+		stage, _ := l["stage"].(string)
 		advised, _ := l["advisedMiB"].(float64)
 		before, _ := l["fileBackedRSSMiBBefore"].(float64)
 		after, ok := l["fileBackedRSSMiBAfter"].(float64)
-		if advised <= 0 || !ok || after >= before {
+		if advised <= 0 || !ok || after >= before || seen[stage] {
 			t.Errorf("%s: start-up pages: %v", p.name, l)
 		}
-		t.Logf("%s: advised %.1f MiB; file-backed RSS %.1f → %.1f MiB", p.name, advised, before, after)
-		return
+		seen[stage] = true
+		t.Logf("%s: %s: advised %.1f MiB; file-backed RSS %.1f → %.1f MiB", p.name, stage, advised, before, after)
 	}
-	t.Errorf("%s: no \"start-up pages reclaimed\" line:\n%s", p.name, p.tail(20))
+	if !seen["start"] || !seen["synced"] || len(seen) != 2 {
+		t.Errorf("%s: start-up pages reclaimed at %v, want at start and synced:\n%s", p.name, seen, p.tail(20))
+	}
 }
 
 func (p *agentProc) heartbeats(t *testing.T) []heartbeat { return heartbeats(t, p.out.String()) }

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -37,10 +39,28 @@ import (
 // the exit code: 0 after a clean stop, 1 when the agent cannot start (no
 // cluster configuration, a port in use), 2 for bad flags.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, stderr, os.Getenv, rest.InClusterConfig)
+	return run(args, stdout, stderr, os.Getenv, rest.InClusterConfig, setGCPercent(os.Getenv))
 }
 
-func run(args []string, stdout, stderr io.Writer, getenv func(string) string, inCluster func() (*rest.Config, error)) int {
+// agentGCPercent is the agent's GC target unless GOGC says otherwise: the
+// heap may grow by a quarter of what it keeps before the next collection,
+// instead of the runtime's doubling (docs/agent.md, "Memory").
+const agentGCPercent = 25
+
+// setGCPercent sets the GC target to agentGCPercent unless the environment
+// sets GOGC (which the runtime has then applied), and returns the target in
+// force: the environment's GOGC as given, else agentGCPercent.
+func setGCPercent(getenv func(string) string) string {
+	if v := getenv("GOGC"); v != "" {
+		return v
+	}
+	debug.SetGCPercent(agentGCPercent)
+	return strconv.Itoa(agentGCPercent)
+}
+
+// run is Main with its environment, its in-cluster configuration and the GC
+// target in force (setGCPercent's answer, for the startup log) given.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string, inCluster func() (*rest.Config, error), gcPercent string) int {
 	cfg, err := ParseFlags(args, stdout)
 	switch {
 	case errors.Is(err, ErrHelp):
@@ -59,6 +79,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		log.Error(msg, "error", err.Error())
 		fmt.Fprintf(stderr, "rebootwatch-agent: %s: %v\n", msg, err)
 		return 1
+	}
+
+	if cfg.ReclaimStartupPages {
+		reclaimStartupPages(log, "start")
 	}
 
 	restCfg, origin, err := LoadRESTConfig(cfg, getenv, inCluster)
@@ -138,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, in
 		"prometheusURL", sanitize.MaskURL(cfg.PrometheusURL), "prometheusAlerts", cfg.PrometheusAlerts,
 		"alertGate", AlertGateDecision(cfg),
 		"notifyTargets", notifier.Targets(), "notifyBlockedAfter", cfg.NotifyBlockedAfter.String(),
-		"reclaimStartupPages", cfg.ReclaimStartupPages,
+		"reclaimStartupPages", cfg.ReclaimStartupPages, "gcPercent", gcPercent,
 		"healthAddress", srv.HealthAddr, "metricsAddress", srv.MetricsAddr)
 
 	electionDone := make(chan struct{})

@@ -77,7 +77,7 @@ func TestStartupLogMasksPrometheusURL(t *testing.T) {
 		done <- run([]string{"--kubeconfig=" + kc, "--leader-elect=false", "--interval=1h",
 			"--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
 			"--prometheus-url=http://admin:hunter2@127.0.0.1:1/?token=s3cret"}, out, errOut,
-			func(string) string { return "" }, func() (*rest.Config, error) { return nil, errors.New("not in a cluster") })
+			func(string) string { return "" }, func() (*rest.Config, error) { return nil, errors.New("not in a cluster") }, "100")
 	}()
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(out.String(), `"msg":"starting"`) {

@@ -3,26 +3,30 @@ package agent
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"strconv"
 )
 
-// reclaimStartupPages, once every source has synced (--reclaim-startup-pages),
-// has the kernel reclaim the pages of the agent's binary that start-up
-// touched (pageOutBinary), and logs what that did: the bytes advised and the
-// file-backed RSS before and after. A kernel or a seccomp profile that refuses
-// is logged and changes nothing else.
-func (a *Agent) reclaimStartupPages() {
+// reclaimStartupPages has the kernel reclaim the pages of the agent's binary
+// that start-up touched (pageOutBinary), when --reclaim-startup-pages is on:
+// twice, at "start" (after the flags are read, before any client is made:
+// what package initialisation touched, every API group's scheme
+// registration among it) and at "synced" (every source synced: what the
+// first lists' decoding touched). It logs what that did: the bytes advised
+// and the file-backed RSS before and after. A kernel or a seccomp profile
+// that refuses is logged and changes nothing else.
+func reclaimStartupPages(log *slog.Logger, stage string) {
 	before, _ := residentFileBytes()
 	advised, err := pageOutBinary()
 	if err != nil {
-		a.Log.Info("start-up pages not reclaimed", "error", err.Error())
+		log.Info("start-up pages not reclaimed", "stage", stage, "error", err.Error())
 		return
 	}
-	attrs := []any{"advisedMiB", mib(advised)}
+	attrs := []any{"stage", stage, "advisedMiB", mib(advised)}
 	if after, ok := residentFileBytes(); ok {
 		attrs = append(attrs, "fileBackedRSSMiBBefore", mib(before), "fileBackedRSSMiBAfter", mib(after))
 	}
-	a.Log.Info("start-up pages reclaimed", attrs...)
+	log.Info("start-up pages reclaimed", attrs...)
 }
 
 // mib is n bytes in MiB, to a tenth.

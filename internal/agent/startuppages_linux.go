@@ -9,15 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pageOutBinary asks the kernel to reclaim the resident pages of the
-// agent's own binary (madvise MADV_PAGEOUT over its read-only mappings), once
-// the sources have synced: start-up touches pages it never needs again
-// (every API group's scheme registration, flag parsing, the first lists'
-// decoding), and they stay counted in the agent's RSS and its container's
-// working set until memory runs short. The hint loses nothing: a page still
-// in use is read back from the file at its next touch. It returns the bytes
-// of the ranges advised; an error (a kernel before 5.4 has no MADV_PAGEOUT,
-// a seccomp profile may refuse madvise) changes nothing.
+// pageOutBinary asks the kernel to reclaim the resident pages of the agent's
+// own binary: madvise MADV_PAGEOUT over its read-only mappings (its code and
+// read-only data), after MADV_RANDOM over the same, so that a page touched
+// again is read back alone instead of with its neighbours (read-ahead would
+// bring back most of what was reclaimed). Start-up touches pages it never
+// needs again, and they stay counted in the agent's RSS and its container's
+// working set until memory runs short. The hints lose nothing: a page still
+// in use is read back from the page cache or the file at its next touch. It
+// returns the bytes of the ranges advised; an error (a kernel before 5.4 has
+// no MADV_PAGEOUT, a seccomp profile may refuse madvise) changes nothing but
+// the ranges already advised.
 func pageOutBinary() (int64, error) {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
@@ -29,8 +31,10 @@ func pageOutBinary() (int64, error) {
 	}
 	var advised int64
 	for _, r := range ranges {
-		if _, _, e := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, unix.MADV_PAGEOUT); e != 0 {
-			return advised, e
+		for _, advice := range []uintptr{unix.MADV_RANDOM, unix.MADV_PAGEOUT} {
+			if _, _, e := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, advice); e != 0 {
+				return advised, e
+			}
 		}
 		advised += int64(r.hi - r.lo)
 	}
