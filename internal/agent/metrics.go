@@ -1,12 +1,18 @@
 package agent
 
 import (
+	"bufio"
+	"compress/gzip"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/rebootwatch/rebootwatch/model"
 )
@@ -14,6 +20,8 @@ import (
 // Metrics are the agent's rebootwatch_… series (DESIGN §9) on a registry of
 // their own.
 type Metrics struct {
+	// Registry holds every collector but PerNode, which Handler writes
+	// straight from its slices and Gather adds.
 	Registry *prometheus.Registry
 
 	Iterations  *prometheus.CounterVec // rebootwatch_agent_iterations_total{result}
@@ -39,8 +47,12 @@ type Metrics struct {
 	// PerNode is rebootwatch_node_phase{node,phase},
 	// rebootwatch_node_blocked{node,kind} and
 	// rebootwatch_lock_holder{kind,lock,holder,holder_node} (SetNodes,
-	// SetHolders).
+	// SetHolders). It is not in Registry: see Handler.
 	PerNode *fleetCollector
+
+	// HandlerErrors is promhttp_metric_handler_errors_total{cause}: scrapes
+	// that failed gathering the registry or writing the answer.
+	HandlerErrors *prometheus.CounterVec
 }
 
 // AllVerdicts are the verdict label values, each exported 0 or 1 per lock.
@@ -104,11 +116,18 @@ func NewMetrics() *Metrics {
 			Help: "How many nodes hold a slot of each coordinator's slot group; absent when its slots could not be read (unknown, not 0). Above rebootwatch_slots_capacity: the coordinator's own limit is broken.",
 		}, []string{"kind", "owner"}),
 		PerNode: newFleetCollector(),
+		HandlerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "promhttp_metric_handler_errors_total",
+			Help: "Scrapes of /metrics that failed, by cause (gathering: the registry could not be gathered, the answer was 500; encoding: the answer could not be written whole).",
+		}, []string{"cause"}),
 	}
 	m.PerNode.requiredN = -1
 	m.Registry.MustRegister(m.Iterations, m.LastSuccess, m.IsLeader, m.HeldSeconds, m.Verdict, m.Actions, m.APIErrors,
-		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.SlotsCapacity, m.SlotsHeld, m.PerNode,
+		m.FleetNodes, m.FleetUpgraded, m.FleetBlocked, m.FleetBlocker, m.SlotsCapacity, m.SlotsHeld, m.HandlerErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, c := range []string{"gathering", "encoding"} {
+		m.HandlerErrors.WithLabelValues(c)
+	}
 	for _, r := range []string{resultOK, resultDegraded, resultError} {
 		m.Iterations.WithLabelValues(r)
 	}
@@ -118,9 +137,90 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// Handler serves /metrics.
+// Gather is every family the agent exports, PerNode's included, as a
+// prometheus.Gatherer has them (for tests and tools; Handler does not use
+// it for PerNode).
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
+	per := prometheus.NewPedanticRegistry()
+	if err := per.Register(m.PerNode); err != nil {
+		return nil, err
+	}
+	return prometheus.Gatherers{m.Registry, per}.Gather()
+}
+
+// textFormat is the one exposition format the handler answers in:
+// Prometheus' text format 0.0.4, which every scraper accepts.
+var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)
+
+// Handler serves /metrics in the text format (gzipped when the scraper
+// accepts gzip): the registry's families through expfmt, then PerNode's
+// written straight from the last judgement's slices. Those are one or two
+// series per node, and built as client_golang metrics (a metric, its label
+// pairs and its dto copy per series) a scrape at 5,000 nodes allocated
+// about 4 MB that was all alive at once until the answer was written,
+// which raised the next garbage collection's goal by as much
+// (docs/performance.md, "The per-node series written as they are read").
+// A registry that cannot be gathered answers 500 and writes nothing of
+// PerNode, as promhttp does.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+	return http.HandlerFunc(func(rsp http.ResponseWriter, req *http.Request) {
+		mfs, err := m.Registry.Gather()
+		if err != nil {
+			m.HandlerErrors.WithLabelValues("gathering").Inc()
+			http.Error(rsp, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h := rsp.Header()
+		h.Add("Vary", "Accept-Encoding")
+		h.Set("Content-Type", string(textFormat))
+		var out io.Writer = rsp
+		var gz *gzip.Writer
+		if acceptsGzip(req.Header.Get("Accept-Encoding")) {
+			h.Set("Content-Encoding", "gzip")
+			gz = gzip.NewWriter(rsp)
+			out = gz
+		}
+		bw := bufio.NewWriterSize(out, 32<<10)
+		enc := expfmt.NewEncoder(bw, textFormat)
+		for _, mf := range mfs {
+			if err = enc.Encode(mf); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = m.PerNode.writeText(bw)
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err == nil && gz != nil {
+			err = gz.Close()
+		}
+		if err != nil {
+			// The status is sent: the scraper sees a cut answer.
+			m.HandlerErrors.WithLabelValues("encoding").Inc()
+		}
+	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip with
+// a q-value above 0.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return err == nil && q > 0
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // SetFleet sets the fleet's progress, its blocker's kind and its blocked time.

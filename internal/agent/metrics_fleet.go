@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"bufio"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,15 +73,10 @@ type fleetCollector struct {
 
 func newFleetCollector() *fleetCollector {
 	return &fleetCollector{
-		phase: prometheus.NewDesc("rebootwatch_node_phase",
-			"1 for each node's current reboot phase (one series per node).", []string{"node", "phase"}, nil),
-		blocked: prometheus.NewDesc("rebootwatch_node_blocked",
-			"1 for the kind of the first blocker of each waiting node (absent for a node nothing blocks).", []string{"node", "kind"}, nil),
-		required: prometheus.NewDesc("rebootwatch_fleet_reboot_required_nodes",
-			"Nodes whose kured_reboot_required is 1, as the agent read it; absent while that is not known for every node.", nil, nil),
-		holder: prometheus.NewDesc("rebootwatch_lock_holder",
-			"One series per held lock entry: its holder id and the node it maps to (\"\" for a ghost or ambiguous holder); the value is the Unix time the hold started, 0 when unknown.",
-			[]string{"kind", "lock", "holder", "holder_node"}, nil),
+		phase:    prometheus.NewDesc(phaseName, phaseHelp, []string{"node", "phase"}, nil),
+		blocked:  prometheus.NewDesc(blockedName, blockedHelp, []string{"node", "kind"}, nil),
+		required: prometheus.NewDesc(requiredName, requiredHelp, nil, nil),
+		holder:   prometheus.NewDesc(holderName, holderHelp, []string{"kind", "lock", "holder", "holder_node"}, nil),
 	}
 }
 
@@ -102,12 +101,130 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, h := range holders {
-		since := 0.0
-		if !h.Since.IsZero() {
-			since = float64(h.Since.UnixNano()) / 1e9
-		}
-		ch <- prometheus.MustNewConstMetric(c.holder, prometheus.GaugeValue, since, string(h.Kind), h.Lock, h.Holder, h.HolderNode)
+		ch <- prometheus.MustNewConstMetric(c.holder, prometheus.GaugeValue, holderSince(h), string(h.Kind), h.Lock, h.Holder, h.HolderNode)
 	}
+}
+
+// Help texts and label names of the per-node families, shared by their
+// Descs (Collect) and the text the handler writes (writeText).
+const (
+	phaseName    = "rebootwatch_node_phase"
+	phaseHelp    = "1 for each node's current reboot phase (one series per node)."
+	blockedName  = "rebootwatch_node_blocked"
+	blockedHelp  = "1 for the kind of the first blocker of each waiting node (absent for a node nothing blocks)."
+	requiredName = "rebootwatch_fleet_reboot_required_nodes"
+	requiredHelp = "Nodes whose kured_reboot_required is 1, as the agent read it; absent while that is not known for every node."
+	holderName   = "rebootwatch_lock_holder"
+	holderHelp   = "One series per held lock entry: its holder id and the node it maps to (\"\" for a ghost or ambiguous holder); the value is the Unix time the hold started, 0 when unknown."
+)
+
+// writeText writes the same series as Collect, in Prometheus' text format
+// (0.0.4) as expfmt writes it: a family's HELP and TYPE lines, then one
+// line per series; a family without series is left out, as a gathered
+// registry leaves it out. Nothing is allocated per series.
+func (c *fleetCollector) writeText(w *bufio.Writer) error {
+	c.mu.Lock()
+	nodes, holders, required := c.nodes, c.holders, c.requiredN
+	c.mu.Unlock()
+	if required >= 0 {
+		writeFamily(w, requiredName, requiredHelp)
+		_, _ = w.WriteString(requiredName)
+		_ = w.WriteByte(' ')
+		writeValue(w, float64(required))
+	}
+	if len(nodes) > 0 {
+		writeFamily(w, phaseName, phaseHelp)
+		for _, n := range nodes {
+			writeSeries(w, phaseName, 1, "node", n.Node, "phase", string(n.Phase))
+		}
+	}
+	blocked := false
+	for _, n := range nodes {
+		if n.Blocker == "" {
+			continue
+		}
+		if !blocked {
+			writeFamily(w, blockedName, blockedHelp)
+			blocked = true
+		}
+		writeSeries(w, blockedName, 1, "kind", string(n.Blocker), "node", n.Node)
+	}
+	if len(holders) > 0 {
+		writeFamily(w, holderName, holderHelp)
+		for _, h := range holders {
+			writeSeries(w, holderName, holderSince(h), "holder", h.Holder, "holder_node", h.HolderNode, "kind", string(h.Kind), "lock", h.Lock)
+		}
+	}
+	// A bufio.Writer keeps its first error and returns it from then on.
+	_, err := w.Write(nil)
+	return err
+}
+
+// holderSince is rebootwatch_lock_holder's value: the Unix time the hold
+// started, 0 when unknown.
+func holderSince(h HolderSeries) float64 {
+	if h.Since.IsZero() {
+		return 0
+	}
+	return float64(h.Since.UnixNano()) / 1e9
+}
+
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)
+
+// writeFamily writes a gauge family's HELP and TYPE lines.
+func writeFamily(w *bufio.Writer, name, help string) {
+	_, _ = w.WriteString("# HELP ")
+	_, _ = w.WriteString(name)
+	_ = w.WriteByte(' ')
+	_, _ = helpEscaper.WriteString(w, help)
+	_, _ = w.WriteString("\n# TYPE ")
+	_, _ = w.WriteString(name)
+	_, _ = w.WriteString(" gauge\n")
+}
+
+// writeSeries writes one series' line; labels are name, value pairs in the
+// order of their names, as client_golang sorts them.
+func writeSeries(w *bufio.Writer, name string, v float64, labels ...string) {
+	_, _ = w.WriteString(name)
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i == 0 {
+			_ = w.WriteByte('{')
+		} else {
+			_ = w.WriteByte(',')
+		}
+		_, _ = w.WriteString(labels[i])
+		_, _ = w.WriteString(`="`)
+		_, _ = labelEscaper.WriteString(w, labels[i+1])
+		_ = w.WriteByte('"')
+	}
+	if len(labels) > 0 {
+		_ = w.WriteByte('}')
+	}
+	_ = w.WriteByte(' ')
+	writeValue(w, v)
+}
+
+// writeValue writes a sample's value and ends its line, formatted as
+// expfmt formats it.
+func writeValue(w *bufio.Writer, v float64) {
+	switch {
+	case v == 1:
+		_ = w.WriteByte('1')
+	case v == 0:
+		_ = w.WriteByte('0')
+	case math.IsNaN(v):
+		_, _ = w.WriteString("NaN")
+	case math.IsInf(v, +1):
+		_, _ = w.WriteString("+Inf")
+	case math.IsInf(v, -1):
+		_, _ = w.WriteString("-Inf")
+	default:
+		_, _ = w.Write(strconv.AppendFloat(w.AvailableBuffer(), v, 'g', -1, 64))
+	}
+	_ = w.WriteByte('\n')
 }
 
 // SetRebootRequired sets how many nodes need a reboot; n < 0 (not known

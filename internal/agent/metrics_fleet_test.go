@@ -107,7 +107,7 @@ func grepLines(body string, prefixes ...string) string {
 // quantiles, sum and count).
 func countSeries(t *testing.T, m *Metrics) (all, ours int) {
 	t.Helper()
-	mfs, err := m.Registry.Gather()
+	mfs, err := m.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
