@@ -21,8 +21,9 @@ import (
 	rwmodel "github.com/rebootwatch/rebootwatch/model"
 )
 
-// perNodeMetrics is a Metrics with n nodes (every third blocked), a
-// hostile node name, held lock entries with and without a start time, and
+// perNodeMetrics is a Metrics with n nodes (every third blocked), hostile
+// node names (quotes, backslashes, a newline, bytes that are not UTF-8),
+// held lock entries with and without a start time, and
 // the reboot-required count set.
 func perNodeMetrics(n int) *Metrics {
 	m := NewMetrics()
@@ -36,7 +37,8 @@ func perNodeMetrics(n int) *Metrics {
 	}
 	nodes = append(nodes,
 		NodeSeries{Node: "quote\"back\\slash\nnewline", Phase: rwmodel.PhasePending, Blocker: rwmodel.BlockerDrain},
-		NodeSeries{Node: "ünïcödé-節點", Phase: rwmodel.PhaseDone})
+		NodeSeries{Node: "ünïcödé-節點", Phase: rwmodel.PhaseDone},
+		NodeSeries{Node: "not-utf8-\xff\xfe", Phase: rwmodel.PhaseDown, Blocker: rwmodel.BlockerLonghorn})
 	m.SetNodes(nodes)
 	now := time.Unix(1764000000, 123456789)
 	kured := rwmodel.LockRef{Kind: rwmodel.LockKured, Namespace: "kube-system", Name: "kured"}
