@@ -24,6 +24,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -145,12 +146,60 @@ func BinDir() (string, error) {
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct TCP ports on 127.0.0.1 that were free a
+// moment ago. Each listener is held until all n are chosen, so no two are
+// the same.
+//
+// The ports are drawn at random from below the kernel's ephemeral range:
+// a port from inside it (what listening on port 0 gives) is also what the
+// kernel hands out as the local end of every outgoing connection, so with
+// a suite's clients dialling, one was taken between the pick and the
+// server's bind, and again while a restarted apiserver was down. Outside
+// that range only another picker can take it, and Start retries then.
+func FreePorts(n int) ([]int, error) {
+	lo, hi := pickRange()
+	ports := make([]int, 0, n)
+	for tries := 0; len(ports) < n; tries++ {
+		var l net.Listener
+		var err error
+		if hi > lo && tries < 64*n {
+			l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(lo+mrand.IntN(hi-lo)))
+			if err != nil {
+				continue // in use: draw again
+			}
+		} else if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// pickRange is the range FreePorts draws from: from 10000 up to the start
+// of the ephemeral range, or empty when that cannot be read or leaves
+// fewer than 1,000 ports.
+func pickRange() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start-10000 < 1000 {
+		return 0, 0
+	}
+	return 10000, start
 }
 
 // Start starts a fresh etcd and kube-apiserver on free loopback ports and
@@ -165,7 +214,7 @@ func FreePort() (int, error) {
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	bins := Require(t, "etcd", "kube-apiserver")
-	c, err := startRetrying(t.Logf, bins[0], bins[1])
+	c, err := startRetrying(t.Logf, FreePorts, bins[0], bins[1])
 	if err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
@@ -179,11 +228,11 @@ func Start(t testing.TB) *Cluster {
 }
 
 // startRetrying starts a cluster, trying other ports when one was taken
-// between FreePort and the bind.
-func startRetrying(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, error) {
+// between pick and the bind. Tests pass FreePorts as pick.
+func startRetrying(logf func(string, ...any), pick func(n int) ([]int, error), etcdBin, apiserverBin string) (*Cluster, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		c, err := start(logf, etcdBin, apiserverBin)
+		c, err := start(logf, pick, etcdBin, apiserverBin)
 		if err == nil {
 			return c, nil
 		}
@@ -257,7 +306,7 @@ func Shared(t testing.TB) *Cluster {
 		t.Fatal("testcluster: Shared called after the tests ended")
 	}
 	if shared.c == nil && shared.err == nil {
-		shared.c, shared.err = startRetrying(t.Logf, bins[0], bins[1])
+		shared.c, shared.err = startRetrying(t.Logf, FreePorts, bins[0], bins[1])
 	}
 	if shared.err != nil {
 		t.Fatalf("testcluster: shared cluster: %v", shared.err)
@@ -337,7 +386,7 @@ func (c *Cluster) empty(t testing.TB) {
 	}
 }
 
-func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, error) {
+func start(logf func(string, ...any), pick func(n int) ([]int, error), etcdBin, apiserverBin string) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "testcluster-")
 	if err != nil {
 		return nil, err
@@ -352,16 +401,12 @@ func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, e
 	}()
 
 	// etcd.
-	clientPort, err := FreePort()
+	etcdPorts, err := pick(2)
 	if err != nil {
 		return nil, err
 	}
-	peerPort, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPorts[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPorts[1])
 	etcd, err := c.spawn("etcd", etcdBin,
 		"--name=testcluster",
 		"--data-dir="+filepath.Join(dir, "etcd-data"),
@@ -384,6 +429,10 @@ func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, e
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}); err != nil {
+		// Another process took a port between pick and etcd's bind.
+		if etcd.portTaken() {
+			return nil, fmt.Errorf("etcd: %w", errPort)
+		}
 		return nil, err
 	}
 
@@ -407,10 +456,11 @@ func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, e
 	if err := os.WriteFile(tokenFile, tokens.Bytes(), 0o600); err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	apiPorts, err := pick(1)
 	if err != nil {
 		return nil, err
 	}
+	port := apiPorts[0]
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	c.apiBin = apiserverBin
 	c.apiArgs = []string{
@@ -442,7 +492,7 @@ func start(logf func(string, ...any), etcdBin, apiserverBin string) (*Cluster, e
 	}
 	c.Admin = c.config("admin")
 	if err := c.waitAPIServer(api); err != nil {
-		if b, _ := os.ReadFile(api.log); bytes.Contains(b, []byte("address already in use")) {
+		if api.portTaken() {
 			return nil, fmt.Errorf("kube-apiserver: %w", errPort)
 		}
 		return nil, err
@@ -535,6 +585,12 @@ func (c *Cluster) spawn(name, bin string, args ...string) (*proc, error) {
 	}()
 	c.procs = append(c.procs, p)
 	return p, nil
+}
+
+// portTaken reports whether the process logged that its port was in use.
+func (p *proc) portTaken() bool {
+	b, _ := os.ReadFile(p.log)
+	return bytes.Contains(b, []byte(errPort.Error()))
 }
 
 // waitHTTP polls ready until it returns true, the process exits, or the timeout passes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -131,6 +132,94 @@ func TestRestartAPIServer(t *testing.T) {
 	}
 	if n := strings.Count(c.Logs("kube-apiserver"), "Serving securely"); n != 2 {
 		t.Fatalf("the apiserver's log shows %d starts, want both", n)
+	}
+}
+
+// TestStartRetriesATakenPort holds a port, hands it to etcd on the first
+// pick (as another process would take it between the pick and the bind),
+// and checks that the start tries other ports and comes up, in both the
+// etcd and the apiserver case.
+func TestStartRetriesATakenPort(t *testing.T) {
+	bins := Require(t, "etcd", "kube-apiserver")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() }) // after the parallel subtests
+	taken := held.Addr().(*net.TCPAddr).Port
+
+	for _, tc := range []struct {
+		name string
+		call int // the pick that gets the taken port: 1 etcd, 2 the apiserver
+		want string
+	}{
+		{"etcd", 1, "etcd: address already in use; retrying with other ports"},
+		{"kube-apiserver", 2, "kube-apiserver: address already in use; retrying with other ports"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			calls := 0
+			pick := func(n int) ([]int, error) {
+				calls++
+				ports, err := FreePorts(n)
+				if err == nil && calls == tc.call {
+					ports[0] = taken
+				}
+				return ports, err
+			}
+			var mu sync.Mutex
+			var logs []string
+			logf := func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				logs = append(logs, fmt.Sprintf(format, args...))
+			}
+			c, err := startRetrying(logf, pick, bins[0], bins[1])
+			if err != nil {
+				t.Fatalf("start with port %d taken: %v", taken, err)
+			}
+			defer c.Stop()
+			if strings.Contains(c.URL, ":"+strconv.Itoa(taken)) {
+				t.Fatalf("the apiserver is at %s, the taken port", c.URL)
+			}
+			mu.Lock()
+			joined := strings.Join(logs, "\n")
+			mu.Unlock()
+			if !strings.Contains(joined, tc.want) {
+				t.Fatalf("no retry logged; want %q in:\n%s", tc.want, joined)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := c.Client(t).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				t.Fatalf("the retried cluster does not answer: %v", err)
+			}
+		})
+	}
+}
+
+// TestFreePortsDistinct checks that the ports of one pick differ, can be
+// bound, and lie below the kernel's ephemeral range where it can be read.
+func TestFreePortsDistinct(t *testing.T) {
+	ports, err := FreePorts(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := pickRange()
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: %d repeated or invalid", ports, p)
+		}
+		seen[p] = true
+		if hi > lo && (p < lo || p >= hi) {
+			t.Errorf("port %d outside [%d, %d), the range below the ephemeral ports", p, lo, hi)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Errorf("port %d cannot be bound: %v", p, err)
+			continue
+		}
+		l.Close()
 	}
 }
 
