@@ -160,9 +160,10 @@ func FreePort() (int, error) {
 // The ports are drawn at random from below the kernel's ephemeral range:
 // a port from inside it (what listening on port 0 gives) is also what the
 // kernel hands out as the local end of every outgoing connection, so with
-// a suite's clients dialling, one was taken between the pick and the
-// server's bind, and again while a restarted apiserver was down. Outside
-// that range only another picker can take it, and Start retries then.
+// a suite's clients dialling, one was taken between the pick and etcd's
+// bind (and one could be while a restarted apiserver is down). Outside
+// that range only a process binding it on purpose takes it, and Start
+// retries then.
 func FreePorts(n int) ([]int, error) {
 	lo, hi := pickRange()
 	ports := make([]int, 0, n)
@@ -228,7 +229,8 @@ func Start(t testing.TB) *Cluster {
 }
 
 // startRetrying starts a cluster, trying other ports when one was taken
-// between pick and the bind. Tests pass FreePorts as pick.
+// between pick and the bind. Start and Shared pass FreePorts as pick; a
+// test of the retry passes one that hands out a taken port.
 func startRetrying(logf func(string, ...any), pick func(n int) ([]int, error), etcdBin, apiserverBin string) (*Cluster, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
