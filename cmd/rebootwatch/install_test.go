@@ -28,7 +28,7 @@ type moduleFile struct {
 // git checkout, the files git ignores, in lexical order. The proxy serves a
 // tag's committed files, so an ignored build artefact (a `go test -c`
 // binary left in the tree) is not part of the module; zipping one made this
-// test hash and compress 52 MB more under -race (about 30 CPU-seconds).
+// test hash and compress 52 MB more under -race (about 40 CPU-seconds).
 func moduleFiles(t *testing.T, root string) []moduleFile {
 	t.Helper()
 	kept := gitKept(t, root)
