@@ -49,17 +49,21 @@ func quietClientGoLevel(env Env, level int) {
 }
 
 // setKlogVerbosity sets klog's global -v (an atomic level inside klog).
+// The flag set itself is not safe for concurrent use (Set records the flag
+// in a map), and tests run commands in parallel: klogFlagsMu serialises it.
 func setKlogVerbosity(v string) {
-	klogFlagsOnce.Do(func() {
+	klogFlagsMu.Lock()
+	defer klogFlagsMu.Unlock()
+	if klogFlags == nil {
 		klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 		klog.InitFlags(klogFlags)
-	})
+	}
 	_ = klogFlags.Set("v", v)
 }
 
 var (
-	klogFlagsOnce sync.Once
-	klogFlags     *flag.FlagSet
+	klogFlagsMu sync.Mutex
+	klogFlags   *flag.FlagSet
 )
 
 var (

@@ -51,3 +51,24 @@ func TestClientGoLoggingIsSetRaceFree(t *testing.T) {
 		t.Fatalf("without -v client-go must print nothing; got %q", got)
 	}
 }
+
+// Commands run in parallel in one process (the tests do): two runs setting
+// client-go's logging at once must not race on klog's flag set (run with
+// -race; a data race here failed a full `make test` once).
+func TestClientGoLoggingFromParallelRuns(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				quietClientGo(Env{Stderr: &syncBuffer{}}, (g+i)%2 == 0)
+			}
+		})
+	}
+	wg.Wait()
+	quiet := &syncBuffer{}
+	quietClientGo(Env{Stderr: quiet}, false)
+	klog.InfoS("not seen after the parallel runs")
+	if got := quiet.String(); got != "" {
+		t.Fatalf("a quiet run printed %q", got)
+	}
+}
