@@ -32,7 +32,7 @@ func TestIntegrationCoordinatorsRBACReads(t *testing.T) {
 	// The shared apiserver is left as found: without Plans (the CRD's
 	// deletion deletes them), SUC's Job and FLUO's operator (SharedAlone
 	// deletes the nodes).
-	suctest.InstallCRDForTest(t, c.Dynamic(t))
+	suctest.InstallCRDForTest(t, c.Dynamic(t), c.Client(t).Discovery())
 	suctest.DeleteAtEnd(t, admin, "system-upgrade", false)
 	suctest.DeleteAtEnd(t, admin, "reboot-coordinator", true)
 	for _, ns := range []string{"system-upgrade", "reboot-coordinator"} {

@@ -195,7 +195,7 @@ func TestIntegrationChartReadsInstalledCoordinators(t *testing.T) {
 	defer cancel()
 	// SUC is read wherever its Plans are served: the shared apiserver is
 	// left without them.
-	suctest.InstallCRDForTest(t, c.Dynamic(t))
+	suctest.InstallCRDForTest(t, c.Dynamic(t), c.Client(t).Discovery())
 	sucNS := c.Namespace(t, "system-upgrade")
 	suctest.DeleteAtEnd(t, admin, sucNS, false)
 	node, kind, err := suctest.Wedge(ctx, admin, c.Dynamic(t), sucNS, time.Now())

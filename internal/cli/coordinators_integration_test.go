@@ -126,7 +126,7 @@ func TestSnapshotCoordinatorsRealCluster(t *testing.T) {
 // CRD left behind would change what the package's other tests read.
 func sucInstalled(t *testing.T, tc *testcluster.Cluster) {
 	t.Helper()
-	suctest.InstallCRDForTest(t, tc.Dynamic(t))
+	suctest.InstallCRDForTest(t, tc.Dynamic(t), tc.Client(t).Discovery())
 }
 
 // uncordon, with no flag: a node a failed SUC job left cordoned passes the

@@ -340,15 +340,14 @@ func agentPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, no
 	return p
 }
 
-// sucCluster is the package's shared cluster with SUC's Plan CRD served,
-// its client, and a context bounding the test's calls (two minutes).
+// sucCluster is the package's shared cluster with SUC's Plan CRD served
+// until the test ends (left installed, it would change what later tests
+// read), its client, and a context bounding the test's calls (two minutes).
 func sucCluster(t *testing.T) (*testcluster.Cluster, kubernetes.Interface, context.Context) {
 	t.Helper()
 	tc := cliCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
-		t.Fatal(err)
-	}
+	suctest.InstallCRDForTest(t, tc.Dynamic(t), tc.Client(t).Discovery())
 	return tc, tc.Client(t), ctx
 }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 // tests read.
 func sucInstalled(t *testing.T, tc *testcluster.Cluster) {
 	t.Helper()
-	suctest.InstallCRDForTest(t, tc.Dynamic(t))
+	suctest.InstallCRDForTest(t, tc.Dynamic(t), tc.Client(t).Discovery())
 }
 
 // coordinatorNamespace is tc.Namespace for a test that writes a

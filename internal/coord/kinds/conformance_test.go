@@ -186,7 +186,7 @@ func TestConformanceIntegration(t *testing.T) {
 	testcluster.Require(t, "etcd", "kube-apiserver")
 	tc := testcluster.Start(t)
 	ctx := context.Background()
-	if err := suctest.InstallCRD(ctx, tc.Dynamic(t)); err != nil {
+	if err := suctest.InstallCRD(ctx, tc.Dynamic(t), tc.Client(t).Discovery()); err != nil {
 		t.Fatal(err)
 	}
 	cs := tc.Client(t)

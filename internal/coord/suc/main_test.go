@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 func sucCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.SharedAlone(t)
-	suctest.InstallCRDForTest(t, c.Dynamic(t))
+	suctest.InstallCRDForTest(t, c.Dynamic(t), c.Client(t).Discovery())
 	return c
 }
 

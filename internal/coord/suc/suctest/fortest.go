@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
@@ -13,17 +14,17 @@ import (
 // InstallCRDForTest installs the Plan CRD and removes it (and so every Plan)
 // when t ends: SUC is read wherever its Plans are served, so a CRD left on a
 // shared apiserver would change what later tests read.
-func InstallCRDForTest(t testing.TB, dyn dynamic.Interface) {
+func InstallCRDForTest(t testing.TB, dyn dynamic.Interface, d discovery.DiscoveryInterface) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := InstallCRD(ctx, dyn); err != nil {
+	if err := InstallCRD(ctx, dyn, d); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := RemoveCRD(ctx, dyn); err != nil {
+		if err := RemoveCRD(ctx, dyn, d); err != nil {
 			t.Errorf("clean-up: %v", err)
 		}
 	})

@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -75,8 +76,10 @@ func PrinterColumns() []any {
 // InstallCRD installs plans.upgrade.cattle.io (v1, namespaced, status
 // subresource, upstream's printer columns; the schema keeps unknown fields
 // so a test can also write what SUC never would) and waits until Plans can
-// be listed.
-func InstallCRD(ctx context.Context, dyn dynamic.Interface) error {
+// be listed and discovery d lists them: rebootwatch reads SUC only when
+// discovery serves its Plans (suc.Served), and the apiserver's discovery
+// catches up with a new CRD after its handler does.
+func InstallCRD(ctx context.Context, dyn dynamic.Interface, d discovery.DiscoveryInterface) error {
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": CRDName},
@@ -97,7 +100,12 @@ func InstallCRD(ctx context.Context, dyn dynamic.Interface) error {
 	for {
 		_, err := dyn.Resource(PlanGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if err == nil {
-			return nil
+			var served bool
+			if served, err = discovered(d); served {
+				return nil
+			} else if err == nil {
+				err = fmt.Errorf("discovery does not serve %s yet", PlanGVR.GroupVersion())
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -111,14 +119,20 @@ func InstallCRD(ctx context.Context, dyn dynamic.Interface) error {
 // until Plans are no longer served: a test that installed SUC on a shared
 // apiserver leaves it as it found it, since SUC is read whenever it is
 // served.
-func RemoveCRD(ctx context.Context, dyn dynamic.Interface) error {
+func RemoveCRD(ctx context.Context, dyn dynamic.Interface, d discovery.DiscoveryInterface) error {
 	if err := dyn.Resource(crdGVR).Delete(ctx, CRDName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	for {
 		_, err := dyn.Resource(PlanGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if apierrors.IsNotFound(err) {
-			return nil
+			if served, derr := discovered(d); !served && derr == nil {
+				return nil
+			} else if derr != nil {
+				err = derr
+			} else {
+				err = fmt.Errorf("discovery still lists %s", PlanGVR.Resource)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -126,6 +140,24 @@ func RemoveCRD(ctx context.Context, dyn dynamic.Interface) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// discovered says whether discovery d lists Plans in upgrade.cattle.io/v1,
+// as suc.Served reads it; an error other than not-found is returned.
+func discovered(d discovery.DiscoveryInterface) (bool, error) {
+	l, err := d.ServerResourcesForGroupVersion(PlanGVR.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range l.APIResources {
+		if r.Name == PlanGVR.Resource {
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("discovery of %s does not list %s yet", PlanGVR.GroupVersion(), PlanGVR.Resource)
 }
 
 // Serve makes a fake clientset's discovery serve plans.upgrade.cattle.io/v1,
