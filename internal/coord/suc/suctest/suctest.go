@@ -27,6 +27,7 @@ package suctest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,10 +42,12 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/rebootwatch/rebootwatch/internal/coord/suc"
 )
 
 // PlanGVR is the Plans resource.
-var PlanGVR = schema.GroupVersionResource{Group: "upgrade.cattle.io", Version: "v1", Resource: "plans"}
+var PlanGVR = suc.PlanGVR
 
 // CRDName is the Plan CRD's name.
 const CRDName = "plans.upgrade.cattle.io"
@@ -101,7 +104,7 @@ func InstallCRD(ctx context.Context, dyn dynamic.Interface, d discovery.Discover
 		_, err := dyn.Resource(PlanGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if err == nil {
 			var served bool
-			if served, err = discovered(d); served {
+			if served, err = discovered(ctx, d); served {
 				return nil
 			} else if err == nil {
 				err = fmt.Errorf("discovery does not serve %s yet", PlanGVR.GroupVersion())
@@ -126,7 +129,7 @@ func RemoveCRD(ctx context.Context, dyn dynamic.Interface, d discovery.Discovery
 	for {
 		_, err := dyn.Resource(PlanGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if apierrors.IsNotFound(err) {
-			if served, derr := discovered(d); !served && derr == nil {
+			if served, derr := discovered(ctx, d); !served && derr == nil {
 				return nil
 			} else if derr != nil {
 				err = derr
@@ -142,22 +145,14 @@ func RemoveCRD(ctx context.Context, dyn dynamic.Interface, d discovery.Discovery
 	}
 }
 
-// discovered says whether discovery d lists Plans in upgrade.cattle.io/v1,
-// as suc.Served reads it; an error other than not-found is returned.
-func discovered(d discovery.DiscoveryInterface) (bool, error) {
-	l, err := d.ServerResourcesForGroupVersion(PlanGVR.GroupVersion().String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
+// discovered says whether discovery d serves Plans, read by suc.Served
+// itself (what rebootwatch reads); a discovery it cannot read is an error.
+func discovered(ctx context.Context, d discovery.DiscoveryInterface) (bool, error) {
+	served, unknown := suc.Served(ctx, d)
+	if unknown != "" {
+		return false, errors.New(unknown)
 	}
-	if err != nil {
-		return false, err
-	}
-	for _, r := range l.APIResources {
-		if r.Name == PlanGVR.Resource {
-			return true, nil
-		}
-	}
-	return false, fmt.Errorf("discovery of %s does not list %s yet", PlanGVR.GroupVersion(), PlanGVR.Resource)
+	return served, nil
 }
 
 // Serve makes a fake clientset's discovery serve plans.upgrade.cattle.io/v1,
