@@ -1,12 +1,17 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +78,25 @@ func TestStart(t *testing.T) {
 	}
 	if tr.Status.Token == "" {
 		t.Fatal("token request returned no token")
+	}
+
+	// The apiserver serves the certificate start wrote (ECDSA, for
+	// 127.0.0.1), not one it made itself.
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(c.URL, "https://"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reads the certificate, trusts nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := conn.ConnectionState().PeerCertificates
+	conn.Close()
+	wrote, err := os.ReadFile(filepath.Join(c.dir, "serving.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block, _ := pem.Decode(wrote); block == nil || len(served) == 0 || !bytes.Equal(served[0].Raw, block.Bytes) {
+		t.Fatalf("the apiserver serves a certificate other than %s", filepath.Join(c.dir, "serving.crt"))
+	}
+	if served[0].PublicKeyAlgorithm != x509.ECDSA || len(served[0].IPAddresses) != 1 || !served[0].IPAddresses[0].Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Fatalf("served certificate: %v key for %v, want ECDSA for 127.0.0.1", served[0].PublicKeyAlgorithm, served[0].IPAddresses)
 	}
 
 	// WaitIdle: a server kept busy by a loop of lists is not idle; left
