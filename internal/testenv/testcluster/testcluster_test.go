@@ -249,9 +249,11 @@ func TestFreePortsDistinct(t *testing.T) {
 
 // TestLonghornCRDColumns checks that the fixture's CRD makes the apiserver
 // answer a Table of volumes with Longhorn's columns, and the column-less
-// one with only Name and Age.
+// one with only Name and Age. It installs and removes the CRD on the shared
+// cluster (SharedAlone: no test of this package runs beside it) and leaves
+// none behind.
 func TestLonghornCRDColumns(t *testing.T) {
-	c := Start(t)
+	c := SharedAlone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	columns := func() []string {
@@ -275,6 +277,7 @@ func TestLonghornCRDColumns(t *testing.T) {
 	}
 	c.RemoveLonghornCRD(t)
 	c.InstallLonghornCRDWithoutColumns(t)
+	t.Cleanup(func() { c.RemoveLonghornCRD(t) })
 	if got := fmt.Sprint(columns()); got != "[Name Age]" {
 		t.Errorf("columns without printer columns %s, want [Name Age]", got)
 	}
