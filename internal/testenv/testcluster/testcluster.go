@@ -845,6 +845,11 @@ func writeSAKey(path string) error {
 	if err != nil {
 		return err
 	}
+	return writeECKey(path, key)
+}
+
+// writeECKey writes key as a PEM "EC PRIVATE KEY" file only its owner reads.
+func writeECKey(path string, key *ecdsa.PrivateKey) error {
 	der, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return err
@@ -879,14 +884,10 @@ func writeServingCert(certPath, keyPath string) error {
 	if err != nil {
 		return err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return err
-	}
 	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		return err
 	}
-	return os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return writeECKey(keyPath, key)
 }
 
 func randomToken() string {
