@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -265,6 +266,7 @@ func (it *itest) grantNodeList(user string) {
 	if _, err := it.admin.RbacV1().ClusterRoleBindings().Create(it.ctx, crb, metav1.CreateOptions{}); err != nil {
 		it.t.Fatal(err)
 	}
+	it.tc.WaitAllowed(it.t, user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "nodes"})
 }
 
 func (it *itest) node(name, machineID string, readySince time.Time, cordoned bool) {
@@ -341,6 +343,9 @@ func (it *itest) grant(user string, verbs []string) {
 		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
 	if _, err := it.admin.RbacV1().RoleBindings(it.ns).Create(it.ctx, rb, metav1.CreateOptions{}); err != nil {
 		it.t.Fatal(err)
+	}
+	for _, v := range verbs {
+		it.tc.WaitAllowed(it.t, user, authorizationv1.ResourceAttributes{Namespace: it.ns, Verb: v, Group: "apps", Resource: "daemonsets"})
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -653,6 +654,30 @@ func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
 		t.Fatalf("testcluster: clientset: %v", err)
 	}
 	return cs
+}
+
+// WaitAllowed waits until the apiserver's authorizer allows user what attrs
+// names (a SubjectAccessReview, asked as the admin): RBAC authorizes from
+// an informer's cache, so a grant just written can still be refused for a
+// moment, longer on a loaded machine. A test that grants a user something
+// and then acts as that user calls it in between.
+func (c *Cluster) WaitAllowed(t testing.TB, user string, attrs authorizationv1.ResourceAttributes) {
+	t.Helper()
+	cs := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attrs}}, metav1.CreateOptions{})
+		if err == nil && r.Status.Allowed {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testcluster: %s is still not allowed %+v: %v", user, attrs, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Namespace creates a fresh namespace named prefix-<random> and returns its name.
