@@ -41,6 +41,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -663,21 +664,74 @@ func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
 // and then acts as that user calls it in between.
 func (c *Cluster) WaitAllowed(t testing.TB, user string, attrs authorizationv1.ResourceAttributes) {
 	t.Helper()
+	c.waitAccess(t, user, attrs, true)
+}
+
+// WaitDenied waits until the apiserver's authorizer refuses user what attrs
+// names, as WaitAllowed waits until it allows it: a grant just deleted (or
+// a role just narrowed) can still be allowed for a moment. A test that
+// revokes a grant and then relies on the refusal, or that leaves the user
+// of a shared cluster to a later test that does, calls it after the revoke.
+func (c *Cluster) WaitDenied(t testing.TB, user string, attrs authorizationv1.ResourceAttributes) {
+	t.Helper()
+	c.waitAccess(t, user, attrs, false)
+}
+
+// waitAccess asks the authorizer, every 20 ms for up to 30 s, whether user
+// may do what attrs names, until the review's Status.Allowed is allowed.
+func (c *Cluster) waitAccess(t testing.TB, user string, attrs authorizationv1.ResourceAttributes, allowed bool) {
+	t.Helper()
 	cs := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
 		r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attrs}}, metav1.CreateOptions{})
-		if err == nil && r.Status.Allowed {
+		if err == nil && r.Status.Allowed == allowed {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("testcluster: %s is still not allowed %+v: %v", user, attrs, err)
+			if allowed {
+				t.Fatalf("testcluster: %s is still not allowed %+v: %v", user, attrs, err)
+			}
+			t.Fatalf("testcluster: %s is still allowed %+v: %v", user, attrs, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// RuleAttributes returns one request that each resource rule of rules
+// allows, in namespace (that of a RoleBinding; "" for a ClusterRoleBinding):
+// the rule's first verb, API group, resource (a "pods/log" as resource and
+// subresource) and resource name; rules of non-resource URLs have none. A
+// test that binds a role waits until each is allowed (WaitAllowed): that
+// sees the binding and the role both in the authorizer's caches, and a
+// role's every rule.
+func RuleAttributes(namespace string, rules []rbacv1.PolicyRule) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, r := range rules {
+		if len(r.Verbs) == 0 || len(r.Resources) == 0 {
+			continue
+		}
+		a := authorizationv1.ResourceAttributes{Namespace: namespace, Verb: r.Verbs[0]}
+		a.Resource, a.Subresource, _ = strings.Cut(r.Resources[0], "/")
+		if len(r.APIGroups) > 0 {
+			a.Group = r.APIGroups[0]
+		}
+		if len(r.ResourceNames) > 0 {
+			a.Name = r.ResourceNames[0]
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// ServiceAccountUser is the user a token of the ServiceAccount
+// namespace/name authenticates as, the user WaitAllowed and WaitDenied ask
+// about for it: system:serviceaccount:NAMESPACE:NAME.
+func ServiceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
 }
 
 // Namespace creates a fresh namespace named prefix-<random> and returns its name.
