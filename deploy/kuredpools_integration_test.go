@@ -47,38 +47,19 @@ func TestIntegrationKuredPoolsRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The chart's main ClusterRole and its kured Roles, bound to alice.
+	// The chart's main ClusterRole and its kured Roles, bound to alice
+	// (her grants end with the test: the apiserver is shared).
+	grants := grantAlice(t, c)
 	for _, o := range render(t, kuredPools) {
 		switch r := o.Object.(type) {
 		case *rbacv1.ClusterRole:
 			if r.Name == "rw-rebootwatch-agent" {
-				bindOne(ctx, t, admin, r)
+				grants.bindClusterRole(ctx, r)
 			}
 		case *rbacv1.Role:
-			if !strings.HasSuffix(r.Name, "-kured") {
-				continue
+			if strings.HasSuffix(r.Name, "-kured") {
+				grants.bindRole(ctx, r)
 			}
-			if _, err := admin.RbacV1().Roles(r.Namespace).Create(ctx, r.DeepCopy(), metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name},
-				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
-				Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}}
-			if _, err := admin.RbacV1().RoleBindings(r.Namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			// alice's grants end with the test (the apiserver is shared).
-			ns, name := r.Namespace, r.Name
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := admin.RbacV1().RoleBindings(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-					t.Errorf("clean-up: RoleBinding %s/%s: %v", ns, name, err)
-				}
-				if err := admin.RbacV1().Roles(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-					t.Errorf("clean-up: Role %s/%s: %v", ns, name, err)
-				}
-			})
 		}
 	}
 	const named = "kube-system/kured-a,kured-b/kured-b,kube-system/kured-c"

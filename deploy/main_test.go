@@ -17,10 +17,10 @@ import (
 // the user alice), CRDs and namespaces of fixed names, and read every
 // coordinator kind or DaemonSet as alice: they share one apiserver one at a
 // time (testcluster.SharedAlone), and each deletes what it made beyond the
-// nodes, DaemonSets, pods and Leases SharedAlone empties (bindOne's
-// ClusterRoles and bindings, its Roles, CRDs, Jobs and Deployments), so the
-// next test, and a second -count round, find the apiserver as the first
-// found it.
+// nodes, DaemonSets, pods and Leases SharedAlone empties (alice's roles and
+// bindings, aliceGrants', waited on until the authorizer refuses her again;
+// CRDs, Jobs and Deployments), so the next test, and a second -count round,
+// find the apiserver as the first found it.
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // ensureNamespace creates the namespace name with labels, or, when an
