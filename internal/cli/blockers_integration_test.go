@@ -180,7 +180,6 @@ func kinds(bs []blkBlocker) []string {
 // pod bound to the draining node: the snapshot names the budget and the pod.
 func TestBlockersPDBDrainRealCluster(t *testing.T) {
 	tc := cliCluster(t)
-	ctx := context.Background()
 	cs, shop := blkPDBDrain(t, tc, 30*time.Minute, "postgres") // w-1 draining for 30m
 	blkPod(t, cs, "kube-system", "kured-w1", "w-1", map[string]string{"name": "kured"}, "DaemonSet")
 
@@ -207,19 +206,10 @@ func TestBlockersPDBDrainRealCluster(t *testing.T) {
 	// Without read access to pods the drain is still named, with why it
 	// cannot be told more ("cannot tell why the drain is slow"), never silence.
 	// carol reads nodes and DaemonSets (and Leases), neither pods nor budgets.
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "carol-base"}, Rules: []rbacv1.PolicyRule{
+	grantNamed(t, tc, "carol-base", "carol", []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}}}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "carol-base"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "carol-base"},
-		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "carol"}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ungrant(t, cs, "carol-base") })
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}})
 	// carol may not list Deployments, so whether the Flatcar update
 	// operator runs is unknown to her (exit 1, issue 32 §2): she reads the
 	// kinds she may read.

@@ -23,7 +23,7 @@ func TestUnreadCoordinatorIsNeverNoneRealCluster(t *testing.T) {
 	cs := tc.Client(t)
 	mkNode(t, cs, "n1", "boot-1", time.Now().Add(-time.Hour))
 	read := []string{"get", "list", "watch"}
-	grantRules(t, cs, "alice", []rbacv1.PolicyRule{
+	grantRules(t, tc, "alice", []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: read},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: read},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: read},
@@ -54,7 +54,7 @@ func TestUnreadCoordinatorIsNeverNoneRealCluster(t *testing.T) {
 
 	// bob may read all but Deployments: FLUO's operator cannot be looked
 	// for, so whether FLUO is installed is unknown.
-	grantRules(t, cs, "bob", []rbacv1.PolicyRule{
+	grantRules(t, tc, "bob", []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: read},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: read},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: read},

@@ -179,7 +179,7 @@ func TestUncordonJobsUnreadRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := []string{"get", "list", "watch"}
-	grantRules(t, cs, "alice", []rbacv1.PolicyRule{
+	grantRules(t, tc, "alice", []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: append(read, "update", "patch")},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

@@ -57,19 +57,10 @@ func TestKuredUncordonedHolderRealCluster(t *testing.T) {
 			}
 			flags := []string{"--kubeconfig", kubeconfigCopy(t, cl), "--orphan-grace", "1m", "--request-timeout", "5s", "--sync-timeout", "30s"}
 			if tc.carol {
-				role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "carol-nopods"}, Rules: []rbacv1.PolicyRule{
+				grantNamed(t, cl, "carol-nopods", "carol", []rbacv1.PolicyRule{
 					{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 					{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "watch"}},
-					{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}}}
-				if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "carol-nopods"},
-					RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "carol-nopods"},
-					Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "carol"}}}, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ungrant(t, cs, "carol-nopods") })
+					{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}})
 				flags = append(flags, "--token", cl.UserConfig("carol").BearerToken)
 			}
 			env, out, errb := multiEnv()

@@ -9,17 +9,26 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
 // grantRules binds a ClusterRole of rules to one of the test cluster's
 // token users.
-func grantRules(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.PolicyRule) {
+func grantRules(t *testing.T, tc *testcluster.Cluster, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
+	grantNamed(t, tc, "unread-"+user, user, rules)
+}
+
+// grantNamed binds a ClusterRole name of rules to user, and waits until
+// the authorizer allows the user one request of each rule (it authorizes
+// from a cache, which can lag the write). The grant ends with the test
+// (ungrant).
+func grantNamed(t *testing.T, tc *testcluster.Cluster, name, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	cs := tc.Client(t)
 	ctx := context.Background()
-	name := "unread-" + user
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules},
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -29,19 +38,29 @@ func grantRules(t *testing.T, cs kubernetes.Interface, user string, rules []rbac
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ungrant(t, cs, name) })
+	t.Cleanup(func() { ungrant(t, tc, name, user, rules) })
+	for _, a := range testcluster.RuleAttributes("", rules) {
+		tc.WaitAllowed(t, user, a)
+	}
 }
 
-// ungrant deletes the ClusterRole and ClusterRoleBinding name: the shared
-// cluster's token users go back to no grants.
-func ungrant(t *testing.T, cs kubernetes.Interface, name string) {
+// ungrant deletes the ClusterRole and ClusterRoleBinding name and waits
+// until the authorizer refuses user each of the rules again: the shared
+// cluster's token users go back to no grants, for the next test that
+// relies on a refusal (alice reads Jobs in one test, and may not in the
+// next).
+func ungrant(t *testing.T, tc *testcluster.Cluster, name, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
+	cs := tc.Client(t)
 	ctx := context.Background()
 	if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("clean-up: %v", err)
 	}
 	if err := cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("clean-up: %v", err)
+	}
+	for _, a := range testcluster.RuleAttributes("", rules) {
+		tc.WaitDenied(t, user, a)
 	}
 }
 
@@ -70,7 +89,7 @@ func TestUnreadLocksAreNeverNoneRealCluster(t *testing.T) {
 	cs := tc.Client(t)
 	mkNode(t, cs, "n1", "boot-1", time.Now().Add(-time.Hour))
 	blkKured(t, cs, "", time.Time{})
-	grantRules(t, cs, "alice", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}})
+	grantRules(t, tc, "alice", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}})
 	kc := kubeconfigCopy(t, tc)
 	alice := []string{"--kubeconfig", kc, "--token", tc.UserConfig("alice").BearerToken, "--request-timeout", "5s", "--sync-timeout", "30s"}
 
