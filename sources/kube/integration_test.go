@@ -226,7 +226,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 
 	t.Run("RBAC forbids leases", func(t *testing.T) {
 		// alice may read nodes and DaemonSets, not Leases.
-		grant(t, admin, "alice", []rbacv1.PolicyRule{
+		grant(t, c, "alice", []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "watch"}},
 		})
@@ -258,7 +258,7 @@ func TestAgainstRealAPIServer(t *testing.T) {
 		}
 
 		// Granting Leases later heals the source without a restart.
-		grantNamed(t, admin, "alice-leases", "alice", []rbacv1.PolicyRule{
+		grantNamed(t, c, "alice-leases", "alice", []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
 		})
 		r.Eventually(t, "fleetlock ok once granted", func(c *model.Cluster) bool {
@@ -292,15 +292,19 @@ func TestAgainstRealAPIServer(t *testing.T) {
 	})
 }
 
-func grant(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.PolicyRule) {
+func grant(t *testing.T, c *testcluster.Cluster, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
-	grantNamed(t, cs, "test-"+user, user, rules)
+	grantNamed(t, c, "test-"+user, user, rules)
 }
 
 // grantNamed grants user the rules cluster-wide, under name, until the
-// test ends: the apiserver may be shared with the next test.
-func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules []rbacv1.PolicyRule) {
+// test ends: the apiserver may be shared with the next test. RBAC
+// authorizes from a cache that can lag the writes: it returns once the
+// authorizer allows the user one request of each rule, and the clean-up
+// once it refuses them again.
+func grantNamed(t *testing.T, c *testcluster.Cluster, name, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
+	cs := c.Client(t)
 	ctx := context.Background()
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -308,6 +312,9 @@ func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules 
 	t.Cleanup(func() {
 		_ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		_ = cs.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+		for _, a := range testcluster.RuleAttributes("", rules) {
+			c.WaitDenied(t, user, a)
+		}
 	})
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -315,6 +322,9 @@ func grantNamed(t *testing.T, cs kubernetes.Interface, name, user string, rules 
 		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	for _, a := range testcluster.RuleAttributes("", rules) {
+		c.WaitAllowed(t, user, a)
 	}
 }
 

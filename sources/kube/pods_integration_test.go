@@ -214,7 +214,7 @@ func TestPodSourcesAgainstRealAPIServer(t *testing.T) {
 
 	t.Run("forbidden", func(t *testing.T) {
 		// carol reads nodes and DaemonSets, neither pods nor budgets.
-		grantNamed(t, admin, "carol-base", "carol", []rbacv1.PolicyRule{
+		grantNamed(t, c, "carol-base", "carol", []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list", "watch"}},
 		})
@@ -245,7 +245,7 @@ func TestPodSourcesAgainstRealAPIServer(t *testing.T) {
 		}
 
 		// Granted later: both heal without a restart.
-		grantNamed(t, admin, "carol-pods", "carol", []rbacv1.PolicyRule{
+		grantNamed(t, c, "carol-pods", "carol", []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}},
 			{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list", "watch"}},
 		})
