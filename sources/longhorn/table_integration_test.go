@@ -469,6 +469,12 @@ func TestTableRBACAgainstRealAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.RbacV1().RoleBindings(lh).Delete(ctx, "bob", metav1.DeleteOptions{}) })
+	// RBAC authorizes from a cache that can lag the bindings just made.
+	for user, ns := range map[string]string{"alice": "", "bob": lh} {
+		for _, a := range testcluster.RuleAttributes(ns, rule) {
+			c.WaitAllowed(t, user, a)
+		}
+	}
 	read := func(user string) (model.SourceHealth, []model.Volume) {
 		t.Helper()
 		d, err := dynamic.NewForConfig(c.UserConfig(user))
