@@ -61,7 +61,7 @@ func chartAgent(t *testing.T, c *testcluster.Cluster, bin string, set ...string)
 	admin := c.Client(t)
 	objs := renderChart(t, set...)
 	ns := deploy.Object{File: "namespace", Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rebootwatch"}}}
-	applyObjects(t, admin, append([]deploy.Object{ns}, objs...))
+	applyObjects(t, c, append([]deploy.Object{ns}, objs...))
 	var args []string
 	for _, o := range objs {
 		d, ok := o.Object.(*appsv1.Deployment)

@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 	"github.com/rebootwatch/rebootwatch/model"
 )
 
@@ -32,9 +33,10 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := cr.DeepCopy()
-	var kept []rbacv1.PolicyRule
+	var kept, removed []rbacv1.PolicyRule
 	for _, r := range cr.Rules {
 		if len(r.Resources) == 1 && r.Resources[0] == "nodes" {
+			removed = append(removed, r)
 			continue
 		}
 		kept = append(kept, r)
@@ -42,6 +44,12 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 	cr.Rules = kept
 	if _, err := admin.RbacV1().ClusterRoles().Update(ctx, cr, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// RBAC authorizes from a cache that can lag the update: wait until the
+	// agent's ServiceAccount is refused the nodes before the agent starts.
+	sa := testcluster.ServiceAccountUser("rebootwatch", "rebootwatch-agent")
+	for _, a := range testcluster.RuleAttributes("", removed) {
+		c.WaitDenied(t, sa, a)
 	}
 	createNode(t, admin, "n2", "22222222222222222222222222222222", time.Now().Add(-3*time.Hour))
 	createFleetLease(t, admin, testZincatiID, time.Now().Add(-2*time.Hour)) // n1 does not exist
@@ -80,6 +88,9 @@ func TestIntegrationNodeListForbidden(t *testing.T) {
 	cur.Rules = full.Rules
 	if _, err := admin.RbacV1().ClusterRoles().Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	for _, a := range testcluster.RuleAttributes("", removed) {
+		c.WaitAllowed(t, sa, a)
 	}
 	a.waitHeartbeat(t, "the ghost reaped once nodes are readable", func(hb heartbeat) bool {
 		l, ok := fleetlockLock(hb)

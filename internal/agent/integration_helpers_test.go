@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -68,19 +69,35 @@ func bg() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// applyDeploy creates every object of deploy/ as written.
-func applyDeploy(t *testing.T, cs kubernetes.Interface) {
+// applyDeploy creates every object of deploy/ as written on c.
+func applyDeploy(t *testing.T, c *testcluster.Cluster) {
 	t.Helper()
 	objs, err := deploy.Objects()
 	if err != nil {
 		t.Fatal(err)
 	}
-	applyObjects(t, cs, objs)
+	applyObjects(t, c, objs)
 }
 
-// applyObjects creates the objects as written, in order.
-func applyObjects(t *testing.T, cs kubernetes.Interface, objs []deploy.Object) {
+// applyObjects creates the objects as written, in order, on c, and waits
+// until the authorizer allows each subject of their bindings what those
+// grant (RBAC authorizes from a cache that can lag the writes; the agent
+// starts, or a test asks what its token may do, right after). When the
+// test ends it deletes them and then waits until the authorizer refuses
+// each of those requests again: the next test on the shared cluster runs
+// the same ServiceAccount under grants of its own, a chart's smaller ones
+// or a role with nodes removed, and must not find these in the cache.
+func applyObjects(t *testing.T, c *testcluster.Cluster, objs []deploy.Object) {
 	t.Helper()
+	cs := c.Client(t)
+	granted := bindingRequests(objs)
+	// Registered before the objects' own clean-ups, this runs after every
+	// one of them: a request two of the roles allow is refused only then.
+	t.Cleanup(func() {
+		for _, g := range granted {
+			c.WaitDenied(t, g.user, g.attrs)
+		}
+	})
 	for _, o := range objs {
 		create := func(ctx context.Context) error {
 			var err error
@@ -136,6 +153,68 @@ func applyObjects(t *testing.T, cs kubernetes.Interface, objs []deploy.Object) {
 			t.Cleanup(func() { deleteObject(t, cs, o) })
 		}
 	}
+	for _, g := range granted {
+		c.WaitAllowed(t, g.user, g.attrs)
+	}
+}
+
+// userRequest is a request a user (or a ServiceAccount's) is granted.
+type userRequest struct {
+	user  string
+	attrs authorizationv1.ResourceAttributes
+}
+
+// bindingRequests returns, for each binding among objs to a role among
+// them, one request of each rule of the role for each User or
+// ServiceAccount it binds (testcluster.RuleAttributes).
+func bindingRequests(objs []deploy.Object) []userRequest {
+	clusterRoles := map[string][]rbacv1.PolicyRule{}
+	roles := map[string][]rbacv1.PolicyRule{} // namespace/name
+	for _, o := range objs {
+		switch x := o.Object.(type) {
+		case *rbacv1.ClusterRole:
+			clusterRoles[x.Name] = x.Rules
+		case *rbacv1.Role:
+			roles[x.Namespace+"/"+x.Name] = x.Rules
+		}
+	}
+	var out []userRequest
+	bound := func(ns string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
+		rules, ok := clusterRoles[ref.Name]
+		if ref.Kind == "Role" {
+			rules, ok = roles[ns+"/"+ref.Name]
+		}
+		if !ok {
+			return
+		}
+		for _, s := range subjects {
+			var user string
+			switch s.Kind {
+			case rbacv1.UserKind:
+				user = s.Name
+			case rbacv1.ServiceAccountKind:
+				saNS := s.Namespace
+				if saNS == "" {
+					saNS = ns
+				}
+				user = testcluster.ServiceAccountUser(saNS, s.Name)
+			default:
+				continue
+			}
+			for _, a := range testcluster.RuleAttributes(ns, rules) {
+				out = append(out, userRequest{user: user, attrs: a})
+			}
+		}
+	}
+	for _, o := range objs {
+		switch x := o.Object.(type) {
+		case *rbacv1.ClusterRoleBinding:
+			bound("", x.RoleRef, x.Subjects)
+		case *rbacv1.RoleBinding:
+			bound(x.Namespace, x.RoleRef, x.Subjects)
+		}
+	}
+	return out
 }
 
 // relabelNamespace gives the existing namespace want's labels.

@@ -31,7 +31,7 @@ func setup(t *testing.T) (*testcluster.Cluster, string, string) {
 func setupOn(t *testing.T, c *testcluster.Cluster) (*testcluster.Cluster, string, string) {
 	t.Helper()
 	bin := buildAgent(t)
-	applyDeploy(t, c.Client(t))
+	applyDeploy(t, c)
 	return c, bin, mintToken(t, c.Client(t))
 }
 
