@@ -62,10 +62,11 @@ help:
 	@echo 'make helm          build bin/helm for the chart tests (cached)'
 	@echo 'make deps          install tmux, prometheus, bash-completion, shellcheck from Debian when missing'
 
+# One go command for the three (-o into the directory, each named after its
+# package): it loads the module once, where three took 2.2 s of wall and CPU
+# on every make test even with nothing to build (0.8 s for one).
 build:
-	$(GO) build -o $(BIN)/rebootwatch ./cmd/rebootwatch
-	$(GO) build -o $(BIN)/rebootwatch-agent ./cmd/rebootwatch-agent
-	$(GO) build -o $(BIN)/kubectl-rebootwatch ./cmd/kubectl-rebootwatch
+	$(GO) build -o $(BIN)/ ./cmd/rebootwatch ./cmd/rebootwatch-agent ./cmd/kubectl-rebootwatch
 
 # plugin builds the kubectl plugin: put bin/kubectl-rebootwatch on the PATH
 # and `kubectl rebootwatch` runs it (deploy/krew holds the krew manifest).
