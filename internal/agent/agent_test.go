@@ -51,6 +51,33 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// from returns a copy of what was written from byte off on.
+func (s *syncBuffer) from(off int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes()[off:])
+}
+
+// tail returns the last n lines written (without surrounding blank space),
+// read from the end: a wait's failure message, built on every poll.
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := bytes.TrimSpace(s.b.Bytes())
+	if n <= 0 {
+		return ""
+	}
+	i := len(b)
+	for ; n > 0; n-- {
+		j := bytes.LastIndexByte(b[:i], '\n')
+		if j < 0 {
+			return string(b)
+		}
+		i = j
+	}
+	return string(b[i+1:])
+}
+
 // heartbeat is the part of a heartbeat line the tests read.
 type heartbeat struct {
 	Msg      string         `json:"msg"`
@@ -69,7 +96,7 @@ func heartbeats(t *testing.T, log string) []heartbeat {
 	t.Helper()
 	var out []heartbeat
 	sc := bufio.NewScanner(strings.NewReader(log))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(nil, 1<<20) // grown as lines need, up to 1 MiB: tests call this in polls
 	for sc.Scan() {
 		var line struct{ Msg string }
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {

@@ -1,7 +1,7 @@
 package agent
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -378,6 +380,12 @@ type agentProc struct {
 	done        chan struct{}
 	healthAddr  string
 	metricsAddr string
+
+	// The log as parsed so far (parseLog): every line once.
+	logMu  sync.Mutex
+	logOff int              // bytes of out parsed: whole lines only
+	logged []map[string]any // every line
+	beats  []heartbeat      // the heartbeat lines among them
 }
 
 // startAgentProc runs the agent with the kubeconfig and args; it returns
@@ -445,20 +453,39 @@ func (p *agentProc) stop(t *testing.T, sig syscall.Signal) {
 // lines parses every log line; a line that is not JSON fails the test.
 func (p *agentProc) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	p.parseLog(t)
+	return slices.Clip(p.logged)
+}
+
+// parseLog parses the lines the agent wrote since its last call, each
+// once, and only whole ones (a line still being written waits for the next
+// call). The waits poll the log every 50 ms, and parsing all of it again
+// each time, under -race, grew with every line the agent had logged.
+// The caller holds logMu.
+func (p *agentProc) parseLog(t *testing.T) {
+	t.Helper()
+	b := p.out.from(p.logOff)
+	whole := bytes.LastIndexByte(b, '\n') + 1
+	for line := range bytes.SplitSeq(b[:whole], []byte{'\n'}) {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s log line is not JSON: %q", p.name, sc.Text())
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%s log line is not JSON: %q", p.name, line)
 		}
-		out = append(out, m)
+		p.logged = append(p.logged, m)
+		if m["msg"] == "heartbeat" {
+			var h heartbeat
+			if err := json.Unmarshal(line, &h); err != nil {
+				t.Fatalf("%s: heartbeat does not parse: %q: %v", p.name, line, err)
+			}
+			p.beats = append(p.beats, h)
+		}
 	}
-	return out
+	p.logOff += whole
 }
 
 // startupPagesReclaimed checks p's log lines "start-up pages reclaimed", one
@@ -486,14 +513,17 @@ func startupPagesReclaimed(t *testing.T, p *agentProc) {
 	}
 }
 
-func (p *agentProc) heartbeats(t *testing.T) []heartbeat { return heartbeats(t, p.out.String()) }
+// heartbeats returns the heartbeat lines logged so far, in order.
+func (p *agentProc) heartbeats(t *testing.T) []heartbeat {
+	t.Helper()
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	p.parseLog(t)
+	return slices.Clip(p.beats)
+}
 
 func (p *agentProc) tail(n int) string {
-	lines := strings.Split(strings.TrimSpace(p.out.String()), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return p.name + " log tail:\n" + strings.Join(lines, "\n")
+	return p.name + " log tail:\n" + p.out.tail(n)
 }
 
 // waitHeartbeat waits for a heartbeat satisfying cond.
