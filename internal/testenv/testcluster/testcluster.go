@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,20 +345,20 @@ func (c *Cluster) DeleteEvents(t testing.TB) {
 	cs := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("testcluster: list namespaces: %v", err)
-	}
-	for _, ns := range nss.Items {
-		if err := cs.CoreV1().Events(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Fatalf("testcluster: delete Events in %s: %v", ns.Name, err)
+	deleteIn(ctx, t, "Events", func(ctx context.Context) ([]string, error) {
+		l, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
 		}
-	}
+		return namespacesOf(l.Items), nil
+	}, func(ctx context.Context, ns string) error {
+		return cs.CoreV1().Events(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
 }
 
 // empty deletes every node, and every DaemonSet, pod (at once, no kubelet
 // runs to end it), PodDisruptionBudget and Lease of every namespace but the
-// apiserver's own (kube-system, kube-node-lease).
+// apiserver's own Leases (kube-system, kube-node-lease).
 func (c *Cluster) empty(t testing.TB) {
 	t.Helper()
 	cs := c.Client(t)
@@ -367,29 +368,77 @@ func (c *Cluster) empty(t testing.TB) {
 	if err := cs.CoreV1().Nodes().DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
 		t.Fatalf("testcluster: delete nodes: %v", err)
 	}
-	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	deleteIn(ctx, t, "DaemonSets", func(ctx context.Context) ([]string, error) {
+		l, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return namespacesOf(l.Items), nil
+	}, func(ctx context.Context, ns string) error {
+		return cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	})
+	deleteIn(ctx, t, "pods", func(ctx context.Context) ([]string, error) {
+		l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return namespacesOf(l.Items), nil
+	}, func(ctx context.Context, ns string) error {
+		return cs.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	})
+	deleteIn(ctx, t, "PodDisruptionBudgets", func(ctx context.Context) ([]string, error) {
+		l, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return namespacesOf(l.Items), nil
+	}, func(ctx context.Context, ns string) error {
+		return cs.PolicyV1().PodDisruptionBudgets(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	})
+	deleteIn(ctx, t, "Leases", func(ctx context.Context) ([]string, error) {
+		l, err := cs.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return namespacesOf(l.Items), nil
+	}, func(ctx context.Context, ns string) error {
+		if ns == metav1.NamespaceSystem || ns == corev1.NamespaceNodeLease {
+			return nil
+		}
+		return cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	})
+}
+
+// deleteIn deletes what of one kind is left: it lists the kind across every
+// namespace once and deletes the collection in each namespace that holds
+// some. A shared cluster gathers the namespaces of every test of its
+// package, nearly all of them empty of the kind by then: one request per
+// namespace and kind, on every SharedAlone test's start and end, was most
+// of what emptying cost.
+func deleteIn(ctx context.Context, t testing.TB, what string, list func(context.Context) ([]string, error), del func(context.Context, string) error) {
+	t.Helper()
+	nss, err := list(ctx)
 	if err != nil {
-		t.Fatalf("testcluster: list namespaces: %v", err)
+		t.Fatalf("testcluster: list %s: %v", what, err)
 	}
-	for _, ns := range nss.Items {
-		for what, del := range map[string]func() error{
-			"DaemonSets": func() error { return cs.AppsV1().DaemonSets(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}) },
-			"pods":       func() error { return cs.CoreV1().Pods(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{}) },
-			"PodDisruptionBudgets": func() error {
-				return cs.PolicyV1().PodDisruptionBudgets(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{})
-			},
-			"Leases": func() error {
-				if ns.Name == metav1.NamespaceSystem || ns.Name == corev1.NamespaceNodeLease {
-					return nil
-				}
-				return cs.CoordinationV1().Leases(ns.Name).DeleteCollection(ctx, now, metav1.ListOptions{})
-			},
-		} {
-			if err := del(); err != nil {
-				t.Fatalf("testcluster: delete %s in %s: %v", what, ns.Name, err)
-			}
+	for _, ns := range nss {
+		if err := del(ctx, ns); err != nil {
+			t.Fatalf("testcluster: delete %s in %s: %v", what, ns, err)
 		}
 	}
+}
+
+// namespacesOf returns the distinct namespaces of a list's items, sorted.
+func namespacesOf[T any, P interface {
+	*T
+	GetNamespace() string
+}](items []T) []string {
+	var out []string
+	for i := range items {
+		out = append(out, P(&items[i]).GetNamespace())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func start(logf func(string, ...any), pick func(n int) ([]int, error), etcdBin, apiserverBin string) (*Cluster, error) {
