@@ -90,6 +90,7 @@ func fleetBrakeRules(t *testing.T) string {
 // cluster starts draining: it fires, and both refuse the next reboot.
 // The first finishes: it resolves.
 func TestIntegrationFleetBrakeFires(t *testing.T) {
+	t.Parallel() // beside TestImageFromTheDocs; its Prometheus and exporters are its own
 	testprom.Binary(t)
 	phases := map[string]*prometheus.GaugeVec{}
 	var targets []string

@@ -212,6 +212,11 @@ func TestImageFromTheDocs(t *testing.T) {
 	if !testcluster.Integration() {
 		t.Skip("builds the image (two cross-builds) and crane: set " + testcluster.EnvIntegration + "=1")
 	}
+	// The package's longest test (about half its time): it runs beside
+	// TestIntegrationFleetBrakeFires once the package's other tests are
+	// done, so that deploy, whose tests otherwise run one after another, is
+	// not the last package of make test to end. It touches no cluster.
+	t.Parallel()
 	helm := helmBin(t)
 	block := docBlock(t, "../docs/agent.md")
 	if readme := docBlock(t, "../README.md"); readme != block {
