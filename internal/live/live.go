@@ -128,6 +128,8 @@ type Session struct {
 	joins []func()
 	wg    sync.WaitGroup
 	stop  sync.Once
+	// cancelled makes cancel run once, whether Close or CloseWithin asks.
+	cancelled sync.Once
 }
 
 // eventBuffer is how many events may wait for the model's owner.
@@ -404,7 +406,7 @@ func (s *Session) Engine() *lock.Engine { return s.engine }
 // closed session leaves nothing running behind it.
 func (s *Session) Close() {
 	s.stop.Do(func() {
-		s.cancel()
+		s.cancelled.Do(s.cancel)
 		s.wg.Wait()
 		for _, j := range s.joins {
 			j()
@@ -425,6 +427,10 @@ const ExitGrace = 2 * time.Second
 // the rest end with the process. Code that keeps running after a session
 // (tests, the agent) uses Close.
 func (s *Session) CloseWithin(d time.Duration) bool {
+	// Cancelled here, before the wait starts: on a busy machine the
+	// goroutine below may not run before d is up, and the sources must be
+	// told to stop whatever the wait's outcome.
+	s.cancelled.Do(s.cancel)
 	done := make(chan struct{})
 	go func() {
 		s.Close()
