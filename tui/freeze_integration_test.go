@@ -28,7 +28,7 @@ import (
 //     stale, and the dialog's fresh-data gate fails naming them.
 //   - After SIGCONT the pills are ✓ again and the release goes through.
 func TestRealClusterFrozenAPIServer(t *testing.T) {
-	tc := testcluster.Start(t) // its own: the test freezes the apiserver
+	tc := testcluster.SharedToItself(t) // it freezes the apiserver; thawed when it ends
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)

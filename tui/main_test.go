@@ -9,5 +9,6 @@ import (
 // The real-cluster tests share one apiserver (testcluster.Shared). A live
 // session reads every node and kured's DaemonSet at its fixed name, so
 // each of them has it alone (testcluster.SharedAlone); the frozen-apiserver
-// test keeps one of its own.
+// test has it to itself (testcluster.SharedToItself), which lets it freeze
+// the apiserver.
 func TestMain(m *testing.M) { testcluster.Main(m) }

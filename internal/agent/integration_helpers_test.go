@@ -298,6 +298,19 @@ func privateAgentCluster(t *testing.T) *testcluster.Cluster {
 	return testcluster.Start(t)
 }
 
+// parallelAgentCluster is privateAgentCluster for one of those tests
+// without starting an apiserver: it has the package's shared one to itself
+// (testcluster.SharedToItself), which the one-at-a-time tests are done with
+// when the parallel ones run, and which none of the others uses. It starts
+// without the Events earlier tests left, as agentCluster does.
+func parallelAgentCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	t.Parallel()
+	c := testcluster.SharedToItself(t)
+	c.DeleteEvents(t)
+	return c
+}
+
 // mintToken asks for a ServiceAccount token with TokenRequest.
 func mintToken(t *testing.T, cs kubernetes.Interface) string {
 	t.Helper()

@@ -19,7 +19,7 @@ import (
 // /readyz turns 503 — with the default audit interval, as deployed. Once
 // the watch delivers again, nodes is ok and /readyz 200.
 func TestIntegrationStalledWatch(t *testing.T) {
-	c, bin, token := setupOn(t, privateAgentCluster(t)) // waits on the default audit's clock
+	c, bin, token := setupOn(t, parallelAgentCluster(t)) // waits on the default audit's clock
 	admin := c.Client(t)
 	createNode(t, admin, "n1", testMachineID, time.Now().Add(-3*time.Hour))
 	createKured(t, admin, "")

@@ -9,17 +9,19 @@ import (
 	"github.com/rebootwatch/rebootwatch/internal/testenv/testcluster"
 )
 
-// privateTests is how many tests have apiservers of their own and run in
-// parallel (privateAgentCluster, and the fleet test's three): they all
-// wait on clocks in other processes, so all of them run at once.
+// privateTests is how many tests run in parallel, on apiservers of their
+// own (privateAgentCluster, and the fleet test's three) or the shared one
+// to itself (parallelAgentCluster): they all wait on clocks in other
+// processes, so all of them run at once.
 const privateTests = 5
 
 // TestMain runs the tests on one shared apiserver (testcluster.Main): the
 // agent reads every node and kured's and fleetlock's objects at fixed
 // names, so each integration test has it to itself (agentCluster) and
-// leaves it as it found it; the longest ones, which wait on clocks, have
-// an apiserver of their own each and run together after them
-// (privateAgentCluster). After the last test it removes the binaries the
+// leaves it as it found it; the longest ones, which wait on clocks, run
+// together after them, each on an apiserver of its own
+// (privateAgentCluster) but one, which has the shared one to itself
+// (parallelAgentCluster). After the last test it removes the binaries the
 // integration tests built once (buildOnce).
 //
 // Unless -parallel is given, the package runs privateTests parallel tests

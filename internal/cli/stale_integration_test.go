@@ -26,10 +26,11 @@ import (
 // draining after (a new cycle, ETA of days) — and watch logs no phase or
 // lock line from stale data.
 func TestWatchHoldsPhasesThroughFreezeAndRestart(t *testing.T) {
-	// An apiserver of its own (it freezes and restarts it), so the test
-	// runs alongside the package's other parallel tests.
+	// It freezes and restarts the apiserver, so it has the shared one to
+	// itself (SharedToItself), beside the package's other parallel tests,
+	// none of which uses it.
 	t.Parallel()
-	tc := testcluster.Start(t)
+	tc := testcluster.SharedToItself(t)
 	cs := tc.Client(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)

@@ -30,13 +30,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// TestStart: a started cluster answers through its kubeconfig, knows its
+// TestStart: Start retries a port taken between its pick and the bind
+// (startTakenPortTwice); a started cluster answers through its kubeconfig, knows its
 // users without granting them anything, signs ServiceAccount tokens,
 // serves the certificate start wrote, goes idle when left alone (WaitIdle),
 // restarts its apiserver with its data kept (RestartAPIServer), and is gone
 // after Stop.
 func TestStart(t *testing.T) {
-	c := Start(t)
+	c := startTakenPortTwice(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin := c.Client(t)
@@ -160,15 +161,16 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// TestStartRetriesATakenPort holds a port and hands it out twice, as
-// another process would take a port between the pick and the bind: to etcd
-// on the first attempt's first pick, then to the apiserver on the second
-// attempt's (etcd up by then). It checks that each failure is recognised
-// and retried with other ports, and that the third attempt comes up on
-// ports of its own and answers. One cluster for both cases: a failed start
-// costs little, a started apiserver about 3 CPU-seconds (issue 35 §3).
-func TestStartRetriesATakenPort(t *testing.T) {
-	bins := Require(t, "etcd", "kube-apiserver")
+// startTakenPortTwice starts TestStart's cluster as Start does, with a
+// port held and handed out twice, as another process would take a port
+// between the pick and the bind: to etcd on the first attempt's first
+// pick, then to the apiserver on the second attempt's (etcd up by then).
+// It checks that each failure is recognised and retried with other ports,
+// and that the third attempt comes up on ports of its own. TestStart's
+// cluster is that third attempt's: a failed start costs little, a started
+// apiserver about 3 CPU-seconds (issue 35 §3).
+func startTakenPortTwice(t *testing.T) *Cluster {
+	t.Helper()
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,11 +196,7 @@ func TestStartRetriesATakenPort(t *testing.T) {
 		defer mu.Unlock()
 		logs = append(logs, fmt.Sprintf(format, args...))
 	}
-	c, err := startRetrying(logf, pick, bins[0], bins[1])
-	if err != nil {
-		t.Fatalf("start with port %d taken twice: %v", taken, err)
-	}
-	defer c.Stop()
+	c := startWith(t, logf, pick)
 	if got := fmt.Sprint(picks); got != "[2 2 1 2 1]" {
 		t.Errorf("picks of %s ports, want [2 2 1 2 1]: etcd's, etcd's and the apiserver's, then both again", got)
 	}
@@ -216,11 +214,7 @@ func TestStartRetriesATakenPort(t *testing.T) {
 			t.Errorf("no retry logged; want %q in:\n%s", want, joined)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.Client(t).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
-		t.Fatalf("the retried cluster does not answer: %v", err)
-	}
+	return c
 }
 
 // TestFreePortsDistinct checks that the ports of one pick differ, can be
@@ -448,4 +442,75 @@ func TestSharedAlone(t *testing.T) {
 		leave(t, "during")
 	})
 	empty(t, "after the test")
+}
+
+// namedTB is a testing.TB that runs in a goroutine of its own (goroutineTB)
+// under another test's name, as a test of the package running beside this
+// one would call Shared.
+type namedTB struct {
+	goroutineTB
+	name string
+}
+
+func (n *namedTB) Name() string { return n.name }
+
+// as runs f as the test called name in a goroutine and returns its
+// failure ("" when it passed).
+func as(t *testing.T, name string, f func(testing.TB)) string {
+	t.Helper()
+	tb := &namedTB{goroutineTB: goroutineTB{TB: t}, name: name}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(tb)
+	}()
+	<-done
+	return tb.failure
+}
+
+// TestSharedToItself: SharedToItself hands the shared cluster to one test
+// and its subtests, refuses it while another test uses it, fails any other
+// test's Shared while it is held, and when the holder ends thaws the
+// apiserver it froze, empties the cluster and lets it go.
+func TestSharedToItself(t *testing.T) {
+	c := Shared(t)
+	t.Run("holds", func(t *testing.T) {
+		if SharedToItself(t) != c {
+			t.Fatal("SharedToItself gave another cluster than Shared")
+		}
+		t.Run("sub", func(t *testing.T) {
+			if Shared(t) != c {
+				t.Fatal("a subtest of the holder got another cluster")
+			}
+		})
+		for _, f := range []func(testing.TB){func(tb testing.TB) { Shared(tb) }, func(tb testing.TB) { SharedAlone(tb) }, func(tb testing.TB) { SharedToItself(tb) }} {
+			if msg := as(t, "TestBeside", f); !strings.Contains(msg, "held by "+t.Name()) && !strings.Contains(msg, t.Name()+" (SharedToItself)") {
+				t.Errorf("another test's call while %s holds the cluster: %q, want a failure naming the holder", t.Name(), msg)
+			}
+		}
+		if _, err := c.Client(t).CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "itself"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Freeze(); err != nil {
+			t.Fatal(err)
+		}
+		// Left frozen: the clean-up thaws it.
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nodes, err := c.Client(t).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("the shared cluster after its holder ended: %v (not thawed?)", err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Errorf("%d nodes left after the holder ended, want none", len(nodes.Items))
+	}
+	if msg := as(t, "TestBeside", func(tb testing.TB) { Shared(tb) }); msg != "" {
+		t.Errorf("Shared after the holder ended: %s", msg)
+	}
+	// This test still uses the cluster (its Shared above): another test
+	// may not have it to itself.
+	if msg := as(t, "TestBeside", func(tb testing.TB) { SharedToItself(tb) }); !strings.Contains(msg, "in use by "+t.Name()) {
+		t.Errorf("SharedToItself while %s uses the cluster: %q, want a failure naming it", t.Name(), msg)
+	}
 }
