@@ -152,18 +152,17 @@ func (l ociLayout) files(d ociDescriptor, diffID string, into map[string]layoutF
 	if err != nil {
 		l.t.Fatalf("layer %s: %v", d.Digest, err)
 	}
-	raw, err := io.ReadAll(gz)
-	if err != nil {
-		l.t.Fatalf("layer %s: %v", d.Digest, err)
-	}
-	if sum := sha256.Sum256(raw); "sha256:"+hex.EncodeToString(sum[:]) != diffID {
-		l.t.Errorf("layer %s: uncompressed sha256:%x, config's diff ID %s", d.Digest, sum, diffID)
-	}
-	tr := tar.NewReader(bytes.NewReader(raw))
+	// The tar is read as it is decompressed, and hashed as it is read (the
+	// diff ID is the uncompressed layer's digest): no copy of the whole
+	// layer, each file's body read once into a buffer of its size (under
+	// -race every copy is checked byte by byte; issue 35 §3).
+	sum := sha256.New()
+	stream := io.TeeReader(gz, sum)
+	tr := tar.NewReader(stream)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return
+			break
 		}
 		if err != nil {
 			l.t.Fatalf("layer %s: %v", d.Digest, err)
@@ -171,11 +170,22 @@ func (l ociLayout) files(d ociDescriptor, diffID string, into map[string]layoutF
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		body, err := io.ReadAll(tr)
-		if err != nil {
-			l.t.Fatal(err)
+		if h.Size < 0 || h.Size > 1<<30 {
+			l.t.Fatalf("layer %s: %s is %d bytes", d.Digest, h.Name, h.Size)
+		}
+		body := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, body); err != nil {
+			l.t.Fatalf("layer %s: %s: %v", d.Digest, h.Name, err)
 		}
 		into["/"+strings.TrimPrefix(h.Name, "./")] = layoutFile{mode: h.Mode, uid: h.Uid, gid: h.Gid, body: body}
+	}
+	// What follows the tar's end (its zero blocks and padding) is part of
+	// the layer too.
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		l.t.Fatalf("layer %s: %v", d.Digest, err)
+	}
+	if got := "sha256:" + hex.EncodeToString(sum.Sum(nil)); got != diffID {
+		l.t.Errorf("layer %s: uncompressed %s, config's diff ID %s", d.Digest, got, diffID)
 	}
 }
 
