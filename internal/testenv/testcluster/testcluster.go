@@ -49,6 +49,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -426,18 +427,23 @@ func SharedAlone(t testing.TB) *Cluster {
 // left.
 func (c *Cluster) DeleteEvents(t testing.TB) {
 	t.Helper()
-	cs := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	deleteIn(ctx, t, "Events", func(ctx context.Context) ([]string, error) {
-		l, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return namespacesOf(l.Items), nil
-	}, func(ctx context.Context, ns string) error {
-		return cs.CoreV1().Events(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	})
+	c.deleteIn(ctx, t, schema.GroupVersionResource{Version: "v1", Resource: "events"}, metav1.DeleteOptions{})
+}
+
+// emptied are the kinds empty deletes in every namespace, with the
+// namespaces whose objects of that kind it keeps (the apiserver's own
+// Leases).
+var emptied = []struct {
+	gvr  schema.GroupVersionResource
+	keep []string
+}{
+	{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}},
+	{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+	{gvr: schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}},
+	{gvr: schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+		keep: []string{metav1.NamespaceSystem, corev1.NamespaceNodeLease}},
 }
 
 // empty deletes every node, and every DaemonSet, pod (at once, no kubelet
@@ -445,84 +451,46 @@ func (c *Cluster) DeleteEvents(t testing.TB) {
 // apiserver's own Leases (kube-system, kube-node-lease).
 func (c *Cluster) empty(t testing.TB) {
 	t.Helper()
-	cs := c.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
-	if err := cs.CoreV1().Nodes().DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
+	if err := c.Client(t).CoreV1().Nodes().DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
 		t.Fatalf("testcluster: delete nodes: %v", err)
 	}
-	deleteIn(ctx, t, "DaemonSets", func(ctx context.Context) ([]string, error) {
-		l, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return namespacesOf(l.Items), nil
-	}, func(ctx context.Context, ns string) error {
-		return cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
-	})
-	deleteIn(ctx, t, "pods", func(ctx context.Context) ([]string, error) {
-		l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return namespacesOf(l.Items), nil
-	}, func(ctx context.Context, ns string) error {
-		return cs.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
-	})
-	deleteIn(ctx, t, "PodDisruptionBudgets", func(ctx context.Context) ([]string, error) {
-		l, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return namespacesOf(l.Items), nil
-	}, func(ctx context.Context, ns string) error {
-		return cs.PolicyV1().PodDisruptionBudgets(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
-	})
-	deleteIn(ctx, t, "Leases", func(ctx context.Context) ([]string, error) {
-		l, err := cs.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return namespacesOf(l.Items), nil
-	}, func(ctx context.Context, ns string) error {
-		if ns == metav1.NamespaceSystem || ns == corev1.NamespaceNodeLease {
-			return nil
-		}
-		return cs.CoordinationV1().Leases(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
-	})
+	for _, k := range emptied {
+		c.deleteIn(ctx, t, k.gvr, now, k.keep...)
+	}
 }
 
-// deleteIn deletes what of one kind is left: it lists the kind across every
+// deleteIn deletes what of one namespaced kind is left, but in the
+// namespaces keep names: it lists the kind's metadata across every
 // namespace once and deletes the collection in each namespace that holds
 // some. A shared cluster gathers the namespaces of every test of its
 // package, nearly all of them empty of the kind by then: one request per
 // namespace and kind, on every SharedAlone test's start and end, was most
 // of what emptying cost.
-func deleteIn(ctx context.Context, t testing.TB, what string, list func(context.Context) ([]string, error), del func(context.Context, string) error) {
+func (c *Cluster) deleteIn(ctx context.Context, t testing.TB, gvr schema.GroupVersionResource, opts metav1.DeleteOptions, keep ...string) {
 	t.Helper()
-	nss, err := list(ctx)
+	md, err := metadata.NewForConfig(c.Admin)
 	if err != nil {
-		t.Fatalf("testcluster: list %s: %v", what, err)
+		t.Fatal(err)
 	}
-	for _, ns := range nss {
-		if err := del(ctx, ns); err != nil {
-			t.Fatalf("testcluster: delete %s in %s: %v", what, ns, err)
+	l, err := md.Resource(gvr).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("testcluster: list %s: %v", gvr.Resource, err)
+	}
+	var nss []string
+	for _, o := range l.Items {
+		if !slices.Contains(keep, o.Namespace) {
+			nss = append(nss, o.Namespace)
 		}
 	}
-}
-
-// namespacesOf returns the distinct namespaces of a list's items, sorted.
-func namespacesOf[T any, P interface {
-	*T
-	GetNamespace() string
-}](items []T) []string {
-	var out []string
-	for i := range items {
-		out = append(out, P(&items[i]).GetNamespace())
+	slices.Sort(nss)
+	for _, ns := range slices.Compact(nss) {
+		if err := md.Resource(gvr).Namespace(ns).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
+			t.Fatalf("testcluster: delete %s in %s: %v", gvr.Resource, ns, err)
+		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func start(logf func(string, ...any), pick func(n int) ([]int, error), etcdBin, apiserverBin string) (*Cluster, error) {
